@@ -1,0 +1,98 @@
+import cors from '@fastify/cors'
+import rateLimit from '@fastify/rate-limit'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { AccountService } from './auth/account-service.js'
+import type { TokenService } from './auth/token-service.js'
+import type { Clock } from './clock.js'
+import type { Config } from './config.js'
+import { RateLimitedError } from './errors.js'
+import { createAuthenticate } from './http/authenticate.js'
+import { createNotFoundHandler, handleError } from './http/error-handler.js'
+import { acceptEmptyJsonBodies } from './http/json-body.js'
+import { registerOpenApi } from './http/openapi.js'
+import { RequestLogController } from './http/request-log.js'
+import { ErrorResponse } from './http/schemas.js'
+import { ajvOptions, toValidationError } from './http/validation.js'
+import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
+import { statusRoutes } from './routes/status-routes.js'
+import type { HealthProbe } from './storage/stores.js'
+
+export interface AppDeps {
+  config: Config
+  accounts: AccountService
+  tokens: Pick<TokenService, 'verifyAccess'>
+  probes: Readonly<Record<string, HealthProbe>>
+  appInfo: { name: string; version: string }
+  clock: Clock
+  logger: FastifyBaseLogger
+}
+
+/** The HTTP application: Fastify options, error handling and the route table. Performs no I/O of its own. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config } = deps
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    logController: new RequestLogController(),
+    bodyLimit: config.server.bodyLimitBytes,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    trustProxy: config.server.trustProxy.length > 0 ? [...config.server.trustProxy] : false,
+    // a slow client cannot hold a connection: the headers, then the whole request, have deadlines
+    requestTimeout: config.server.requestTimeoutMs,
+    http: { headersTimeout: Math.min(config.server.headersTimeoutMs, config.server.requestTimeoutMs) },
+    // finish what is in flight on close instead of answering 503 with a body outside the envelope
+    return503OnClosing: false,
+    ajv: ajvOptions,
+    schemaErrorFormatter: (errors) => toValidationError(errors),
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const methodsByPath = new Map<string, Set<string>>()
+  app.addHook('onRoute', (route) => {
+    if (route.url.includes('*') || route.url.includes(':')) return
+    const methods = methodsByPath.get(route.url) ?? new Set<string>()
+    for (const method of [route.method].flat()) methods.add(method)
+    methodsByPath.set(route.url, methods)
+  })
+  app.setErrorHandler(handleError)
+  app.setNotFoundHandler(createNotFoundHandler(methodsByPath))
+  acceptEmptyJsonBodies(app)
+  app.addSchema(ErrorResponse)
+
+  await app.register(cors, corsOptions(config))
+  const limited = config.http.rateLimitPerMinute > 0
+  if (limited) {
+    await app.register(rateLimit, {
+      global: false,
+      errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000)),
+    })
+  }
+  await registerOpenApi(app, deps.appInfo)
+
+  // the route table
+  await app.register(statusRoutes, {
+    probes: deps.probes,
+    healthTimeoutMs: config.http.healthTimeoutMs,
+    appInfo: deps.appInfo,
+    clock: deps.clock,
+  })
+  await app.register(publicAuthRoutes, {
+    accounts: deps.accounts,
+    rateLimit: limited ? { max: config.http.rateLimitPerMinute, timeWindow: 60_000 } : null,
+  })
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', createAuthenticate(deps.tokens))
+    await scope.register(protectedAuthRoutes, { accounts: deps.accounts })
+  })
+  return app
+}
+
+/** spec 5.8: any origin in development; in production the configured origins, four methods and two headers. */
+function corsOptions(config: Config) {
+  if (config.http.corsOrigins === '*') return { origin: true }
+  return {
+    origin: [...config.http.corsOrigins],
+    methods: ['GET', 'POST', 'PUT', 'DELETE'],
+    allowedHeaders: ['content-type', 'authorization'],
+  }
+}

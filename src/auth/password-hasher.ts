@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto'
+import { type Algorithm, hash, parseOptions, verify } from '@node-rs/argon2'
+import type { Argon2Params } from '../config.js'
+import type { ConcurrencyLimiter } from './concurrency-limiter.js'
+
+/** @node-rs/argon2 declares Algorithm as an ambient const enum, which isolated modules cannot read. */
+const ARGON2ID = 2 as Algorithm
+
+export interface PasswordHasher {
+  /** An Argon2id hash (PHC string) of the password with a fresh random salt. */
+  hash(password: string): Promise<string>
+  /** Whether the password matches the stored hash. */
+  verify(storedHash: string, password: string): Promise<boolean>
+  /**
+   * Verifies against a fixed hash of the configured cost and returns false: a login for an unknown e-mail costs the
+   * same time as a wrong password, so timing does not reveal which accounts exist.
+   */
+  verifyDummy(password: string): Promise<false>
+  /** True when the stored hash was made with other parameters than the configured ones. */
+  needsRehash(storedHash: string): boolean
+}
+
+/**
+ * Argon2id on @node-rs/argon2, whose work runs on the libuv thread pool, off the event loop. Every computation
+ * goes through `limiter`, so at most as many run at once as it allows and the rest wait in its bounded queue.
+ */
+export function createPasswordHasher(params: Argon2Params, limiter: ConcurrencyLimiter): PasswordHasher {
+  const options = {
+    algorithm: ARGON2ID,
+    memoryCost: params.memoryKiB,
+    timeCost: params.timeCost,
+    parallelism: params.parallelism,
+  }
+  const dummyHash = hash(randomBytes(32), options)
+  // a failure surfaces when the dummy is first used; here it would be an unhandled rejection
+  dummyHash.catch(() => {})
+
+  return {
+    hash: (password) => limiter.run(() => hash(password, options)),
+    verify: (storedHash, password) => limiter.run(() => verify(storedHash, password)),
+    async verifyDummy(password) {
+      const stored = await dummyHash
+      await limiter.run(() => verify(stored, password))
+      return false
+    },
+    needsRehash(storedHash) {
+      try {
+        const used = parseOptions(storedHash)
+        return (
+          used.algorithm !== ARGON2ID ||
+          used.memoryCost !== params.memoryKiB ||
+          used.timeCost !== params.timeCost ||
+          used.parallelism !== params.parallelism
+        )
+      } catch {
+        return true
+      }
+    },
+  }
+}

@@ -1,0 +1,117 @@
+import { createHash, randomUUID } from 'node:crypto'
+import { createSigner, createVerifier, TokenError } from 'fast-jwt'
+import type { Clock } from '../clock.js'
+import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../errors.js'
+import { isUserId } from './user-id.js'
+
+/** DECISIONS: token_type is serialized as the enumeration's own names. */
+export type TokenType = 'Access' | 'Refresh'
+
+export interface TokenClaims {
+  sub: string
+  token_type: TokenType
+  iat: number
+  exp: number
+  jti: string
+}
+
+export interface TokenPair {
+  accessToken: string
+  refreshToken: string
+  /** When the refresh token expires, in epoch milliseconds; its stored digest expires at the same moment. */
+  refreshExpiresAt: number
+}
+
+export interface TokenService {
+  /** A new access and refresh token for the user, each with a unique `jti`. */
+  issuePair(userId: string): TokenPair
+  /** spec 5.2: signature and expiry, then token_type Access. Returns the user id from `sub`. */
+  verifyAccess(token: string): string
+  /** spec 4.5 rule 1: signature, token_type Refresh, expiry. Returns the user id from `sub`. */
+  verifyRefresh(token: string): string
+}
+
+export interface TokenSettings {
+  secret: string
+  /** Accepted for verification only, never used to sign: rotating the secret does not log everyone out. */
+  previousSecrets: readonly string[]
+  accessTokenTtlSeconds: number
+  refreshTokenTtlSeconds: number
+}
+
+const REQUIRED_CLAIMS = ['sub', 'exp', 'iat', 'jti', 'token_type']
+
+/** The SHA-256 digest (hex) under which a refresh token is stored; the token itself never is. */
+export function refreshTokenDigest(token: string): string {
+  return createHash('sha256').update(token).digest('hex')
+}
+
+/**
+ * HS256 JWTs on fast-jwt. Verification pins the algorithm to HS256 (so `none` and every other `alg` fail), requires
+ * `exp` and allows no clock leeway; header fields such as `kid` or `jku` are ignored, never fetched. Expiry is checked
+ * against the system time by fast-jwt; `clock` dates the tokens issued.
+ */
+export function createTokenService(settings: TokenSettings, clock: Clock): TokenService {
+  const sign = createSigner({ key: settings.secret, algorithm: 'HS256' })
+  const verifiers = [settings.secret, ...settings.previousSecrets].map((key) =>
+    createVerifier({ key, algorithms: ['HS256'], requiredClaims: REQUIRED_CLAIMS, clockTolerance: 0 }),
+  )
+
+  const mint = (userId: string, type: TokenType, issuedAt: number, ttlSeconds: number): string => {
+    const claims: TokenClaims = {
+      sub: userId,
+      token_type: type,
+      iat: issuedAt,
+      exp: issuedAt + ttlSeconds,
+      jti: randomUUID(),
+    }
+    // the signer keeps the iat and exp given here rather than reading its own clock
+    return sign(claims)
+  }
+
+  /** The verified claims, or null for a token that is malformed, forged, expired or of an unknown shape. */
+  const decode = (token: string): TokenClaims | null => {
+    for (const verify of verifiers) {
+      try {
+        const claims: unknown = verify(token)
+        return hasTokenShape(claims) ? claims : null
+      } catch (error) {
+        // only a signature made with another key sends us on to the previous secrets
+        if (!(error instanceof TokenError) || error.code !== TokenError.codes.invalidSignature) return null
+      }
+    }
+    return null
+  }
+
+  const verifyAs = (token: string, type: TokenType, invalid: () => Error): string => {
+    const claims = decode(token)
+    if (claims === null) throw invalid()
+    if (claims.token_type !== type) throw new TokenWrongTypeError()
+    return claims.sub
+  }
+
+  return {
+    issuePair(userId) {
+      const issuedAt = Math.floor(clock.now() / 1000)
+      return {
+        accessToken: mint(userId, 'Access', issuedAt, settings.accessTokenTtlSeconds),
+        refreshToken: mint(userId, 'Refresh', issuedAt, settings.refreshTokenTtlSeconds),
+        refreshExpiresAt: (issuedAt + settings.refreshTokenTtlSeconds) * 1000,
+      }
+    },
+    verifyAccess: (token) => verifyAs(token, 'Access', () => new AccessTokenInvalidError()),
+    verifyRefresh: (token) => verifyAs(token, 'Refresh', () => new RefreshTokenInvalidError()),
+  }
+}
+
+function hasTokenShape(claims: unknown): claims is TokenClaims {
+  if (typeof claims !== 'object' || claims === null) return false
+  const c = claims as Record<string, unknown>
+  return (
+    isUserId(c.sub) &&
+    (c.token_type === 'Access' || c.token_type === 'Refresh') &&
+    Number.isInteger(c.exp) &&
+    Number.isInteger(c.iat) &&
+    typeof c.jti === 'string'
+  )
+}

@@ -1,0 +1,69 @@
+import { parseArgs } from 'node:util'
+import { readAppInfo, readEnvironment, runMigrations, serve } from './server.js'
+
+const USAGE = `Usage: tessera <command> [options]
+
+Commands:
+  serve                      start the HTTP service (configuration from environment variables)
+  migrate                    apply pending database migrations and exit
+  help                       show this text
+
+Options:
+  --config <file.json>       read variables from a JSON object; the environment wins
+  -h, --help                 show this text
+  -v, --version              print the version
+`
+
+/** The `tessera` command. Exit codes: 0 done, 1 failure (one line on stderr), 2 usage error. */
+export async function main(argv: readonly string[]): Promise<void> {
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse(argv)
+  } catch (error) {
+    process.stderr.write(`tessera: ${(error as Error).message}\n${USAGE}`)
+    process.exitCode = 2
+    return
+  }
+  const { values, positionals } = parsed
+  const [command = 'help', ...rest] = positionals
+  if (values.version) {
+    process.stdout.write(`${(await readAppInfo()).version}\n`)
+    return
+  }
+  if (values.help || command === 'help') {
+    process.stdout.write(USAGE)
+    return
+  }
+  if (rest.length > 0) {
+    process.stderr.write(`tessera: unexpected argument "${rest[0]}"\n${USAGE}`)
+    process.exitCode = 2
+    return
+  }
+  const env = await readEnvironment(values.config).catch((error: Error) => {
+    process.stderr.write(`tessera: ${error.message}\n`)
+    process.exitCode = 1
+    return null
+  })
+  if (env === null) return
+  switch (command) {
+    case 'serve':
+      return serve(env)
+    case 'migrate':
+      return runMigrations(env)
+    default:
+      process.stderr.write(`tessera: unknown command "${command}"\n${USAGE}`)
+      process.exitCode = 2
+  }
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+    },
+  })
+}

@@ -1,0 +1,23 @@
+/** The source of the current time, passed in so that tests can fix it instead of patching globals. */
+export interface Clock {
+  /** The current time in milliseconds since the Unix epoch. */
+  now(): number
+}
+
+export const systemClock: Clock = { now: () => Date.now() }
+
+/** A clock that stands still until moved; for tests. */
+export function createFixedClock(
+  startMs: number,
+): Clock & { advance(ms: number): void; set(ms: number): void } {
+  let current = startMs
+  return {
+    now: () => current,
+    advance(ms) {
+      current += ms
+    },
+    set(ms) {
+      current = ms
+    },
+  }
+}

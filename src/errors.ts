@@ -1,0 +1,179 @@
+/**
+ * Every error the service answers with, declared once. Each subclass fixes its status, a stable `code` for logs and
+ * a public `message`; `cause` carries internal detail that is logged and never sent.
+ */
+export abstract class AppError extends Error {
+  abstract readonly statusCode: number
+  abstract readonly code: string
+  /** Optional payload placed in the envelope's `data` (validation details). */
+  readonly data: unknown = null
+  /** Extra response headers (Allow, Retry-After). */
+  readonly headers: Readonly<Record<string, string>> = {}
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = new.target.name
+  }
+}
+
+export interface FieldError {
+  /** JSON Pointer of the offending value in the request body, e.g. `/email`. */
+  field: string
+  message: string
+}
+
+export class ValidationError extends AppError {
+  readonly statusCode = 400
+  readonly code = 'validation_failed'
+  override readonly data: { errors: FieldError[] }
+
+  constructor(errors: FieldError[]) {
+    const first = errors[0]
+    super(first ? `Invalid request: ${first.field || 'body'} ${first.message}` : 'Invalid request')
+    this.data = { errors }
+  }
+}
+
+export class MalformedBodyError extends AppError {
+  readonly statusCode = 400
+  readonly code = 'malformed_body'
+  constructor(cause?: unknown) {
+    super('Request body is not valid JSON', { cause })
+  }
+}
+
+export class InvalidCredentialsError extends AppError {
+  readonly statusCode = 401
+  readonly code = 'invalid_credentials'
+  constructor() {
+    // spec 4.4 rule 1: one text for a wrong e-mail and a wrong password
+    super('E-mail or password wrong')
+  }
+}
+
+export class AuthorizationMissingError extends AppError {
+  readonly statusCode = 401
+  readonly code = 'authorization_missing'
+  constructor() {
+    super('Authorization header is missing')
+  }
+}
+
+export class AuthorizationMalformedError extends AppError {
+  readonly statusCode = 401
+  readonly code = 'authorization_malformed'
+  constructor() {
+    super('Authorization header must have the form "Bearer <token>"')
+  }
+}
+
+export class AccessTokenInvalidError extends AppError {
+  readonly statusCode = 401
+  readonly code = 'access_token_invalid'
+  constructor(cause?: unknown) {
+    super('Access token is invalid or expired', { cause })
+  }
+}
+
+export class RefreshTokenInvalidError extends AppError {
+  readonly statusCode = 401
+  readonly code = 'refresh_token_invalid'
+  constructor(cause?: unknown) {
+    super('Refresh token is invalid, expired or already used', { cause })
+  }
+}
+
+export class TokenWrongTypeError extends AppError {
+  readonly statusCode = 401
+  readonly code = 'token_wrong_type'
+  constructor() {
+    super('Token is of the wrong type for this endpoint')
+  }
+}
+
+export class NotFoundError extends AppError {
+  readonly statusCode = 404
+  readonly code = 'not_found'
+  constructor() {
+    super('Not found')
+  }
+}
+
+export class MethodNotAllowedError extends AppError {
+  readonly statusCode = 405
+  readonly code = 'method_not_allowed'
+  override readonly headers: Readonly<Record<string, string>>
+  constructor(allowed: readonly string[]) {
+    super('Method not allowed')
+    this.headers = { allow: allowed.join(', ') }
+  }
+}
+
+export class EmailTakenError extends AppError {
+  readonly statusCode = 409
+  readonly code = 'email_taken'
+  constructor() {
+    super('E-mail already registered')
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  readonly statusCode = 413
+  readonly code = 'payload_too_large'
+  constructor() {
+    super('Request body is too large')
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  readonly statusCode = 415
+  readonly code = 'unsupported_media_type'
+  constructor() {
+    super('Content-Type must be application/json')
+  }
+}
+
+export class RateLimitedError extends AppError {
+  readonly statusCode = 429
+  readonly code = 'rate_limited'
+  override readonly headers: Readonly<Record<string, string>>
+  constructor(retryAfterSeconds: number) {
+    super('Too many requests, retry later')
+    this.headers = { 'retry-after': String(retryAfterSeconds) }
+  }
+}
+
+/** A 4xx that none of the specific errors describes (bad URL encoding, bad Content-Length): the HTTP status text. */
+export class BadRequestError extends AppError {
+  readonly statusCode: number
+  readonly code = 'bad_request'
+  constructor(statusCode: number, message: string, cause?: unknown) {
+    super(message, { cause })
+    this.statusCode = statusCode
+  }
+}
+
+export class InternalError extends AppError {
+  readonly statusCode = 500
+  readonly code = 'internal_error'
+  constructor(cause?: unknown) {
+    super('Internal server error', { cause })
+  }
+}
+
+export class ServiceBusyError extends AppError {
+  readonly statusCode = 503
+  readonly code = 'service_busy'
+  override readonly headers: Readonly<Record<string, string>> = { 'retry-after': '1' }
+  constructor() {
+    super('Server is busy, retry shortly')
+  }
+}
+
+/** Thrown by a storage backend when its server cannot be reached or fails; answered as a 500. */
+export class StorageError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'StorageError'
+  }
+}

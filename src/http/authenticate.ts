@@ -1,0 +1,27 @@
+import type { FastifyRequest } from 'fastify'
+import type { TokenService } from '../auth/token-service.js'
+import { AuthorizationMalformedError, AuthorizationMissingError } from '../errors.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated user's id (claim `sub`); set by the guard on protected routes only. */
+    userId: string
+  }
+}
+
+/** spec 5.2 / DECISIONS: exactly "Bearer", one space, then a token without spaces. */
+const BEARER = /^Bearer ([^\s]+)$/
+
+/**
+ * The guard of protected routes, as an onRequest hook: the spec's four checks in order (header present, Bearer
+ * form, signature and expiry, token_type Access), each failure a 401 with its own message.
+ */
+export function createAuthenticate(tokens: Pick<TokenService, 'verifyAccess'>) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const header = request.headers.authorization
+    if (header === undefined) throw new AuthorizationMissingError()
+    const match = BEARER.exec(header)
+    if (match?.[1] === undefined) throw new AuthorizationMalformedError()
+    request.userId = tokens.verifyAccess(match[1])
+  }
+}

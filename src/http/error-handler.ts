@@ -1,0 +1,63 @@
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  AppError,
+  BadRequestError,
+  InternalError,
+  MalformedBodyError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+} from '../errors.js'
+import { failure } from './envelope.js'
+
+/** Fastify's own errors that have a service error of their own. */
+const FASTIFY_ERRORS: Readonly<Record<string, () => AppError>> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new MalformedBodyError(),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new MalformedBodyError(),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new PayloadTooLargeError(),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new UnsupportedMediaTypeError(),
+}
+
+/** Any thrown value as the AppError the client is told about; unknown failures become a generic 500. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error
+  const fastifyError = error as Partial<FastifyError> | null
+  const known = fastifyError?.code ? FASTIFY_ERRORS[fastifyError.code] : undefined
+  if (known) return known()
+  // the JSON parser's SyntaxError (bad JSON, forbidden __proto__ or constructor key) carries status 400
+  if (error instanceof SyntaxError && fastifyError?.statusCode === 400) return new MalformedBodyError(error)
+  const status = fastifyError?.statusCode
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new BadRequestError(status, STATUS_CODES[status] ?? 'Bad request', error)
+  }
+  return new InternalError(error)
+}
+
+/** The one place errors become responses: the envelope, the error's headers, and a log line for every 5xx. */
+export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const appError = toAppError(error)
+  if (appError.statusCode >= 500) {
+    request.log.error({ err: appError.cause ?? error, code: appError.code }, appError.message)
+  } else if (appError.cause !== undefined) {
+    request.log.debug({ err: appError.cause, code: appError.code }, appError.message)
+  }
+  return reply.code(appError.statusCode).headers(appError.headers).send(failure(appError))
+}
+
+/**
+ * 404 for an unknown path, 405 (with Allow) for a known path and another method. `methodsByPath` is filled as the
+ * routes are registered.
+ */
+export function createNotFoundHandler(methodsByPath: ReadonlyMap<string, ReadonlySet<string>>) {
+  return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const path = request.url.split('?', 1)[0] ?? ''
+    const methods = methodsByPath.get(path)
+    return handleError(
+      methods ? new MethodNotAllowedError([...methods].sort()) : new NotFoundError(),
+      request,
+      reply,
+    )
+  }
+}

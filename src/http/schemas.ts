@@ -1,0 +1,110 @@
+import { type Static, type TSchema, Type } from 'typebox'
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/password-policy.js'
+
+// One schema per request and response: it validates the request, types the handler and feeds the OpenAPI document.
+// `format: email` and `format: password` are the service's own checks (see http/validation.ts).
+
+const Email = Type.String({
+  format: 'email',
+  description: 'WHATWG valid e-mail address, at most 254 characters; trimmed and lower-cased',
+  examples: ['ada@example.com'],
+})
+const CreatedAt = Type.String({
+  description: 'ISO 8601 UTC with milliseconds',
+  examples: ['2026-11-20T08:15:30.123Z'],
+})
+const UserId = Type.String({
+  pattern: '^[1-9][0-9]{9}$',
+  description: '10-digit user id',
+  examples: ['4821039576'],
+})
+const AccessToken = Type.String({ description: 'JWT, token_type Access; 15 minutes by default' })
+const RefreshToken = Type.String({ description: 'JWT, token_type Refresh; 7 days by default; usable once' })
+
+export const RegisterBody = Type.Object({
+  email: Email,
+  password: Type.String({
+    format: 'password',
+    minLength: PASSWORD_MIN_LENGTH,
+    maxLength: PASSWORD_MAX_LENGTH,
+    description: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} Unicode characters`,
+  }),
+})
+export type RegisterBody = Static<typeof RegisterBody>
+
+export const LoginBody = Type.Object({
+  email: Email,
+  password: Type.String({ format: 'password', minLength: 1, maxLength: PASSWORD_MAX_LENGTH }),
+})
+export type LoginBody = Static<typeof LoginBody>
+
+export const RefreshBody = Type.Object({
+  refresh_token: Type.String({ minLength: 1, maxLength: 4096 }),
+})
+export type RefreshBody = Static<typeof RefreshBody>
+
+/** spec 2.5: the success envelope. */
+function Envelope<T extends TSchema>(data: T) {
+  return Type.Object({
+    code: Type.Literal(200),
+    message: Type.Literal('Success'),
+    data,
+  })
+}
+
+export const RegisterResponse = Envelope(
+  Type.Object({
+    email: Email,
+    created_at: CreatedAt,
+    access_token: AccessToken,
+    refresh_token: RefreshToken,
+  }),
+)
+export const LoginResponse = Envelope(
+  Type.Object({
+    id: UserId,
+    email: Email,
+    created_at: CreatedAt,
+    access_token: AccessToken,
+    refresh_token: RefreshToken,
+  }),
+)
+export const RefreshResponse = Envelope(
+  Type.Object({ access_token: AccessToken, refresh_token: RefreshToken }),
+)
+export const LogoutResponse = Envelope(Type.Null())
+export const MeResponse = Envelope(Type.Object({ id: UserId, email: Email, created_at: CreatedAt }))
+
+/** DECISIONS: every error uses the envelope, with the HTTP status as `code`. */
+export const ErrorResponse = Type.Object(
+  {
+    code: Type.Integer({ description: 'the HTTP status' }),
+    message: Type.String(),
+    data: Type.Union([
+      Type.Null(),
+      Type.Object({
+        errors: Type.Array(
+          Type.Object({
+            field: Type.String({ description: 'JSON Pointer into the request body' }),
+            message: Type.String(),
+          }),
+        ),
+      }),
+    ]),
+  },
+  { $id: 'ErrorResponse', title: 'Error envelope' },
+)
+
+export const HealthResponse = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
+  checks: Type.Record(Type.String(), Type.Boolean(), {
+    description: 'each dependency and whether it answered',
+  }),
+})
+
+export const InfoResponse = Type.Object({
+  name: Type.String(),
+  version: Type.String(),
+  status: Type.String({ examples: ['running'] }),
+  timestamp: Type.Integer({ description: 'current time, Unix seconds' }),
+})

@@ -1,0 +1,5 @@
+// The package's public surface: the pieces another program can embed or test against.
+export { buildApp } from './app.js'
+export { type Config, ConfigError, loadConfig } from './config.js'
+export { createService } from './server.js'
+export type { RefreshTokenStore, Stores, UserStore } from './storage/stores.js'

@@ -1,0 +1,133 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import type { AccountService } from '../auth/account-service.js'
+import { success } from '../http/envelope.js'
+import {
+  LoginBody,
+  LoginResponse,
+  LogoutResponse,
+  MeResponse,
+  RefreshBody,
+  RefreshResponse,
+  RegisterBody,
+  RegisterResponse,
+} from '../http/schemas.js'
+
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((status) => [status, Type.Ref('ErrorResponse')]))
+
+const BEARER_AUTH = [{ bearerAuth: [] }]
+
+export interface AuthRoutesOptions {
+  accounts: AccountService
+  /** Per-route rate limit for the public endpoints; null when limiting is off. */
+  rateLimit: { max: number; timeWindow: number } | null
+}
+
+/** spec 4.3 to 4.5: the public auth endpoints. */
+export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
+  app,
+  { accounts, rateLimit },
+) => {
+  const config = { rateLimit: rateLimit ?? false }
+
+  app.post(
+    '/auth/register',
+    {
+      config,
+      schema: {
+        tags: ['auth'],
+        summary: 'Create an account and log it in',
+        body: RegisterBody,
+        response: { 200: RegisterResponse, ...errors(400, 409, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request) => {
+      const { account, tokens } = await accounts.register(request.body)
+      return success({
+        email: account.email,
+        created_at: account.createdAt,
+        access_token: tokens.accessToken,
+        refresh_token: tokens.refreshToken,
+      })
+    },
+  )
+
+  app.post(
+    '/auth/login',
+    {
+      config,
+      schema: {
+        tags: ['auth'],
+        summary: 'Log in with e-mail and password',
+        body: LoginBody,
+        response: { 200: LoginResponse, ...errors(400, 401, 413, 415, 429, 500, 503) },
+      },
+    },
+    async (request) => {
+      const { account, tokens } = await accounts.login({ ...request.body, clientAddress: request.ip })
+      return success({
+        id: account.id,
+        email: account.email,
+        created_at: account.createdAt,
+        access_token: tokens.accessToken,
+        refresh_token: tokens.refreshToken,
+      })
+    },
+  )
+
+  app.post(
+    '/auth/refresh',
+    {
+      config,
+      schema: {
+        tags: ['auth'],
+        summary: 'Exchange a refresh token for a new token pair (single use)',
+        body: RefreshBody,
+        response: { 200: RefreshResponse, ...errors(400, 401, 413, 415, 429, 500) },
+      },
+    },
+    async (request) => {
+      const tokens = await accounts.refresh(request.body.refresh_token)
+      return success({ access_token: tokens.accessToken, refresh_token: tokens.refreshToken })
+    },
+  )
+}
+
+/** spec 4.6 and DECISIONS' /auth/me: registered inside the scope that runs the authentication guard. */
+export const protectedAuthRoutes: FastifyPluginAsyncTypebox<Pick<AuthRoutesOptions, 'accounts'>> = async (
+  app,
+  { accounts },
+) => {
+  app.post(
+    '/auth/delete-refresh-token',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'Log out: delete the stored refresh token',
+        security: BEARER_AUTH,
+        response: { 200: LogoutResponse, ...errors(401, 413, 415, 500) },
+      },
+    },
+    async (request) => {
+      await accounts.logout(request.userId)
+      return success(null)
+    },
+  )
+
+  app.get(
+    '/auth/me',
+    {
+      schema: {
+        tags: ['auth'],
+        summary: 'The authenticated account',
+        security: BEARER_AUTH,
+        response: { 200: MeResponse, ...errors(401, 500) },
+      },
+    },
+    async (request) => {
+      const account = await accounts.me(request.userId)
+      return success({ id: account.id, email: account.email, created_at: account.createdAt })
+    },
+  )
+}

@@ -1,0 +1,67 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Clock } from '../clock.js'
+import { HealthResponse, InfoResponse } from '../http/schemas.js'
+import type { HealthProbe } from '../storage/stores.js'
+
+export interface StatusRoutesOptions {
+  probes: Readonly<Record<string, HealthProbe>>
+  healthTimeoutMs: number
+  appInfo: { name: string; version: string }
+  clock: Clock
+}
+
+/** spec 4.1 and 4.2, plain objects without the envelope. */
+export const statusRoutes: FastifyPluginAsyncTypebox<StatusRoutesOptions> = async (app, options) => {
+  const { probes, healthTimeoutMs, appInfo, clock } = options
+
+  app.get(
+    '/health',
+    {
+      schema: {
+        tags: ['status'],
+        summary: 'Whether every dependency answers (503 when one does not)',
+        response: { 200: HealthResponse, 503: HealthResponse },
+      },
+    },
+    async (_request, reply) => {
+      const names = Object.keys(probes)
+      const results = await Promise.all(names.map((name) => answersWithin(probes[name], healthTimeoutMs)))
+      const checks = Object.fromEntries(names.map((name, i) => [name, results[i] === true]))
+      const ok = results.every(Boolean)
+      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks })
+    },
+  )
+
+  app.get(
+    '/info',
+    {
+      schema: {
+        tags: ['status'],
+        summary: 'Application name, version and run state',
+        response: { 200: InfoResponse },
+      },
+    },
+    async () => ({
+      name: appInfo.name,
+      version: appInfo.version,
+      status: 'running',
+      timestamp: Math.floor(clock.now() / 1000),
+    }),
+  )
+}
+
+/** True when the probe resolves within the timeout; a probe that hangs or fails is false. */
+async function answersWithin(probe: HealthProbe | undefined, timeoutMs: number): Promise<boolean> {
+  if (!probe) return false
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs)
+  })
+  try {
+    return await Promise.race([probe().then(() => true), timeout])
+  } catch {
+    return false
+  } finally {
+    clearTimeout(timer)
+  }
+}

@@ -1,0 +1,82 @@
+import { readdir, readFile } from 'node:fs/promises'
+import { type Kysely, sql } from 'kysely'
+import type { Database } from './schema.js'
+import type { SqlDialect } from './sql-dialect.js'
+
+const MIGRATIONS_ROOT = new URL('../../../migrations/', import.meta.url)
+const FILE_NAME = /^(\d{4})_[a-z0-9_]+\.sql$/
+
+export interface Migration {
+  version: number
+  name: string
+  statements: string[]
+}
+
+/** The migrations of a dialect, in version order: migrations/<dialect>/NNNN_name.sql, up-only. */
+export async function readMigrations(dialect: SqlDialect['name']): Promise<Migration[]> {
+  const directory = new URL(`${dialect}/`, MIGRATIONS_ROOT)
+  const files = (await readdir(directory)).filter((file) => FILE_NAME.test(file)).sort()
+  return Promise.all(
+    files.map(async (file) => ({
+      version: Number(file.slice(0, 4)),
+      name: file,
+      statements: splitStatements(await readFile(new URL(file, directory), 'utf8')),
+    })),
+  )
+}
+
+/** Statements end with a semicolon at the end of a line; comment-only chunks are dropped. */
+export function splitStatements(text: string): string[] {
+  return text
+    .split(/;[ \t]*(?:\r?\n|$)/)
+    .map((chunk) => chunk.trim())
+    .filter((chunk) => chunk.split('\n').some((line) => line.trim() !== '' && !line.trim().startsWith('--')))
+}
+
+/**
+ * Applies the migrations not yet recorded in `schema_migrations`, under the dialect's migration lock: instances that
+ * start together wait for each other, and none applies a migration twice. Returns the names applied.
+ */
+export async function migrate(dialect: SqlDialect): Promise<string[]> {
+  const migrations = await readMigrations(dialect.name)
+  return dialect.withMigrationLock(async (db) => {
+    await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER NOT NULL PRIMARY KEY,
+      name VARCHAR(255) NOT NULL,
+      applied_at VARCHAR(32) NOT NULL
+    )`.execute(db)
+    const applied = new Set(
+      (await sql<{ version: number }>`SELECT version FROM schema_migrations`.execute(db)).rows.map((row) =>
+        Number(row.version),
+      ),
+    )
+    const done: string[] = []
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue
+      const apply = async (conn: Kysely<Database>) => {
+        for (const statement of migration.statements) await sql.raw(statement).execute(conn)
+        await sql`INSERT INTO schema_migrations (version, name, applied_at)
+          VALUES (${migration.version}, ${migration.name}, ${new Date().toISOString()})`.execute(conn)
+      }
+      if (dialect.transactionalMigrations) await inTransaction(db, apply)
+      else await apply(db)
+      done.push(migration.name)
+    }
+    return done
+  })
+}
+
+/** BEGIN/COMMIT on the locked connection itself, so the lock and the transaction share one session. */
+async function inTransaction(
+  db: Kysely<Database>,
+  work: (db: Kysely<Database>) => Promise<void>,
+): Promise<void> {
+  await sql`BEGIN`.execute(db)
+  try {
+    await work(db)
+    await sql`COMMIT`.execute(db)
+  } catch (error) {
+    await sql`ROLLBACK`.execute(db)
+    throw error
+  }
+}

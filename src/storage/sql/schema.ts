@@ -1,0 +1,19 @@
+import type { ColumnType } from 'kysely'
+
+/** The tables of migrations/<dialect>/, as Kysely sees them. */
+export interface Database {
+  users: {
+    id: string
+    email: string
+    password_hash: string
+    /** ISO 8601 UTC with milliseconds: the value the API returns, identical in every dialect. */
+    created_at: string
+  }
+  refresh_tokens: {
+    user_id: string
+    /** SHA-256 hex of the token. */
+    token_digest: string
+    /** Epoch milliseconds (BIGINT; PostgreSQL returns it as a string). */
+    expires_at: ColumnType<number | string, number, number>
+  }
+}

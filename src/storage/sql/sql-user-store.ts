@@ -1,0 +1,56 @@
+import { StorageError } from '../../errors.js'
+import { storageCall } from '../storage-call.js'
+import type { UserRecord, UserStore } from '../stores.js'
+import type { SqlDialect } from './sql-dialect.js'
+
+/** UserStore on any SQL dialect, through Kysely. */
+export function createSqlUserStore(dialect: SqlDialect): UserStore {
+  const { db } = dialect
+  const columns = ['id', 'email', 'password_hash', 'created_at'] as const
+  const toRecord = (row: {
+    id: string
+    email: string
+    password_hash: string
+    created_at: string
+  }): UserRecord => ({
+    id: row.id,
+    email: row.email,
+    passwordHash: row.password_hash,
+    createdAt: row.created_at,
+  })
+
+  const findBy = async (column: 'id' | 'email', value: string) => {
+    const row = await storageCall(`users.findBy ${column}`, () =>
+      db.selectFrom('users').select(columns).where(column, '=', value).executeTakeFirst(),
+    )
+    return row ? toRecord(row) : null
+  }
+
+  return {
+    async create(user) {
+      try {
+        await db
+          .insertInto('users')
+          .values({
+            id: user.id,
+            email: user.email,
+            password_hash: user.passwordHash,
+            created_at: user.createdAt,
+          })
+          .execute()
+        return 'created'
+      } catch (error) {
+        if (!dialect.isUniqueViolation(error)) throw new StorageError('users.create failed', { cause: error })
+        // which constraint failed is read back rather than parsed from engine-specific error text
+        return (await findBy('email', user.email)) ? 'email_taken' : 'id_taken'
+      }
+    },
+    findByEmail: (email) => findBy('email', email),
+    findById: (id) => findBy('id', id),
+    async updatePasswordHash(id, passwordHash) {
+      await storageCall('users.updatePasswordHash', () =>
+        db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute(),
+      )
+    },
+  }
+}

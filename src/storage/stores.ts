@@ -1,0 +1,62 @@
+/** A user account as stored (spec 2.1). */
+export interface UserRecord {
+  /** 10-digit id. */
+  id: string
+  /** Normalized (trimmed, lower-cased) e-mail; unique. */
+  email: string
+  /** Argon2id PHC string. */
+  passwordHash: string
+  /** ISO 8601 UTC with milliseconds. */
+  createdAt: string
+}
+
+export type CreateUserResult = 'created' | 'email_taken' | 'id_taken'
+
+/** The accounts. Methods throw StorageError when the backend fails; "not found" is null, never an error. */
+export interface UserStore {
+  /**
+   * Inserts the account. Reports, instead of throwing, when the e-mail or the id is already used, so the caller can
+   * answer 409 or draw another id. Two concurrent creations with one e-mail: exactly one is 'created'.
+   */
+  create(user: UserRecord): Promise<CreateUserResult>
+  findByEmail(email: string): Promise<UserRecord | null>
+  findById(id: string): Promise<UserRecord | null>
+  /** Replaces the password hash (re-hash after a change of Argon2 parameters). */
+  updatePasswordHash(id: string, passwordHash: string): Promise<void>
+}
+
+/** A refresh token as stored: its SHA-256 digest and expiry, never the token (DECISIONS: Storage). */
+export interface StoredRefreshToken {
+  digest: string
+  /** Epoch milliseconds; from then on the token is gone for every operation. */
+  expiresAt: number
+}
+
+/** At most one current refresh token per user (spec 2.4). */
+export interface RefreshTokenStore {
+  /** Makes `token` the user's current one, replacing any earlier one (login, register). */
+  put(userId: string, token: StoredRefreshToken): Promise<void>
+  /**
+   * The atomic compare-and-swap of a refresh (spec 3): replaces the current token with `next` only if the current
+   * one has digest `currentDigest` and has not expired at `now`. Of any number of concurrent calls with the same
+   * `currentDigest`, from any number of processes, at most one returns true.
+   */
+  rotate(userId: string, currentDigest: string, next: StoredRefreshToken, now: number): Promise<boolean>
+  /** Removes the user's token, if any (logout). */
+  delete(userId: string): Promise<void>
+}
+
+/** Resolves when the dependency answers; rejects otherwise. */
+export type HealthProbe = () => Promise<void>
+
+/** What the service runs on; built by openStores from DATABASE_URL and REDIS_URL. */
+export interface Stores {
+  users: UserStore
+  refreshTokens: RefreshTokenStore
+  /** One probe per dependency, by the name that /health reports (`database`, `redis`). */
+  probes: Readonly<Record<string, HealthProbe>>
+  /** A description for the start-up log line, without credentials. */
+  description: string
+  /** Closes every connection. */
+  close(): Promise<void>
+}
