@@ -9,7 +9,7 @@ import type { Config } from './config.js'
 import { RateLimitedError } from './errors.js'
 import { createAuthenticate } from './http/authenticate.js'
 import { createNotFoundHandler, handleError } from './http/error-handler.js'
-import { acceptEmptyJsonBodies } from './http/json-body.js'
+import { acceptOnlyJsonBodies } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { RequestLogController } from './http/request-log.js'
 import { ErrorResponse } from './http/schemas.js'
@@ -56,7 +56,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.setErrorHandler(handleError)
   app.setNotFoundHandler(createNotFoundHandler(methodsByPath))
-  acceptEmptyJsonBodies(app)
+  acceptOnlyJsonBodies(app)
   app.addSchema(ErrorResponse)
 
   await app.register(cors, corsOptions(config))

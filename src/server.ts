@@ -27,6 +27,8 @@ export interface ServiceOptions {
   jwtSecret?: string
   clock?: Clock
   appInfo?: { name: string; version: string }
+  /** Stores already opened (and migrated); by default they are opened from config.storage. */
+  stores?: Stores
 }
 
 /** The composition root: stores, the auth domain and the HTTP app, wired from one configuration. */
@@ -34,7 +36,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const secret = config.auth.jwtSecret ?? options.jwtSecret
   if (secret === undefined) throw new ConfigError('AUTH_JWT_SECRET', 'is not set')
   const clock = options.clock ?? systemClock
-  const stores = await openStores(config.storage)
+  const stores = options.stores ?? (await openStores(config.storage))
   try {
     const tokens = createTokenService(
       {
