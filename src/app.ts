@@ -40,7 +40,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.server.trustProxy.length > 0 ? [...config.server.trustProxy] : false,
     // a slow client cannot hold a connection: the headers, then the whole request, have deadlines
     requestTimeout: config.server.requestTimeoutMs,
-    http: { headersTimeout: Math.min(config.server.headersTimeoutMs, config.server.requestTimeoutMs) },
+    http: {
+      headersTimeout: Math.min(config.server.headersTimeoutMs, config.server.requestTimeoutMs),
+      // Node checks those deadlines only this often (30 s by default)
+      connectionsCheckingInterval: 1_000,
+    },
     // finish what is in flight on close instead of answering 503 with a body outside the envelope
     return503OnClosing: false,
     ajv: ajvOptions,

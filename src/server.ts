@@ -14,6 +14,9 @@ import { createLogger } from './logger.js'
 import { migrateDatabase, openStores } from './storage/open-stores.js'
 import type { Stores } from './storage/stores.js'
 
+/** How long SIGTERM waits for in-flight requests before giving up. */
+const SHUTDOWN_DEADLINE_MS = 30_000
+
 export interface Service {
   app: FastifyInstance
   stores: Stores
@@ -76,7 +79,13 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       app,
       stores,
       async close() {
-        await app.close()
+        // in-flight requests finish; a keep-alive connection is closed as soon as its last response is sent
+        const reaper = setInterval(() => app.server.closeIdleConnections(), 100)
+        try {
+          await app.close()
+        } finally {
+          clearInterval(reaper)
+        }
         await stores.close()
       },
     }
@@ -115,27 +124,34 @@ export async function serve(env: Env): Promise<void> {
   const config = loadConfigOrExit(env)
   const logger = createLogger(config.logLevel)
   for (const warning of configWarnings(config)) logger.warn(warning)
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'))
 
-  let service: Service
   try {
     const jwtSecret = config.auth.jwtSecret ?? (await loadOrCreateDevSecret(config.storage.dataDir))
-    service = await createService(config, { logger, jwtSecret })
+    const service = await createService(config, { logger, jwtSecret })
+    // before listening: a signal that arrives as soon as the port is open must already find its handler
+    stopOnSignals(service, logger)
     await listen(service.app, config.server.host, config.server.port)
+    const address = service.app.server.address() as AddressInfo
+    const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+    const store = service.stores.description
+    logger.info({ url, store }, `tessera listening on ${url} (store: ${store})`)
   } catch (error) {
     exitWithError(error)
   }
-  const address = service.app.server.address() as AddressInfo
-  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
-  logger.info(
-    { url, store: service.stores.description },
-    `tessera listening on ${url} (store: ${service.stores.description})`,
-  )
+}
 
+/** SIGTERM/SIGINT: stop accepting, finish in-flight requests, close the stores, exit 0. */
+function stopOnSignals(service: Service, logger: Logger): void {
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
     logger.info({ signal }, 'shutting down: finishing in-flight requests')
+    setTimeout(() => {
+      logger.error(`in-flight requests did not finish within ${SHUTDOWN_DEADLINE_MS} ms; exiting`)
+      process.exit(1)
+    }, SHUTDOWN_DEADLINE_MS).unref()
     try {
       await service.close()
       logger.info('stopped')
@@ -147,7 +163,6 @@ export async function serve(env: Env): Promise<void> {
   }
   process.once('SIGTERM', () => void stop('SIGTERM'))
   process.once('SIGINT', () => void stop('SIGINT'))
-  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'))
 }
 
 /** `tessera migrate`: applies pending migrations and exits. */

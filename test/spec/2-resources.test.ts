@@ -18,7 +18,7 @@ describe.each(backends)('spec 2: resources and their fields [$name]', (backend) 
     })
 
     it('id: drawn at random, not sequential', async () => {
-      const ids = []
+      const ids: number[] = []
       for (let i = 0; i < 5; i++) ids.push(Number((await registerUser(service.app)).id))
       const steps = ids.slice(1).map((id, i) => id - (ids[i] as number))
       expect(steps.every((step) => step === 1)).toBe(false)
@@ -41,7 +41,9 @@ describe.each(backends)('spec 2: resources and their fields [$name]', (backend) 
 
     it('created_at: ISO 8601 UTC with milliseconds, the same from register and login', async () => {
       const email = uniqueEmail()
-      const registered = await call(service.app, 'POST', '/auth/register', { body: { email, password: PASSWORD } })
+      const registered = await call(service.app, 'POST', '/auth/register', {
+        body: { email, password: PASSWORD },
+      })
       const loggedIn = await call(service.app, 'POST', '/auth/login', { body: { email, password: PASSWORD } })
       expect(registered.body.data.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
       expect(loggedIn.body.data.created_at).toBe(registered.body.data.created_at)
@@ -52,7 +54,9 @@ describe.each(backends)('spec 2: resources and their fields [$name]', (backend) 
       const first = await registerUser(service.app, uniqueEmail(), PASSWORD)
       const second = await registerUser(service.app, uniqueEmail(), PASSWORD)
       for (const user of [first, second]) {
-        const me = await call(service.app, 'GET', '/auth/me', { headers: { authorization: `Bearer ${user.accessToken}` } })
+        const me = await call(service.app, 'GET', '/auth/me', {
+          headers: { authorization: `Bearer ${user.accessToken}` },
+        })
         expect(me.text).not.toContain(PASSWORD)
         expect(me.text).not.toContain('argon2')
       }
@@ -110,7 +114,9 @@ describe.each(backends)('spec 2: resources and their fields [$name]', (backend) 
       const email = uniqueEmail()
       await call(service.app, 'POST', '/auth/register', { body: { email, password: PASSWORD } })
       const logins = await Promise.all(
-        [1, 2, 3].map(() => call(service.app, 'POST', '/auth/login', { body: { email, password: PASSWORD } })),
+        [1, 2, 3].map(() =>
+          call(service.app, 'POST', '/auth/login', { body: { email, password: PASSWORD } }),
+        ),
       )
       const tokens = logins.flatMap((login) => [login.body.data.access_token, login.body.data.refresh_token])
       expect(new Set(tokens).size).toBe(tokens.length)
@@ -121,8 +127,12 @@ describe.each(backends)('spec 2: resources and their fields [$name]', (backend) 
   describe('2.4 stored refresh token', () => {
     it('at most one current refresh token per user: a new login replaces the earlier one', async () => {
       const user = await registerUser(service.app)
-      const second = await call(service.app, 'POST', '/auth/login', { body: { email: user.email, password: PASSWORD } })
-      const old = await call(service.app, 'POST', '/auth/refresh', { body: { refresh_token: user.refreshToken } })
+      const second = await call(service.app, 'POST', '/auth/login', {
+        body: { email: user.email, password: PASSWORD },
+      })
+      const old = await call(service.app, 'POST', '/auth/refresh', {
+        body: { refresh_token: user.refreshToken },
+      })
       expect(old.status).toBe(401)
       const current = await call(service.app, 'POST', '/auth/refresh', {
         body: { refresh_token: second.body.data.refresh_token },
@@ -138,20 +148,35 @@ describe.each(backends)('spec 2: resources and their fields [$name]', (backend) 
       const next = { digest: 'f'.repeat(64), expiresAt: claims.exp * 1000 + 1000 }
       // at the expiry instant the stored token is gone; one millisecond before, it is still there
       expect(await service.stores.refreshTokens.rotate(user.id, digest, next, claims.exp * 1000)).toBe(false)
-      expect(await service.stores.refreshTokens.rotate(user.id, digest, next, claims.exp * 1000 - 1)).toBe(true)
+      expect(await service.stores.refreshTokens.rotate(user.id, digest, next, claims.exp * 1000 - 1)).toBe(
+        true,
+      )
     })
   })
 
   describe('2.5 response envelope', () => {
     it('register, login and refresh answer {code: 200, message: "Success", data}', async () => {
       const email = uniqueEmail()
-      const register = await call(service.app, 'POST', '/auth/register', { body: { email, password: PASSWORD } })
+      const register = await call(service.app, 'POST', '/auth/register', {
+        body: { email, password: PASSWORD },
+      })
       const login = await call(service.app, 'POST', '/auth/login', { body: { email, password: PASSWORD } })
       const refresh = await call(service.app, 'POST', '/auth/refresh', {
         body: { refresh_token: login.body.data.refresh_token },
       })
-      expect(Object.keys(register.body.data).sort()).toEqual(['access_token', 'created_at', 'email', 'refresh_token'])
-      expect(Object.keys(login.body.data).sort()).toEqual(['access_token', 'created_at', 'email', 'id', 'refresh_token'])
+      expect(Object.keys(register.body.data).sort()).toEqual([
+        'access_token',
+        'created_at',
+        'email',
+        'refresh_token',
+      ])
+      expect(Object.keys(login.body.data).sort()).toEqual([
+        'access_token',
+        'created_at',
+        'email',
+        'id',
+        'refresh_token',
+      ])
       expect(Object.keys(refresh.body.data).sort()).toEqual(['access_token', 'refresh_token'])
       for (const reply of [register, login, refresh]) {
         expect(reply.status).toBe(200)

@@ -16,7 +16,9 @@ describe.each(backends)('spec 3: lifecycle of the stored refresh token [$name]',
   afterAll(() => service.close())
 
   it('none → register → stored (new token); a token pair is returned', async () => {
-    const reply = await call(service.app, 'POST', '/auth/register', { body: { email: uniqueEmail(), password: PASSWORD } })
+    const reply = await call(service.app, 'POST', '/auth/register', {
+      body: { email: uniqueEmail(), password: PASSWORD },
+    })
     expect(reply.status).toBe(200)
     expect(decodeJwt(reply.body.data.access_token).claims.token_type).toBe('Access')
     // the refresh token returned is the stored one
@@ -26,14 +28,18 @@ describe.each(backends)('spec 3: lifecycle of the stored refresh token [$name]',
   it('none → login (credentials valid) → stored; a token pair is returned', async () => {
     const user = await registerUser(service.app)
     await call(service.app, 'POST', '/auth/delete-refresh-token', { headers: bearer(user.accessToken) })
-    const login = await call(service.app, 'POST', '/auth/login', { body: { email: user.email, password: PASSWORD } })
+    const login = await call(service.app, 'POST', '/auth/login', {
+      body: { email: user.email, password: PASSWORD },
+    })
     expect(login.status).toBe(200)
     expect((await refresh(service, login.body.data.refresh_token)).status).toBe(200)
   })
 
   it('stored → login (credentials valid) → stored: the new token replaces the earlier one', async () => {
     const user = await registerUser(service.app)
-    const login = await call(service.app, 'POST', '/auth/login', { body: { email: user.email, password: PASSWORD } })
+    const login = await call(service.app, 'POST', '/auth/login', {
+      body: { email: user.email, password: PASSWORD },
+    })
     expectError(await refresh(service, user.refreshToken), 401, MESSAGES.refreshTokenInvalid)
     expect((await refresh(service, login.body.data.refresh_token)).status).toBe(200)
   })
@@ -62,7 +68,9 @@ describe.each(backends)('spec 3: lifecycle of the stored refresh token [$name]',
 
   it('stored → delete-refresh-token with a valid access token → none; 200', async () => {
     const user = await registerUser(service.app)
-    const logout = await call(service.app, 'POST', '/auth/delete-refresh-token', { headers: bearer(user.accessToken) })
+    const logout = await call(service.app, 'POST', '/auth/delete-refresh-token', {
+      headers: bearer(user.accessToken),
+    })
     expect(logout.status).toBe(200)
     expect(logout.body).toEqual({ code: 200, message: 'Success', data: null })
     expectError(await refresh(service, user.refreshToken), 401, MESSAGES.refreshTokenInvalid)

@@ -29,7 +29,8 @@ describe.each(backends)('spec 4: endpoints [$name]', (backend) => {
           ...stores,
           probes: {
             ...stores.probes,
-            database: () => (down ? Promise.reject(new Error('connection refused')) : stores.probes.database!()),
+            database: () =>
+              down ? Promise.reject(new Error('connection refused')) : stores.probes.database!(),
           },
         }),
       })
@@ -48,7 +49,10 @@ describe.each(backends)('spec 4: endpoints [$name]', (backend) => {
     it('never hangs: a probe that does not answer counts as down after HEALTH_TIMEOUT_MS', async () => {
       const hanging = await startTestService(backend, {
         env: { HEALTH_TIMEOUT_MS: '50' },
-        wrapStores: (stores: Stores) => ({ ...stores, probes: { ...stores.probes, database: () => new Promise(() => {}) } }),
+        wrapStores: (stores: Stores) => ({
+          ...stores,
+          probes: { ...stores.probes, database: () => new Promise(() => {}) },
+        }),
       })
       try {
         const reply = await call(hanging.app, 'GET', '/health')
@@ -150,8 +154,14 @@ describe.each(backends)('spec 4: endpoints [$name]', (backend) => {
 
     it('409 for an e-mail already registered, and the first account is unchanged', async () => {
       const user = await registerUser(service.app)
-      expectError(await register({ email: user.email, password: 'another password' }), 409, MESSAGES.emailTaken)
-      const login = await call(service.app, 'POST', '/auth/login', { body: { email: user.email, password: PASSWORD } })
+      expectError(
+        await register({ email: user.email, password: 'another password' }),
+        409,
+        MESSAGES.emailTaken,
+      )
+      const login = await call(service.app, 'POST', '/auth/login', {
+        body: { email: user.email, password: PASSWORD },
+      })
       expect(login.status).toBe(200)
       expect(login.body.data.id).toBe(user.id)
     })
@@ -186,7 +196,9 @@ describe.each(backends)('spec 4: endpoints [$name]', (backend) => {
 
     it('200 with data {id, email, created_at, access_token, refresh_token}', async () => {
       const email = uniqueEmail()
-      const registered = await call(service.app, 'POST', '/auth/register', { body: { email, password: PASSWORD } })
+      const registered = await call(service.app, 'POST', '/auth/register', {
+        body: { email, password: PASSWORD },
+      })
       const reply = await login({ email, password: PASSWORD })
       expect(reply.status).toBe(200)
       expect(reply.body).toEqual({
@@ -207,7 +219,12 @@ describe.each(backends)('spec 4: endpoints [$name]', (backend) => {
       ['a missing password', { email: 'a@example.com' }, '/password', 'is required'],
       ['a missing e-mail', { password: PASSWORD }, '/email', 'is required'],
       ['a numeric password', { email: 'a@example.com', password: 12345678 }, '/password', 'must be a string'],
-      ['an e-mail that is not valid', { email: 'nope', password: PASSWORD }, '/email', 'must be a valid e-mail address'],
+      [
+        'an e-mail that is not valid',
+        { email: 'nope', password: PASSWORD },
+        '/email',
+        'must be a valid e-mail address',
+      ],
     ])('400 for %s', async (_case, body, field, message) => {
       const reply = await login(body)
       expect(reply.status).toBe(400)
@@ -241,7 +258,11 @@ describe.each(backends)('spec 4: endpoints [$name]', (backend) => {
       const failure = service
         .logs()
         .find((record) => record.event === 'login_failed' && record.userId === user.id && record.level === 40)
-      expect(failure).toMatchObject({ reason: 'wrong_password', clientAddress: '127.0.0.1', msg: 'login failed' })
+      expect(failure).toMatchObject({
+        reason: 'wrong_password',
+        clientAddress: '127.0.0.1',
+        msg: 'login failed',
+      })
       expect(service.logLines.join('\n')).not.toContain('wrong password 3')
     })
   })
@@ -274,7 +295,11 @@ describe.each(backends)('spec 4: endpoints [$name]', (backend) => {
       const user = await registerUser(service.app)
       const [header, claims, signature = ''] = user.refreshToken.split('.')
       const flipped = signature.startsWith('A') ? `B${signature.slice(1)}` : `A${signature.slice(1)}`
-      expectError(await refresh({ refresh_token: `${header}.${claims}.${flipped}` }), 401, MESSAGES.refreshTokenInvalid)
+      expectError(
+        await refresh({ refresh_token: `${header}.${claims}.${flipped}` }),
+        401,
+        MESSAGES.refreshTokenInvalid,
+      )
     })
 
     it('rule 1: an access token (token_type not Refresh) is 401 with the wrong-type message', async () => {
@@ -288,7 +313,11 @@ describe.each(backends)('spec 4: endpoints [$name]', (backend) => {
       })
       try {
         const user = await registerUser(past.app)
-        expectError(await call(past.app, 'POST', '/auth/refresh', { body: { refresh_token: user.refreshToken } }), 401, MESSAGES.refreshTokenInvalid)
+        expectError(
+          await call(past.app, 'POST', '/auth/refresh', { body: { refresh_token: user.refreshToken } }),
+          401,
+          MESSAGES.refreshTokenInvalid,
+        )
       } finally {
         await past.close()
       }
@@ -318,10 +347,14 @@ describe.each(backends)('spec 4: endpoints [$name]', (backend) => {
   describe('4.6 POST /auth/delete-refresh-token (logout)', () => {
     it('200 {code: 200, message: "Success", data: null} and the stored token is deleted', async () => {
       const user = await registerUser(service.app)
-      const reply = await call(service.app, 'POST', '/auth/delete-refresh-token', { headers: bearer(user.accessToken) })
+      const reply = await call(service.app, 'POST', '/auth/delete-refresh-token', {
+        headers: bearer(user.accessToken),
+      })
       expect(reply.status).toBe(200)
       expect(reply.body).toEqual({ code: 200, message: 'Success', data: null })
-      const refresh = await call(service.app, 'POST', '/auth/refresh', { body: { refresh_token: user.refreshToken } })
+      const refresh = await call(service.app, 'POST', '/auth/refresh', {
+        body: { refresh_token: user.refreshToken },
+      })
       expectError(refresh, 401, MESSAGES.refreshTokenInvalid)
     })
 
@@ -346,12 +379,18 @@ describe.each(backends)('spec 4: endpoints [$name]', (backend) => {
       const alice = await registerUser(service.app)
       const bob = await registerUser(service.app)
       await call(service.app, 'POST', '/auth/delete-refresh-token', { headers: bearer(alice.accessToken) })
-      const bobRefresh = await call(service.app, 'POST', '/auth/refresh', { body: { refresh_token: bob.refreshToken } })
+      const bobRefresh = await call(service.app, 'POST', '/auth/refresh', {
+        body: { refresh_token: bob.refreshToken },
+      })
       expect(bobRefresh.status).toBe(200)
     })
 
     it('requires a valid access token (see spec 5)', async () => {
-      expectError(await call(service.app, 'POST', '/auth/delete-refresh-token'), 401, MESSAGES.authorizationMissing)
+      expectError(
+        await call(service.app, 'POST', '/auth/delete-refresh-token'),
+        401,
+        MESSAGES.authorizationMissing,
+      )
     })
   })
 

@@ -10,8 +10,15 @@ const me = (service: TestService, headers: Record<string, string> = {}) =>
   call(service.app, 'GET', '/auth/me', { headers })
 
 /** A token signed with the test secret (or another key) carrying exactly these claims and header. */
-function craftToken(claims: Record<string, unknown>, options: { key?: string; header?: Record<string, unknown> } = {}) {
-  const sign = createSigner({ key: options.key ?? TEST_SECRET, algorithm: 'HS256', header: options.header })
+function craftToken(
+  claims: Record<string, unknown>,
+  options: { key?: string; header?: Record<string, unknown> } = {},
+) {
+  const sign = createSigner({
+    key: options.key ?? TEST_SECRET,
+    algorithm: 'HS256',
+    header: { alg: 'HS256', ...options.header },
+  })
   return sign(claims)
 }
 
@@ -67,7 +74,9 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
       const now = Math.floor(Date.now() / 1000)
       const expired = craftToken({ ...validClaims(), iat: now - 60, exp: now - 1 })
       expectError(await me(service, bearer(expired)), 401, MESSAGES.accessTokenInvalid)
-      const issuedLongAgo = await startTestService(backend, { clock: createFixedClock(Date.now() - 16 * 60_000) })
+      const issuedLongAgo = await startTestService(backend, {
+        clock: createFixedClock(Date.now() - 16 * 60_000),
+      })
       try {
         const old = await registerUser(issuedLongAgo.app)
         expectError(await me(issuedLongAgo, bearer(old.accessToken)), 401, MESSAGES.accessTokenInvalid)
@@ -89,7 +98,9 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
     })
 
     it('check 3: header fields kid and jku are ignored, never fetched', async () => {
-      const token = craftToken(validClaims(), { header: { kid: 'other', jku: 'http://127.0.0.1:1/keys.json' } })
+      const token = craftToken(validClaims(), {
+        header: { kid: 'other', jku: 'http://127.0.0.1:1/keys.json' },
+      })
       expect((await me(service, bearer(token))).status).toBe(200)
     })
 
@@ -148,7 +159,10 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
         await before.close()
         const rotated = await startTestService(backend, {
           instance,
-          env: { AUTH_JWT_SECRET: newSecret, AUTH_JWT_PREVIOUS_SECRETS: `unrelated-secret-aaaaaaaaaaaaaaaa,${oldSecret}` },
+          env: {
+            AUTH_JWT_SECRET: newSecret,
+            AUTH_JWT_PREVIOUS_SECRETS: `unrelated-secret-aaaaaaaaaaaaaaaa,${oldSecret}`,
+          },
         })
         const forgotten = await startTestService(backend, { instance, env: { AUTH_JWT_SECRET: newSecret } })
         try {

@@ -17,7 +17,12 @@ export interface Call {
 }
 
 /** app.inject with JSON in and out. */
-export async function call(app: FastifyInstance, method: string, url: string, options: Call = {}): Promise<Reply> {
+export async function call(
+  app: FastifyInstance,
+  method: string,
+  url: string,
+  options: Call = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers }
   let payload: string | undefined
   if (options.body !== undefined) {
@@ -53,7 +58,11 @@ export interface Registered {
 }
 
 /** Registers a fresh account and looks up its id by logging in. */
-export async function registerUser(app: FastifyInstance, email = uniqueEmail(), password = PASSWORD): Promise<Registered> {
+export async function registerUser(
+  app: FastifyInstance,
+  email = uniqueEmail(),
+  password = PASSWORD,
+): Promise<Registered> {
   const registered = await call(app, 'POST', '/auth/register', { body: { email, password } })
   expect(registered.status, registered.text).toBe(200)
   const loggedIn = await call(app, 'POST', '/auth/login', { body: { email, password } })

@@ -41,7 +41,10 @@ export interface TestServiceOptions {
 }
 
 /** The real service (createService, the composition root) on a fresh backend, with its logs captured. */
-export async function startTestService(backend: Backend, options: TestServiceOptions = {}): Promise<TestService> {
+export async function startTestService(
+  backend: Backend,
+  options: TestServiceOptions = {},
+): Promise<TestService> {
   const instance = options.instance ?? (await backend.setup())
   const ownsInstance = options.instance === undefined
   const config = loadConfig({ ...TEST_ENV, ...instance.env, ...options.env })

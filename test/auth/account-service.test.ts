@@ -1,0 +1,150 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createAccountService } from '../../src/auth/account-service.js'
+import { createConcurrencyLimiter } from '../../src/auth/concurrency-limiter.js'
+import { createPasswordHasher, type PasswordHasher } from '../../src/auth/password-hasher.js'
+import { createTokenService } from '../../src/auth/token-service.js'
+import { systemClock } from '../../src/clock.js'
+import type { Argon2Params } from '../../src/config.js'
+import { loadConfig } from '../../src/config.js'
+import { EmailTakenError, InvalidCredentialsError, ValidationError } from '../../src/errors.js'
+import { openStores } from '../../src/storage/open-stores.js'
+import type { Stores } from '../../src/storage/stores.js'
+import { type BackendInstance, backends } from '../support/backends.js'
+
+const cheap: Argon2Params = { memoryKiB: 1024, timeCost: 1, parallelism: 1 }
+const tokenSettings = {
+  secret: 'account-service-secret-0123456789',
+  previousSecrets: [],
+  accessTokenTtlSeconds: 900,
+  refreshTokenTtlSeconds: 604_800,
+}
+
+/** The real hasher, with its calls recorded. */
+function observedHasher(params: Argon2Params) {
+  const real = createPasswordHasher(params, createConcurrencyLimiter({ concurrency: 2, queueLimit: 10 }))
+  const calls: string[] = []
+  const record = (name: string) => {
+    calls.push(name)
+  }
+  const hasher: PasswordHasher = {
+    hash(password) {
+      record('hash')
+      return real.hash(password)
+    },
+    verify(stored, password) {
+      record('verify')
+      return real.verify(stored, password)
+    },
+    verifyDummy(password) {
+      record('verifyDummy')
+      return real.verifyDummy(password)
+    },
+    needsRehash: (stored) => real.needsRehash(stored),
+  }
+  return { hasher, calls }
+}
+
+describe.each(backends)('createAccountService [$name]', (backend) => {
+  let instance: BackendInstance
+  let stores: Stores
+  const warnings: Array<Record<string, unknown>> = []
+  const log = { warn: (fields: Record<string, unknown>) => void warnings.push(fields) }
+
+  beforeEach(async () => {
+    instance = await backend.setup()
+    stores = await openStores(loadConfig(instance.env).storage)
+    warnings.length = 0
+  })
+  afterEach(async () => {
+    await stores.close()
+    await instance.teardown()
+  })
+
+  const service = (hasher: PasswordHasher) =>
+    createAccountService({
+      users: stores.users,
+      refreshTokens: stores.refreshTokens,
+      hasher,
+      tokens: createTokenService(tokenSettings, systemClock),
+      clock: systemClock,
+      log,
+    })
+
+  it('an unknown e-mail still costs an Argon2 verification (of a dummy hash)', async () => {
+    const { hasher, calls } = observedHasher(cheap)
+    await expect(
+      service(hasher).login({
+        email: 'nobody@example.com',
+        password: 'whatever1',
+        clientAddress: '192.0.2.1',
+      }),
+    ).rejects.toBeInstanceOf(InvalidCredentialsError)
+    expect(calls).toEqual(['verifyDummy'])
+    expect(warnings).toEqual([{ event: 'login_failed', reason: 'unknown_email', clientAddress: '192.0.2.1' }])
+  })
+
+  it('a wrong password is logged with the user id and client address', async () => {
+    const { hasher } = observedHasher(cheap)
+    const accounts = service(hasher)
+    await accounts.register({ email: 'ada@example.com', password: 'correct horse' })
+    const user = await stores.users.findByEmail('ada@example.com')
+    await expect(
+      accounts.login({ email: 'ada@example.com', password: 'wrong horse', clientAddress: '192.0.2.7' }),
+    ).rejects.toBeInstanceOf(InvalidCredentialsError)
+    expect(warnings).toEqual([
+      { event: 'login_failed', reason: 'wrong_password', userId: user?.id, clientAddress: '192.0.2.7' },
+    ])
+  })
+
+  it('re-hashes the password on a successful login after the Argon2 parameters change', async () => {
+    await service(observedHasher(cheap).hasher).register({
+      email: 'ada@example.com',
+      password: 'correct horse',
+    })
+    const before = await stores.users.findByEmail('ada@example.com')
+    expect(before?.passwordHash).toMatch(/m=1024,t=1,p=1/)
+
+    const stronger = observedHasher({ ...cheap, memoryKiB: 2048, timeCost: 2 })
+    await service(stronger.hasher).login({
+      email: 'ada@example.com',
+      password: 'correct horse',
+      clientAddress: 'x',
+    })
+    expect(stronger.calls).toEqual(['verify', 'hash'])
+    const after = await stores.users.findByEmail('ada@example.com')
+    expect(after?.passwordHash).toMatch(/m=2048,t=2,p=1/)
+
+    // the new hash verifies, and an unchanged configuration does not re-hash again
+    const same = observedHasher({ ...cheap, memoryKiB: 2048, timeCost: 2 })
+    await service(same.hasher).login({
+      email: 'ada@example.com',
+      password: 'correct horse',
+      clientAddress: 'x',
+    })
+    expect(same.calls).toEqual(['verify'])
+  })
+
+  it('register checks the e-mail before spending an Argon2 hash on a taken one', async () => {
+    const { hasher, calls } = observedHasher(cheap)
+    const accounts = service(hasher)
+    await accounts.register({ email: 'ada@example.com', password: 'correct horse' })
+    calls.length = 0
+    await expect(
+      accounts.register({ email: 'ADA@example.com', password: 'other horse' }),
+    ).rejects.toBeInstanceOf(EmailTakenError)
+    expect(calls).toEqual([])
+  })
+
+  it('validates its input without the HTTP layer', async () => {
+    const accounts = service(observedHasher(cheap).hasher)
+    await expect(accounts.register({ email: 'nope', password: 'correct horse' })).rejects.toBeInstanceOf(
+      ValidationError,
+    )
+    await expect(accounts.register({ email: 'a@example.com', password: 'short' })).rejects.toBeInstanceOf(
+      ValidationError,
+    )
+    await expect(
+      accounts.register({ email: 'a@example.com', password: 'abcdefgh\ud800' }),
+    ).rejects.toBeInstanceOf(ValidationError)
+  })
+})

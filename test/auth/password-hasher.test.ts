@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest'
+import { createConcurrencyLimiter } from '../../src/auth/concurrency-limiter.js'
+import { createPasswordHasher } from '../../src/auth/password-hasher.js'
+
+const cheap = { memoryKiB: 1024, timeCost: 1, parallelism: 1 }
+const limiter = () => createConcurrencyLimiter({ concurrency: 2, queueLimit: 10 })
+
+describe('createPasswordHasher', () => {
+  it('hashes with Argon2id at the configured cost and a random salt', async () => {
+    const hasher = createPasswordHasher(cheap, limiter())
+    const first = await hasher.hash('correct horse')
+    const second = await hasher.hash('correct horse')
+    expect(first).toMatch(/^\$argon2id\$v=19\$m=1024,t=1,p=1\$/)
+    expect(first).not.toBe(second)
+    expect(await hasher.verify(first, 'correct horse')).toBe(true)
+    expect(await hasher.verify(first, 'correct horsE')).toBe(false)
+  })
+
+  it('uses the OWASP cost (m=19456 KiB, t=2, p=1) when given the defaults', async () => {
+    const hasher = createPasswordHasher({ memoryKiB: 19456, timeCost: 2, parallelism: 1 }, limiter())
+    expect(await hasher.hash('correct horse')).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/)
+  })
+
+  it('verifyDummy costs a verification and is always false', async () => {
+    const hasher = createPasswordHasher(cheap, limiter())
+    expect(await hasher.verifyDummy('anything at all')).toBe(false)
+    expect(await hasher.verifyDummy('')).toBe(false)
+  })
+
+  it('needsRehash when the stored hash has other parameters', async () => {
+    const old = await createPasswordHasher(cheap, limiter()).hash('pw')
+    expect(createPasswordHasher(cheap, limiter()).needsRehash(old)).toBe(false)
+    expect(createPasswordHasher({ ...cheap, memoryKiB: 2048 }, limiter()).needsRehash(old)).toBe(true)
+    expect(createPasswordHasher({ ...cheap, timeCost: 2 }, limiter()).needsRehash(old)).toBe(true)
+    expect(createPasswordHasher({ ...cheap, parallelism: 2 }, limiter()).needsRehash(old)).toBe(true)
+    expect(createPasswordHasher(cheap, limiter()).needsRehash('not a hash')).toBe(true)
+  })
+
+  it('runs every computation through the limiter', async () => {
+    const counting = limiter()
+    let peak = 0
+    const observed = {
+      run<T>(task: () => Promise<T>) {
+        return counting.run(async () => {
+          peak = Math.max(peak, counting.stats().running)
+          return task()
+        })
+      },
+      stats: counting.stats,
+    }
+    const hasher = createPasswordHasher(cheap, observed)
+    await Promise.all(Array.from({ length: 8 }, () => hasher.hash('pw')))
+    expect(peak).toBe(2)
+  })
+})

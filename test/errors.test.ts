@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest'
+import * as errors from '../src/errors.js'
+import { AppError } from '../src/errors.js'
+import { toAppError } from '../src/http/error-handler.js'
+
+/** Every error the service answers with: status, stable code and public text. A new one must be added here. */
+const EXPECTED: Record<string, { error: AppError; status: number; code: string; message: string }> = {
+  ValidationError: {
+    error: new errors.ValidationError([{ field: '/email', message: 'must be a valid e-mail address' }]),
+    status: 400,
+    code: 'validation_failed',
+    message: 'Invalid request: /email must be a valid e-mail address',
+  },
+  MalformedBodyError: {
+    error: new errors.MalformedBodyError(),
+    status: 400,
+    code: 'malformed_body',
+    message: 'Request body is not valid JSON',
+  },
+  BadRequestError: {
+    error: new errors.BadRequestError(400, 'Bad Request'),
+    status: 400,
+    code: 'bad_request',
+    message: 'Bad Request',
+  },
+  InvalidCredentialsError: {
+    error: new errors.InvalidCredentialsError(),
+    status: 401,
+    code: 'invalid_credentials',
+    message: 'E-mail or password wrong',
+  },
+  AuthorizationMissingError: {
+    error: new errors.AuthorizationMissingError(),
+    status: 401,
+    code: 'authorization_missing',
+    message: 'Authorization header is missing',
+  },
+  AuthorizationMalformedError: {
+    error: new errors.AuthorizationMalformedError(),
+    status: 401,
+    code: 'authorization_malformed',
+    message: 'Authorization header must have the form "Bearer <token>"',
+  },
+  AccessTokenInvalidError: {
+    error: new errors.AccessTokenInvalidError(),
+    status: 401,
+    code: 'access_token_invalid',
+    message: 'Access token is invalid or expired',
+  },
+  RefreshTokenInvalidError: {
+    error: new errors.RefreshTokenInvalidError(),
+    status: 401,
+    code: 'refresh_token_invalid',
+    message: 'Refresh token is invalid, expired or already used',
+  },
+  TokenWrongTypeError: {
+    error: new errors.TokenWrongTypeError(),
+    status: 401,
+    code: 'token_wrong_type',
+    message: 'Token is of the wrong type for this endpoint',
+  },
+  NotFoundError: { error: new errors.NotFoundError(), status: 404, code: 'not_found', message: 'Not found' },
+  MethodNotAllowedError: {
+    error: new errors.MethodNotAllowedError(['GET']),
+    status: 405,
+    code: 'method_not_allowed',
+    message: 'Method not allowed',
+  },
+  EmailTakenError: {
+    error: new errors.EmailTakenError(),
+    status: 409,
+    code: 'email_taken',
+    message: 'E-mail already registered',
+  },
+  PayloadTooLargeError: {
+    error: new errors.PayloadTooLargeError(),
+    status: 413,
+    code: 'payload_too_large',
+    message: 'Request body is too large',
+  },
+  UnsupportedMediaTypeError: {
+    error: new errors.UnsupportedMediaTypeError(),
+    status: 415,
+    code: 'unsupported_media_type',
+    message: 'Content-Type must be application/json',
+  },
+  RateLimitedError: {
+    error: new errors.RateLimitedError(30),
+    status: 429,
+    code: 'rate_limited',
+    message: 'Too many requests, retry later',
+  },
+  InternalError: {
+    error: new errors.InternalError(),
+    status: 500,
+    code: 'internal_error',
+    message: 'Internal server error',
+  },
+  ServiceBusyError: {
+    error: new errors.ServiceBusyError(),
+    status: 503,
+    code: 'service_busy',
+    message: 'Server is busy, retry shortly',
+  },
+}
+
+describe('errors', () => {
+  it('every AppError subclass is listed here with its status, code and message', () => {
+    const declared = Object.entries(errors)
+      .filter(([, value]) => typeof value === 'function' && value.prototype instanceof AppError)
+      .map(([name]) => name)
+      .sort()
+    expect(declared).toEqual(Object.keys(EXPECTED).sort())
+  })
+
+  it.each(Object.entries(EXPECTED))('%s', (name, { error, status, code, message }) => {
+    expect(error.name).toBe(name)
+    expect(error.statusCode).toBe(status)
+    expect(error.code).toBe(code)
+    expect(error.message).toBe(message)
+  })
+
+  it('an internal cause is kept for the log, never in the message', () => {
+    const error = new errors.InternalError(new Error('password=hunter2 at db:5432'))
+    expect(error.message).toBe('Internal server error')
+    expect((error.cause as Error).message).toContain('db:5432')
+  })
+
+  it('headers: Allow on 405, Retry-After on 429 and 503', () => {
+    expect(new errors.MethodNotAllowedError(['GET', 'HEAD']).headers).toEqual({ allow: 'GET, HEAD' })
+    expect(new errors.RateLimitedError(12).headers).toEqual({ 'retry-after': '12' })
+    expect(new errors.ServiceBusyError().headers).toEqual({ 'retry-after': '1' })
+  })
+})
+
+describe('toAppError', () => {
+  it('keeps AppErrors', () => {
+    const error = new errors.EmailTakenError()
+    expect(toAppError(error)).toBe(error)
+  })
+
+  it('turns anything unknown into a generic 500 that keeps the cause', () => {
+    const thrown = new TypeError('cannot read properties of undefined')
+    const mapped = toAppError(thrown)
+    expect(mapped).toBeInstanceOf(errors.InternalError)
+    expect(mapped.cause).toBe(thrown)
+    expect(toAppError('a string')).toBeInstanceOf(errors.InternalError)
+    expect(toAppError(new errors.StorageError('down'))).toBeInstanceOf(errors.InternalError)
+  })
+
+  it('maps an unknown 4xx from Fastify to its status with the standard text', () => {
+    const mapped = toAppError(
+      Object.assign(new Error('FST_ERR_BAD_URL: "%zz" is not a valid url'), { statusCode: 400 }),
+    )
+    expect(mapped.statusCode).toBe(400)
+    expect(mapped.message).toBe('Bad Request')
+  })
+})

@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { type Browser, chromium } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backends } from '../support/backends.js'
+import { startTestService, type TestService } from '../support/test-service.js'
+
+/** Debian's Chromium (apt-get install -y chromium); a test tool never downloads its own browser here. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const available = existsSync(CHROMIUM)
+if (!available)
+  console.warn(`skipping the browser test of /docs: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`)
+
+describe.skipIf(!available)('GET /docs in a browser', () => {
+  let service: TestService
+  let browser: Browser
+  let base: string
+  beforeAll(async () => {
+    service = await startTestService(backends[0]!)
+    await service.app.listen({ host: '127.0.0.1', port: 0 })
+    base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    })
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await service?.close()
+  })
+
+  it('renders Swagger UI with every operation of the OpenAPI document, without page errors', async () => {
+    const page = await browser.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (error) => errors.push(error.message))
+    await page.goto(`${base}/docs`)
+    await page.waitForSelector('.opblock', { timeout: 15_000 })
+    const operations = await page.locator('.opblock-summary-path').allInnerTexts()
+    const paths = operations.map((text) => text.replace(/\u200b/g, '').trim())
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/health',
+        '/info',
+        '/auth/register',
+        '/auth/login',
+        '/auth/refresh',
+        '/auth/me',
+      ]),
+    )
+    expect(await page.locator('.information-container .title').textContent()).toContain('tessera')
+    expect(errors).toEqual([])
+  })
+})

@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generateUserId } from '../../src/auth/user-id.js'
+import { loadConfig } from '../../src/config.js'
+import { openStores } from '../../src/storage/open-stores.js'
+import type { Stores, UserRecord } from '../../src/storage/stores.js'
+import { type BackendInstance, backends } from '../support/backends.js'
+
+/** The contract every storage backend keeps, run against real servers (DECISIONS: Storage). */
+describe.each(backends)('storage contract [$name]', (backend) => {
+  let instance: BackendInstance
+  let stores: Stores
+  beforeAll(async () => {
+    instance = await backend.setup()
+    stores = await openStores(loadConfig(instance.env).storage)
+  })
+  afterAll(async () => {
+    await stores?.close()
+    await instance?.teardown()
+  })
+
+  let serial = 0
+  const newUser = (overrides: Partial<UserRecord> = {}): UserRecord => ({
+    id: generateUserId(),
+    email: `contract-${Date.now()}-${serial++}@example.com`,
+    passwordHash: '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA',
+    createdAt: new Date().toISOString(),
+    ...overrides,
+  })
+  const created = async (overrides: Partial<UserRecord> = {}) => {
+    const user = newUser(overrides)
+    expect(await stores.users.create(user)).toBe('created')
+    return user
+  }
+  const digest = (n: number) => n.toString(16).padStart(64, '0')
+  const inAnHour = () => Date.now() + 3_600_000
+
+  describe('UserStore', () => {
+    it('create, then find by id and by e-mail', async () => {
+      const user = await created()
+      expect(await stores.users.findById(user.id)).toEqual(user)
+      expect(await stores.users.findByEmail(user.email)).toEqual(user)
+    })
+
+    it('finds nothing for an unknown id or e-mail', async () => {
+      expect(await stores.users.findById('1000000001')).toBeNull()
+      expect(await stores.users.findByEmail('nobody-here@example.com')).toBeNull()
+    })
+
+    it('reports a taken e-mail and a taken id instead of throwing', async () => {
+      const user = await created()
+      expect(await stores.users.create(newUser({ email: user.email }))).toBe('email_taken')
+      expect(await stores.users.create(newUser({ id: user.id }))).toBe('id_taken')
+    })
+
+    it('of concurrent creations with one e-mail exactly one is created', async () => {
+      const email = newUser().email
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () => stores.users.create(newUser({ email }))),
+      )
+      expect(results.filter((result) => result === 'created')).toHaveLength(1)
+      expect(results.filter((result) => result === 'email_taken')).toHaveLength(9)
+    })
+
+    it('keeps values exactly, including quotes and long hashes', async () => {
+      const user = await created({
+        email: `o'neil-${serial++}@example.com`,
+        passwordHash: `$argon2id$${'x'.repeat(200)}`,
+      })
+      expect(await stores.users.findByEmail(user.email)).toEqual(user)
+    })
+
+    it('updatePasswordHash replaces the hash only', async () => {
+      const user = await created()
+      await stores.users.updatePasswordHash(user.id, '$argon2id$new')
+      expect(await stores.users.findById(user.id)).toEqual({ ...user, passwordHash: '$argon2id$new' })
+    })
+  })
+
+  describe('RefreshTokenStore', () => {
+    it('rotate succeeds once from the current digest, then only from the new one', async () => {
+      const user = await created()
+      await stores.refreshTokens.put(user.id, { digest: digest(1), expiresAt: inAnHour() })
+      expect(
+        await stores.refreshTokens.rotate(
+          user.id,
+          digest(1),
+          { digest: digest(2), expiresAt: inAnHour() },
+          Date.now(),
+        ),
+      ).toBe(true)
+      expect(
+        await stores.refreshTokens.rotate(
+          user.id,
+          digest(1),
+          { digest: digest(3), expiresAt: inAnHour() },
+          Date.now(),
+        ),
+      ).toBe(false)
+      expect(
+        await stores.refreshTokens.rotate(
+          user.id,
+          digest(2),
+          { digest: digest(4), expiresAt: inAnHour() },
+          Date.now(),
+        ),
+      ).toBe(true)
+    })
+
+    it('put replaces the earlier token: one per user', async () => {
+      const user = await created()
+      await stores.refreshTokens.put(user.id, { digest: digest(10), expiresAt: inAnHour() })
+      await stores.refreshTokens.put(user.id, { digest: digest(11), expiresAt: inAnHour() })
+      expect(
+        await stores.refreshTokens.rotate(
+          user.id,
+          digest(10),
+          { digest: digest(12), expiresAt: inAnHour() },
+          Date.now(),
+        ),
+      ).toBe(false)
+      expect(
+        await stores.refreshTokens.rotate(
+          user.id,
+          digest(11),
+          { digest: digest(12), expiresAt: inAnHour() },
+          Date.now(),
+        ),
+      ).toBe(true)
+    })
+
+    it('rotate is false for a user without a token', async () => {
+      const user = await created()
+      expect(
+        await stores.refreshTokens.rotate(
+          user.id,
+          digest(1),
+          { digest: digest(2), expiresAt: inAnHour() },
+          Date.now(),
+        ),
+      ).toBe(false)
+    })
+
+    it('an expired token is gone: rotate is false from its expiry on', async () => {
+      const user = await created()
+      const expiresAt = Date.now() + 60_000
+      await stores.refreshTokens.put(user.id, { digest: digest(20), expiresAt })
+      expect(
+        await stores.refreshTokens.rotate(
+          user.id,
+          digest(20),
+          { digest: digest(21), expiresAt: inAnHour() },
+          expiresAt,
+        ),
+      ).toBe(false)
+      expect(
+        await stores.refreshTokens.rotate(
+          user.id,
+          digest(20),
+          { digest: digest(21), expiresAt: inAnHour() },
+          expiresAt - 1,
+        ),
+      ).toBe(true)
+    })
+
+    it('delete removes the token; deleting none is not an error', async () => {
+      const user = await created()
+      await stores.refreshTokens.put(user.id, { digest: digest(30), expiresAt: inAnHour() })
+      await stores.refreshTokens.delete(user.id)
+      await stores.refreshTokens.delete(user.id)
+      expect(
+        await stores.refreshTokens.rotate(
+          user.id,
+          digest(30),
+          { digest: digest(31), expiresAt: inAnHour() },
+          Date.now(),
+        ),
+      ).toBe(false)
+    })
+
+    it('users do not share tokens', async () => {
+      const alice = await created()
+      const bob = await created()
+      await stores.refreshTokens.put(alice.id, { digest: digest(40), expiresAt: inAnHour() })
+      await stores.refreshTokens.put(bob.id, { digest: digest(41), expiresAt: inAnHour() })
+      expect(
+        await stores.refreshTokens.rotate(
+          bob.id,
+          digest(40),
+          { digest: digest(42), expiresAt: inAnHour() },
+          Date.now(),
+        ),
+      ).toBe(false)
+      await stores.refreshTokens.delete(alice.id)
+      expect(
+        await stores.refreshTokens.rotate(
+          bob.id,
+          digest(41),
+          { digest: digest(42), expiresAt: inAnHour() },
+          Date.now(),
+        ),
+      ).toBe(true)
+    })
+
+    it('of 50 concurrent rotations from one digest exactly one succeeds', async () => {
+      const user = await created()
+      await stores.refreshTokens.put(user.id, { digest: digest(50), expiresAt: inAnHour() })
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          stores.refreshTokens.rotate(
+            user.id,
+            digest(50),
+            { digest: digest(100 + i), expiresAt: inAnHour() },
+            Date.now(),
+          ),
+        ),
+      )
+      expect(results.filter(Boolean)).toHaveLength(1)
+    })
+  })
+
+  describe('probes', () => {
+    it('every probe answers', async () => {
+      expect(Object.keys(stores.probes)).toContain('database')
+      for (const probe of Object.values(stores.probes)) await expect(probe()).resolves.toBeUndefined()
+    })
+  })
+})

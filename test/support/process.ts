@@ -1,0 +1,99 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import { TEST_ENV } from './test-service.js'
+
+export const BIN = fileURLToPath(new URL('../../bin/tessera.js', import.meta.url))
+
+export interface RunningService {
+  child: ChildProcess
+  url: string
+  /** stdout lines so far (JSON log lines). */
+  stdout: string[]
+  stderr: string[]
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>
+}
+
+/** Environment for a child process: the parent's PATH and HOME, the test defaults, then the given variables. */
+export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const base = { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', PORT: '0', ...TEST_ENV }
+  return Object.fromEntries(Object.entries({ ...base, ...env }).filter(([, value]) => value !== undefined))
+}
+
+/** `tessera serve` as a real process on a free port; resolves when it logs where it listens. */
+export async function startProcess(
+  env: Record<string, string | undefined>,
+  timeoutMs = 20_000,
+): Promise<RunningService> {
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const stdout: string[] = []
+  const stderr: string[] = []
+  collectLines(child.stdout, stdout)
+  collectLines(child.stderr, stderr)
+  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no start-up line within ${timeoutMs} ms: ${stderr.join('\n')}`)),
+      timeoutMs,
+    )
+    const check = () => {
+      for (const line of stdout) {
+        const match = /listening on (http:\/\/\S+)/.exec(line)
+        if (match?.[1]) {
+          clearTimeout(timer)
+          resolve(match[1])
+          return
+        }
+      }
+    }
+    child.stdout?.on('data', () => setImmediate(check))
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`exited with ${code} before listening: ${stderr.join('\n')}`))
+    })
+  })
+  return {
+    child,
+    url,
+    stdout,
+    stderr,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM')
+      return exited
+    },
+  }
+}
+
+/** Runs `tessera <args>` to completion. */
+export async function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk
+  })
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk
+  })
+  const [code] = await once(child, 'exit')
+  return { code: code as number | null, stdout, stderr }
+}
+
+function collectLines(stream: NodeJS.ReadableStream | null, into: string[]): void {
+  let rest = ''
+  stream?.on('data', (chunk: Buffer) => {
+    const lines = (rest + chunk.toString('utf8')).split('\n')
+    rest = lines.pop() ?? ''
+    into.push(...lines.filter(Boolean))
+  })
+}
