@@ -16,13 +16,15 @@ import { ErrorResponse } from './http/schemas.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
 import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
 import { statusRoutes } from './routes/status-routes.js'
-import type { HealthProbe } from './storage/stores.js'
+import type { HealthProbe, Stores } from './storage/stores.js'
 
 export interface AppDeps {
   config: Config
   accounts: AccountService
   tokens: Pick<TokenService, 'verifyAccess'>
   probes: Readonly<Record<string, HealthProbe>>
+  /** Rate-limit counters shared by all instances (Redis); null keeps them per process. */
+  sharedCounters: Stores['sharedCounters']
   appInfo: { name: string; version: string }
   clock: Clock
   logger: FastifyBaseLogger
@@ -68,6 +70,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (limited) {
     await app.register(rateLimit, {
       global: false,
+      ...(deps.sharedCounters ?? {}),
+      // a counter store that is down does not lock everyone out; the stores the request needs answer for it
+      skipOnError: true,
       errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000)),
     })
   }

@@ -43,6 +43,8 @@ export interface Config {
     dataDir: string
     databaseUrl: string
     redisUrl: string | null
+    /** Prefix of every Redis key, so that several deployments (or test runs) can share one server. */
+    redisKeyPrefix: string
     maxConnections: number
     /** How long a storage operation may take before it fails with a 500. */
     operationTimeoutMs: number
@@ -142,6 +144,7 @@ export function loadConfig(env: Env): Readonly<Config> {
       dataDir,
       databaseUrl: read.databaseUrl('DATABASE_URL', `sqlite:${dataDir.replace(/\/+$/, '')}/app.db`),
       redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
+      redisKeyPrefix: read.string('REDIS_KEY_PREFIX', 'tessera:'),
       maxConnections: read.integer('DATABASE_MAX_CONNECTIONS', 10, { min: 1, max: 1000 }),
       operationTimeoutMs: read.integer('STORAGE_TIMEOUT_MS', 5_000, { min: 1 }),
     },

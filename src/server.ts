@@ -39,7 +39,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const secret = config.auth.jwtSecret ?? options.jwtSecret
   if (secret === undefined) throw new ConfigError('AUTH_JWT_SECRET', 'is not set')
   const clock = options.clock ?? systemClock
-  const stores = options.stores ?? (await openStores(config.storage))
+  const stores = options.stores ?? (await openStores(config.storage, options.logger))
   try {
     const tokens = createTokenService(
       {
@@ -70,6 +70,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       accounts,
       tokens,
       probes: stores.probes,
+      sharedCounters: stores.sharedCounters,
       appInfo: options.appInfo ?? (await readAppInfo()),
       clock,
       logger: options.logger,

@@ -1,36 +1,76 @@
 import { sql } from 'kysely'
 import { type Config, ConfigError } from '../config.js'
+import { createMysqlDialect } from './mysql/mysql-dialect.js'
+import { createPostgresDialect } from './postgres/postgres-dialect.js'
+import { createRedisClient } from './redis/redis-client.js'
+import { createRedisRefreshTokenStore } from './redis/redis-refresh-token-store.js'
 import { migrate } from './sql/migrate.js'
 import type { SqlDialect } from './sql/sql-dialect.js'
 import { createSqlRefreshTokenStore } from './sql/sql-refresh-token-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
 import { createSqliteDialect } from './sqlite/sqlite-dialect.js'
+import { createStorageCall } from './storage-call.js'
 import type { Stores } from './stores.js'
 
+/** Where storage reports connection trouble that no request sees (an idle connection lost, a reconnect). */
+export interface StorageLog {
+  warn(fields: Record<string, unknown>, message: string): void
+  info(fields: Record<string, unknown>, message: string): void
+}
+
+const silent: StorageLog = { warn() {}, info() {} }
+
 /**
- * DATABASE_URL (and later REDIS_URL) to concrete stores, migrated and ready: the only module that knows every
- * backend. A database that cannot be opened or migrated is a ConfigError naming DATABASE_URL.
+ * DATABASE_URL and REDIS_URL to concrete stores, migrated and connected: the only module that knows every backend.
+ * Users live in the SQL database; refresh tokens there too, or in Redis when REDIS_URL is set. A store that cannot
+ * be reached at start is a ConfigError naming its variable.
  */
-export async function openStores(storage: Config['storage']): Promise<Stores> {
-  const dialect = openDialect(storage.databaseUrl)
+export async function openStores(storage: Config['storage'], log: StorageLog = silent): Promise<Stores> {
+  const call = createStorageCall(storage.operationTimeoutMs)
+  const dialect = openDialect(storage, log)
   try {
     await migrate(dialect)
   } catch (error) {
     await dialect.db.destroy().catch(() => {})
-    throw new ConfigError('DATABASE_URL', `could not be migrated: ${describeError(error)}`)
+    throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   }
+  const database = async () => void (await call('database.ping', () => sql`SELECT 1`.execute(dialect.db)))
+  if (storage.redisUrl === null) {
+    return {
+      users: createSqlUserStore(dialect, call),
+      refreshTokens: createSqlRefreshTokenStore(dialect, call),
+      probes: { database },
+      sharedCounters: null,
+      description: dialect.description,
+      close: () => dialect.db.destroy(),
+    }
+  }
+
+  const redis = createRedisClient(storage.redisUrl, { timeoutMs: storage.operationTimeoutMs, log })
+  try {
+    await redis.connect()
+  } catch (error) {
+    redis.disconnect()
+    await dialect.db.destroy()
+    throw new ConfigError('REDIS_URL', `could not be reached: ${describeError(error)}`)
+  }
+  const redisLocation = new URL(storage.redisUrl)
   return {
-    users: createSqlUserStore(dialect),
-    refreshTokens: createSqlRefreshTokenStore(dialect),
-    probes: { database: async () => void (await sql`SELECT 1`.execute(dialect.db)) },
-    description: dialect.description,
-    close: () => dialect.db.destroy(),
+    users: createSqlUserStore(dialect, call),
+    refreshTokens: createRedisRefreshTokenStore(redis, { keyPrefix: storage.redisKeyPrefix, call }),
+    probes: { database, redis: async () => void (await call('redis.ping', () => redis.ping())) },
+    sharedCounters: { redis, nameSpace: `${storage.redisKeyPrefix}rate-limit:` },
+    description: `${dialect.description}, refresh tokens in redis ${redisLocation.host}${redisLocation.pathname}`,
+    async close() {
+      await redis.quit().catch(() => redis.disconnect())
+      await dialect.db.destroy()
+    },
   }
 }
 
 /** Applies pending migrations and closes the connection again (`tessera migrate`). Returns the names applied. */
 export async function migrateDatabase(storage: Config['storage']): Promise<string[]> {
-  const dialect = openDialect(storage.databaseUrl)
+  const dialect = openDialect(storage, silent)
   try {
     return await migrate(dialect)
   } finally {
@@ -38,18 +78,22 @@ export async function migrateDatabase(storage: Config['storage']): Promise<strin
   }
 }
 
-function openDialect(databaseUrl: string): SqlDialect {
-  if (databaseUrl.startsWith('sqlite:')) {
-    try {
-      return createSqliteDialect(sqlitePath(databaseUrl))
-    } catch (error) {
-      throw new ConfigError('DATABASE_URL', `could not be opened: ${describeError(error)}`)
+function openDialect(storage: Config['storage'], log: StorageLog): SqlDialect {
+  const url = storage.databaseUrl
+  const options = { maxConnections: storage.maxConnections, timeoutMs: storage.operationTimeoutMs }
+  try {
+    if (url.startsWith('sqlite:')) return createSqliteDialect(sqlitePath(url))
+    const protocol = new URL(url).protocol
+    if (protocol === 'postgres:' || protocol === 'postgresql:') {
+      return createPostgresDialect(url, {
+        ...options,
+        onIdleError: (error) => log.warn({ err: error }, 'database connection lost; the pool will reconnect'),
+      })
     }
+    return createMysqlDialect(url, options)
+  } catch (error) {
+    throw new ConfigError('DATABASE_URL', `could not be opened: ${describeError(error)}`)
   }
-  throw new ConfigError(
-    'DATABASE_URL',
-    `names a backend this build does not support: ${new URL(databaseUrl).protocol}`,
-  )
 }
 
 /** `sqlite:./data/app.db`, `sqlite:///abs/app.db` and `sqlite::memory:` to a file name. */
@@ -60,5 +104,6 @@ export function sqlitePath(databaseUrl: string): string {
 
 function describeError(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) return describeError(error.errors[0])
-  return error instanceof Error ? error.message : String(error)
+  const message = error instanceof Error ? error.message : String(error)
+  return message || String((error as { code?: unknown })?.code ?? 'unknown error')
 }

@@ -55,6 +55,11 @@ export interface Stores {
   refreshTokens: RefreshTokenStore
   /** One probe per dependency, by the name that /health reports (`database`, `redis`). */
   probes: Readonly<Record<string, HealthProbe>>
+  /**
+   * Where rate-limit counters are shared between instances: an ioredis client for @fastify/rate-limit and the key
+   * prefix to use. Null keeps the counters in each process.
+   */
+  sharedCounters: { redis: object; nameSpace: string } | null
   /** A description for the start-up log line, without credentials. */
   description: string
   /** Closes every connection. */

@@ -56,7 +56,7 @@ export async function startTestService(
     },
   })
   const logger = createLogger(config.logLevel, sink)
-  const opened = await openStores(config.storage)
+  const opened = await openStores(config.storage, logger)
   const stores = options.wrapStores ? options.wrapStores(opened) : opened
   const service = await createService(config, { logger, clock: options.clock, stores })
   return {

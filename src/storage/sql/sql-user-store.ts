@@ -1,10 +1,9 @@
-import { StorageError } from '../../errors.js'
-import { storageCall } from '../storage-call.js'
+import type { StorageCall } from '../storage-call.js'
 import type { UserRecord, UserStore } from '../stores.js'
 import type { SqlDialect } from './sql-dialect.js'
 
 /** UserStore on any SQL dialect, through Kysely. */
-export function createSqlUserStore(dialect: SqlDialect): UserStore {
+export function createSqlUserStore(dialect: SqlDialect, call: StorageCall): UserStore {
   const { db } = dialect
   const columns = ['id', 'email', 'password_hash', 'created_at'] as const
   const toRecord = (row: {
@@ -20,7 +19,7 @@ export function createSqlUserStore(dialect: SqlDialect): UserStore {
   })
 
   const findBy = async (column: 'id' | 'email', value: string) => {
-    const row = await storageCall(`users.findBy ${column}`, () =>
+    const row = await call(`users.findBy ${column}`, () =>
       db.selectFrom('users').select(columns).where(column, '=', value).executeTakeFirst(),
     )
     return row ? toRecord(row) : null
@@ -28,27 +27,31 @@ export function createSqlUserStore(dialect: SqlDialect): UserStore {
 
   return {
     async create(user) {
-      try {
-        await db
-          .insertInto('users')
-          .values({
-            id: user.id,
-            email: user.email,
-            password_hash: user.passwordHash,
-            created_at: user.createdAt,
-          })
-          .execute()
-        return 'created'
-      } catch (error) {
-        if (!dialect.isUniqueViolation(error)) throw new StorageError('users.create failed', { cause: error })
-        // which constraint failed is read back rather than parsed from engine-specific error text
-        return (await findBy('email', user.email)) ? 'email_taken' : 'id_taken'
-      }
+      const inserted = await call('users.create', async () => {
+        try {
+          await db
+            .insertInto('users')
+            .values({
+              id: user.id,
+              email: user.email,
+              password_hash: user.passwordHash,
+              created_at: user.createdAt,
+            })
+            .execute()
+          return true
+        } catch (error) {
+          if (dialect.isUniqueViolation(error)) return false
+          throw error
+        }
+      })
+      if (inserted) return 'created'
+      // which constraint failed is read back rather than parsed from engine-specific error text
+      return (await findBy('email', user.email)) ? 'email_taken' : 'id_taken'
     },
     findByEmail: (email) => findBy('email', email),
     findById: (id) => findBy('id', id),
     async updatePasswordHash(id, passwordHash) {
-      await storageCall('users.updatePasswordHash', () =>
+      await call('users.updatePasswordHash', () =>
         db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute(),
       )
     },

@@ -1,0 +1,54 @@
+import { Kysely, MysqlDialect, sql } from 'kysely'
+import { createPool } from 'mysql2'
+import { acquireLock } from '../sql/migration-lock.js'
+import type { Database } from '../sql/schema.js'
+import type { SqlDialect } from '../sql/sql-dialect.js'
+
+export interface MysqlOptions {
+  maxConnections: number
+  /** Bound on connecting. Statements are bounded by the stores' own timeout. */
+  timeoutMs: number
+}
+
+const MIGRATION_LOCK_NAME = 'tessera_migrations'
+
+/** MySQL 8 or MariaDB 10.11 through a mysql2 pool of DATABASE_MAX_CONNECTIONS connections. */
+export function createMysqlDialect(url: string, options: MysqlOptions): SqlDialect {
+  const location = new URL(url)
+  // mariadb:// is accepted as a synonym; mysql2 wants mysql://
+  const uri = location.protocol === 'mariadb:' ? `mysql:${url.slice('mariadb:'.length)}` : url
+  const pool = createPool({
+    uri,
+    connectionLimit: options.maxConnections,
+    connectTimeout: options.timeoutMs,
+    waitForConnections: true,
+    enableKeepAlive: true,
+    timezone: 'Z',
+    charset: 'utf8mb4',
+  })
+  const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) })
+
+  return {
+    name: 'mysql',
+    db,
+    isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === 'ER_DUP_ENTRY',
+    withMigrationLock: (fn) =>
+      db.connection().execute(async (connection) => {
+        await acquireLock(async () => {
+          const { rows } = await sql<{
+            locked: number | null
+          }>`SELECT GET_LOCK(${MIGRATION_LOCK_NAME}, 0) AS locked`.execute(connection)
+          return Number(rows[0]?.locked) === 1
+        })
+        try {
+          return await fn(connection)
+        } finally {
+          await sql`SELECT RELEASE_LOCK(${MIGRATION_LOCK_NAME})`.execute(connection)
+        }
+      }),
+    // MySQL commits DDL implicitly; the lock alone keeps instances from applying a migration twice
+    transactionalMigrations: false,
+    upsertSyntax: 'on-duplicate-key',
+    description: `mysql ${location.host}${location.pathname}`,
+  }
+}

@@ -1,0 +1,54 @@
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
+import { acquireLock } from '../sql/migration-lock.js'
+import type { Database } from '../sql/schema.js'
+import type { SqlDialect } from '../sql/sql-dialect.js'
+
+export interface PostgresOptions {
+  maxConnections: number
+  /** Bound on connecting, waiting for a pooled connection and each statement. */
+  timeoutMs: number
+  /** Told about errors of idle pooled connections (the server went away); the pool replaces them. */
+  onIdleError: (error: Error) => void
+}
+
+/** Arbitrary, fixed key of the advisory lock that serializes migrations across instances. */
+const MIGRATION_LOCK_KEY = 4_821_039_576
+
+/** PostgreSQL through a pg pool of DATABASE_MAX_CONNECTIONS connections. */
+export function createPostgresDialect(url: string, options: PostgresOptions): SqlDialect {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections,
+    connectionTimeoutMillis: options.timeoutMs,
+    query_timeout: options.timeoutMs,
+    statement_timeout: options.timeoutMs,
+    keepAlive: true,
+  })
+  pool.on('error', options.onIdleError)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const location = new URL(url)
+
+  return {
+    name: 'postgres',
+    db,
+    isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === '23505',
+    withMigrationLock: (fn) =>
+      db.connection().execute(async (connection) => {
+        await acquireLock(async () => {
+          const { rows } = await sql<{
+            locked: boolean
+          }>`SELECT pg_try_advisory_lock(${MIGRATION_LOCK_KEY}) AS locked`.execute(connection)
+          return rows[0]?.locked === true
+        })
+        try {
+          return await fn(connection)
+        } finally {
+          await sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection)
+        }
+      }),
+    transactionalMigrations: true,
+    upsertSyntax: 'on-conflict',
+    description: `postgres ${location.host}${location.pathname}`,
+  }
+}

@@ -1,0 +1,38 @@
+import { Redis } from 'ioredis'
+
+export interface RedisClientOptions {
+  /** Bound on connecting and on each command. */
+  timeoutMs: number
+  log: {
+    warn(fields: Record<string, unknown>, message: string): void
+    info(fields: Record<string, unknown>, message: string): void
+  }
+}
+
+/**
+ * An ioredis client that fails fast instead of queueing while the server is away (so a request answers 500 within
+ * the timeout rather than hanging), and reconnects in the background until the server is back. An outage is logged
+ * once when it starts and once when it ends, not at every reconnect attempt.
+ */
+export function createRedisClient(url: string, options: RedisClientOptions): Redis {
+  const client = new Redis(url, {
+    connectTimeout: options.timeoutMs,
+    commandTimeout: options.timeoutMs,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+    lazyConnect: true,
+  })
+  let down = false
+  client.on('error', (error: Error) => {
+    if (down) return
+    down = true
+    options.log.warn({ err: error }, 'redis connection lost; reconnecting')
+  })
+  client.on('ready', () => {
+    if (!down) return
+    down = false
+    options.log.info({}, 'redis connection restored')
+  })
+  return client
+}
