@@ -1,18 +1,24 @@
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 /**
  * The development JWT secret: read from `<dataDir>/jwt-secret`, created there (mode 0600) on first start so that
- * tokens survive a restart. Creation is exclusive, so workers starting together end up with the same secret.
+ * tokens survive a restart. The file appears with its content in one step (written aside, then hard-linked into
+ * place, which fails if another process got there first), so processes starting together share one secret and
+ * none reads a half-written file.
  */
 export async function loadOrCreateDevSecret(dataDir: string): Promise<string> {
   const file = join(dataDir, 'jwt-secret')
   await mkdir(dataDir, { recursive: true })
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
+  await writeFile(draft, `${randomBytes(48).toString('base64url')}\n`, { mode: 0o600 })
   try {
-    await writeFile(file, `${randomBytes(48).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 })
+    await link(draft, file)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  } finally {
+    await unlink(draft)
   }
   const secret = (await readFile(file, 'utf8')).trim()
   if (secret.length < 32)

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster'
 import { readFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
@@ -8,6 +9,7 @@ import { createConcurrencyLimiter } from './auth/concurrency-limiter.js'
 import { createPasswordHasher } from './auth/password-hasher.js'
 import { createTokenService } from './auth/token-service.js'
 import { type Clock, systemClock } from './clock.js'
+import { reportListening, runPrimary } from './cluster.js'
 import { type Config, ConfigError, configWarnings, type Env, loadConfig } from './config.js'
 import { loadOrCreateDevSecret } from './dev-secret.js'
 import { createLogger } from './logger.js'
@@ -124,21 +126,49 @@ export async function readEnvironment(configFile: string | undefined): Promise<E
 export async function serve(env: Env): Promise<void> {
   const config = loadConfigOrExit(env)
   const logger = createLogger(config.logLevel)
-  for (const warning of configWarnings(config)) logger.warn(warning)
+  if (cluster.isPrimary && config.server.workers > 1) {
+    process.exit(await startWorkers(config, logger))
+  }
+  if (cluster.isPrimary) for (const warning of configWarnings(config)) logger.warn(warning)
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'))
 
   try {
-    const jwtSecret = config.auth.jwtSecret ?? (await loadOrCreateDevSecret(config.storage.dataDir))
-    const service = await createService(config, { logger, jwtSecret })
+    const service = await createService(config, { logger, jwtSecret: await signingSecret(config) })
     // before listening: a signal that arrives as soon as the port is open must already find its handler
     stopOnSignals(service, logger)
     await listen(service.app, config.server.host, config.server.port)
     const address = service.app.server.address() as AddressInfo
     const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
     const store = service.stores.description
-    logger.info({ url, store }, `tessera listening on ${url} (store: ${store})`)
+    if (cluster.isWorker) reportListening(url, store)
+    else logger.info({ url, store }, `tessera listening on ${url} (store: ${store})`)
   } catch (error) {
     exitWithError(error)
+  }
+}
+
+/**
+ * The primary of WORKERS > 1: prepares what the workers share (the development secret, the migrated schema) so
+ * they do not race for it, then runs them. Resolves with the exit code.
+ */
+async function startWorkers(config: Config, logger: Logger): Promise<number> {
+  for (const warning of configWarnings(config)) logger.warn(warning)
+  try {
+    await signingSecret(config)
+    await migrateDatabase(config.storage)
+  } catch (error) {
+    exitWithError(error)
+  }
+  return runPrimary(config.server.workers, logger)
+}
+
+/** AUTH_JWT_SECRET, or in development the secret persisted in DATA_DIR. */
+async function signingSecret(config: Config): Promise<string> {
+  if (config.auth.jwtSecret !== null) return config.auth.jwtSecret
+  try {
+    return await loadOrCreateDevSecret(config.storage.dataDir)
+  } catch (error) {
+    throw new ConfigError('DATA_DIR', `cannot hold the development secret: ${(error as Error).message}`)
   }
 }
 

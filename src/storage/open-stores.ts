@@ -73,6 +73,8 @@ export async function migrateDatabase(storage: Config['storage']): Promise<strin
   const dialect = openDialect(storage, silent)
   try {
     return await migrate(dialect)
+  } catch (error) {
+    throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   } finally {
     await dialect.db.destroy()
   }

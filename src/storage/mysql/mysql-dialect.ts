@@ -26,6 +26,9 @@ export function createMysqlDialect(url: string, options: MysqlOptions): SqlDiale
     timezone: 'Z',
     charset: 'utf8mb4',
   })
+  // mysql2 listens for a pooled connection's first error only; a second (a write to the dead socket) must not crash
+  // the process. The query that was running fails with the error, which is handled.
+  pool.on('connection', (connection) => connection.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) })
 
   return {

@@ -26,6 +26,9 @@ export function createPostgresDialect(url: string, options: PostgresOptions): Sq
     keepAlive: true,
   })
   pool.on('error', options.onIdleError)
+  // pg emits 'error' on a client whose connection dies; the pool listens only while the client is idle, so one that
+  // is checked out at that moment would crash the process. Its query fails with the same error, which is handled.
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   const location = new URL(url)
 

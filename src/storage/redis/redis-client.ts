@@ -24,11 +24,14 @@ export function createRedisClient(url: string, options: RedisClientOptions): Red
     lazyConnect: true,
   })
   let down = false
-  client.on('error', (error: Error) => {
+  const lost = (fields: Record<string, unknown>) => {
     if (down) return
     down = true
-    options.log.warn({ err: error }, 'redis connection lost; reconnecting')
-  })
+    options.log.warn(fields, 'redis connection lost; reconnecting')
+  }
+  // a server that fails gives 'error'; one that shuts down cleanly only closes, and ioredis then reconnects
+  client.on('error', (error: Error) => lost({ err: error }))
+  client.on('reconnecting', () => lost({}))
   client.on('ready', () => {
     if (!down) return
     down = false
