@@ -15,7 +15,9 @@ import { RequestLogController } from './http/request-log.js'
 import { ErrorResponse } from './http/schemas.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
 import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
+import { siteConfigRoutes } from './routes/site-config-routes.js'
 import { statusRoutes } from './routes/status-routes.js'
+import type { SiteConfig } from './site-config/site-config-schema.js'
 import type { HealthProbe, Stores } from './storage/stores.js'
 
 export interface AppDeps {
@@ -26,6 +28,8 @@ export interface AppDeps {
   /** Rate-limit counters shared by all instances (Redis); null keeps them per process. */
   sharedCounters: Stores['sharedCounters']
   appInfo: { name: string; version: string }
+  /** The validated SITE_CONFIG_FILE, or null when none is configured. */
+  siteConfig: SiteConfig | null
   clock: Clock
   logger: FastifyBaseLogger
 }
@@ -85,6 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     appInfo: deps.appInfo,
     clock: deps.clock,
   })
+  await app.register(siteConfigRoutes, { siteConfig: deps.siteConfig })
   await app.register(publicAuthRoutes, {
     accounts: deps.accounts,
     rateLimit: limited ? { max: config.http.rateLimitPerMinute, timeWindow: 60_000 } : null,

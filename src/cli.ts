@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util'
 import { readAppInfo, readEnvironment, runMigrations, serve } from './server.js'
+import { runSiteConfigCommand } from './site-config/site-config-command.js'
 
 const USAGE = `Usage: tessera <command> [options]
 
 Commands:
   serve                      start the HTTP service (configuration from environment variables)
   migrate                    apply pending database migrations and exit
+  site-config validate <f>   check a site configuration file (JSON or YAML); see tessera site-config --help
   help                       show this text
 
 Options:
@@ -14,8 +16,18 @@ Options:
   -v, --version              print the version
 `
 
-/** The `tessera` command. Exit codes: 0 done, 1 failure (one line on stderr), 2 usage error. */
+/**
+ * The `tessera` command. Exit codes: 0 done, 1 failure (one line on stderr), 2 usage error; `site-config validate`
+ * has its own (0 valid, 1 invalid, 2 unreadable).
+ */
 export async function main(argv: readonly string[]): Promise<void> {
+  if (argv[0] === 'site-config') {
+    process.exitCode = await runSiteConfigCommand(argv.slice(1), {
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+    })
+    return
+  }
   let parsed: ReturnType<typeof parse>
   try {
     parsed = parse(argv)

@@ -2,4 +2,5 @@
 export { buildApp } from './app.js'
 export { type Config, ConfigError, loadConfig } from './config.js'
 export { createService } from './server.js'
+export * from './site-config/index.js'
 export type { RefreshTokenStore, Stores, UserStore } from './storage/stores.js'

@@ -13,6 +13,9 @@ import { reportListening, runPrimary } from './cluster.js'
 import { type Config, ConfigError, configWarnings, type Env, loadConfig } from './config.js'
 import { loadOrCreateDevSecret } from './dev-secret.js'
 import { createLogger } from './logger.js'
+import { loadSiteConfigFile } from './site-config/load-site-config-file.js'
+import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
+import type { SiteConfig } from './site-config/site-config-schema.js'
 import { migrateDatabase, openStores } from './storage/open-stores.js'
 import type { Stores } from './storage/stores.js'
 
@@ -41,6 +44,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const secret = config.auth.jwtSecret ?? options.jwtSecret
   if (secret === undefined) throw new ConfigError('AUTH_JWT_SECRET', 'is not set')
   const clock = options.clock ?? systemClock
+  const siteConfig = await loadSiteConfig(config)
   const stores = options.stores ?? (await openStores(config.storage, options.logger))
   try {
     const tokens = createTokenService(
@@ -74,6 +78,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       probes: stores.probes,
       sharedCounters: stores.sharedCounters,
       appInfo: options.appInfo ?? (await readAppInfo()),
+      siteConfig,
       clock,
       logger: options.logger,
     })
@@ -94,6 +99,25 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     }
   } catch (error) {
     await stores.close()
+    throw error
+  }
+}
+
+/**
+ * SITE_CONFIG_FILE, read and validated; null when unset. An unreadable or invalid file is a ConfigError whose lines
+ * are those `tessera site-config validate` prints.
+ */
+async function loadSiteConfig(config: Config): Promise<SiteConfig | null> {
+  if (config.siteConfigFile === null) return null
+  try {
+    return await loadSiteConfigFile(config.siteConfigFile)
+  } catch (error) {
+    if (error instanceof SiteConfigInvalidError || error instanceof SiteConfigFileError) {
+      throw new ConfigError(
+        'SITE_CONFIG_FILE',
+        `names a file that is not a valid site configuration:\n${error.message}`,
+      )
+    }
     throw error
   }
 }
@@ -154,6 +178,7 @@ export async function serve(env: Env): Promise<void> {
 async function startWorkers(config: Config, logger: Logger): Promise<number> {
   for (const warning of configWarnings(config)) logger.warn(warning)
   try {
+    await loadSiteConfig(config)
     await signingSecret(config)
     await migrateDatabase(config.storage)
   } catch (error) {

@@ -1,0 +1,28 @@
+// The site presentation configuration (spec 2.6): its schema and type, validation, the file loader and the
+// `tessera site-config` command.
+export { loadSiteConfigFile } from './load-site-config-file.js'
+export type { SiteConfigFormat } from './parse-site-config-text.js'
+export { type CommandIo, runSiteConfigCommand, SITE_CONFIG_USAGE } from './site-config-command.js'
+export { SiteConfigFileError, SiteConfigInvalidError } from './site-config-errors.js'
+export {
+  type BreadcrumbConfig,
+  type CollapseControl,
+  type FeedConfig,
+  type FooterConfig,
+  type FooterLink,
+  type ReadingConfig,
+  SITE_CONFIG_SCHEMA_ID,
+  SITEMAP_CHANGEFREQS,
+  type SidebarConfig,
+  type SiteConfig,
+  SiteConfigSchema,
+  type SitemapChangefreq,
+  type SitemapConfig,
+  siteConfigSchemaDocument,
+  type TocConfig,
+} from './site-config-schema.js'
+export {
+  type SiteConfigError,
+  type SiteConfigValidation,
+  validateSiteConfig,
+} from './validate-site-config.js'
