@@ -4,18 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { fetchJson } from './support/fetch-json.js'
 import { type RunningService, startProcess } from './support/process.js'
 
 const PASSWORD = 'correct horse battery'
-
-async function post(url: string, body: unknown) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  return { status: response.status, body: (await response.json()) as any }
-}
 
 /** GET on a connection of its own, so that the cluster's scheduler picks a worker for each request. */
 function getOnNewConnection(url: string): Promise<number> {
@@ -61,11 +53,17 @@ describe('WORKERS: several worker processes on one port (node:cluster)', () => {
 
   it('workers share the SQLite file: of 40 concurrent refreshes with one token exactly one succeeds', async () => {
     service = await startProcess({ DATA_DIR: dir, WORKERS: '2' })
-    await post(`${service.url}/auth/register`, { email: 'ada@example.com', password: PASSWORD })
-    const login = await post(`${service.url}/auth/login`, { email: 'ada@example.com', password: PASSWORD })
+    await fetchJson(`${service.url}/auth/register`, {
+      body: { email: 'ada@example.com', password: PASSWORD },
+    })
+    const login = await fetchJson(`${service.url}/auth/login`, {
+      body: { email: 'ada@example.com', password: PASSWORD },
+    })
     const token = login.body.data.refresh_token
     const replies = await Promise.all(
-      Array.from({ length: 40 }, () => post(`${service!.url}/auth/refresh`, { refresh_token: token })),
+      Array.from({ length: 40 }, () =>
+        fetchJson(`${service!.url}/auth/refresh`, { body: { refresh_token: token } }),
+      ),
     )
     expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)
     expect(replies.filter((reply) => reply.status === 401)).toHaveLength(39)

@@ -1,17 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type BackendInstance, backends } from './support/backends.js'
+import { fetchJson } from './support/fetch-json.js'
 import { type RunningService, startProcess } from './support/process.js'
 
 const PASSWORD = 'correct horse battery'
-
-async function post(url: string, body: unknown) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  return { status: response.status, body: (await response.json()) as any }
-}
 
 describe.each(backends)('two service processes sharing one store [$name]', (backend) => {
   let instance: BackendInstance
@@ -33,24 +25,30 @@ describe.each(backends)('two service processes sharing one store [$name]', (back
 
   it('register on one, log in on the other, refresh on the first', async () => {
     const email = `shared-${Date.now()}@example.com`
-    expect((await post(`${first.url}/auth/register`, { email, password: PASSWORD })).status).toBe(200)
-    const login = await post(`${second.url}/auth/login`, { email, password: PASSWORD })
+    expect(
+      (await fetchJson(`${first.url}/auth/register`, { body: { email, password: PASSWORD } })).status,
+    ).toBe(200)
+    const login = await fetchJson(`${second.url}/auth/login`, { body: { email, password: PASSWORD } })
     expect(login.status).toBe(200)
-    const refresh = await post(`${first.url}/auth/refresh`, { refresh_token: login.body.data.refresh_token })
+    const refresh = await fetchJson(`${first.url}/auth/refresh`, {
+      body: { refresh_token: login.body.data.refresh_token },
+    })
     expect(refresh.status).toBe(200)
     // the rotation on the first is seen at once by the second
-    const reuse = await post(`${second.url}/auth/refresh`, { refresh_token: login.body.data.refresh_token })
+    const reuse = await fetchJson(`${second.url}/auth/refresh`, {
+      body: { refresh_token: login.body.data.refresh_token },
+    })
     expect(reuse.status).toBe(401)
   })
 
   it('of 40 concurrent refreshes with one token, split across both, exactly one succeeds', async () => {
     const email = `race-${Date.now()}@example.com`
-    await post(`${first.url}/auth/register`, { email, password: PASSWORD })
-    const login = await post(`${second.url}/auth/login`, { email, password: PASSWORD })
+    await fetchJson(`${first.url}/auth/register`, { body: { email, password: PASSWORD } })
+    const login = await fetchJson(`${second.url}/auth/login`, { body: { email, password: PASSWORD } })
     const token = login.body.data.refresh_token
     const replies = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        post(`${(i % 2 === 0 ? first : second).url}/auth/refresh`, { refresh_token: token }),
+        fetchJson(`${(i % 2 === 0 ? first : second).url}/auth/refresh`, { body: { refresh_token: token } }),
       ),
     )
     expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Backend, type BackendInstance, backends } from './support/backends.js'
+import { fetchJson as request } from './support/fetch-json.js'
 import { type RunningService, startProcess } from './support/process.js'
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js'
 
@@ -14,19 +15,6 @@ const PASSWORD = 'correct horse battery'
 /** The service's bound on a storage call and on a health check, small so the suite is quick. */
 const TIMEOUTS = { STORAGE_TIMEOUT_MS: '1000', HEALTH_TIMEOUT_MS: '500' }
 const INTERNAL_ERROR = { code: 500, message: 'Internal server error', data: null }
-
-async function request(url: string, init: { method?: string; body?: unknown; token?: string } = {}) {
-  const started = Date.now()
-  const headers: Record<string, string> = {}
-  if (init.body !== undefined) headers['content-type'] = 'application/json'
-  if (init.token) headers.authorization = `Bearer ${init.token}`
-  const response = await fetch(url, {
-    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
-    headers,
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  })
-  return { status: response.status, body: (await response.json()) as any, ms: Date.now() - started }
-}
 
 /** Polls until the check holds (the service recovers by itself), or fails after the deadline. */
 async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {

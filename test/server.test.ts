@@ -3,21 +3,10 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { fetchJson as json } from './support/fetch-json.js'
 import { runCli, startProcess } from './support/process.js'
 
 const PASSWORD = 'correct horse battery'
-
-async function json(url: string, init: { method?: string; body?: unknown; token?: string } = {}) {
-  const headers: Record<string, string> = {}
-  if (init.body !== undefined) headers['content-type'] = 'application/json'
-  if (init.token) headers.authorization = `Bearer ${init.token}`
-  const response = await fetch(url, {
-    method: init.method ?? 'GET',
-    headers,
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-  })
-  return { status: response.status, body: (await response.json()) as any }
-}
 
 describe('tessera serve (a real process)', () => {
   let dir: string

@@ -1,6 +1,6 @@
 import { Kysely, MysqlDialect, sql } from 'kysely'
 import { createPool } from 'mysql2'
-import { acquireLock } from '../sql/migration-lock.js'
+import { withSessionLock } from '../sql/migration-lock.js'
 import type { Database } from '../sql/schema.js'
 import type { SqlDialect } from '../sql/sql-dialect.js'
 
@@ -36,19 +36,19 @@ export function createMysqlDialect(url: string, options: MysqlOptions): SqlDiale
     db,
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === 'ER_DUP_ENTRY',
     withMigrationLock: (fn) =>
-      db.connection().execute(async (connection) => {
-        await acquireLock(async () => {
-          const { rows } = await sql<{
-            locked: number | null
-          }>`SELECT GET_LOCK(${MIGRATION_LOCK_NAME}, 0) AS locked`.execute(connection)
-          return Number(rows[0]?.locked) === 1
-        })
-        try {
-          return await fn(connection)
-        } finally {
-          await sql`SELECT RELEASE_LOCK(${MIGRATION_LOCK_NAME})`.execute(connection)
-        }
-      }),
+      withSessionLock(
+        db,
+        {
+          tryLock: async (connection) => {
+            const { rows } = await sql<{
+              locked: number | null
+            }>`SELECT GET_LOCK(${MIGRATION_LOCK_NAME}, 0) AS locked`.execute(connection)
+            return Number(rows[0]?.locked) === 1
+          },
+          unlock: (connection) => sql`SELECT RELEASE_LOCK(${MIGRATION_LOCK_NAME})`.execute(connection),
+        },
+        fn,
+      ),
     // MySQL commits DDL implicitly; the lock alone keeps instances from applying a migration twice
     transactionalMigrations: false,
     upsertSyntax: 'on-duplicate-key',

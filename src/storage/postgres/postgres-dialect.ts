@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
-import { acquireLock } from '../sql/migration-lock.js'
+import { withSessionLock } from '../sql/migration-lock.js'
 import type { Database } from '../sql/schema.js'
 import type { SqlDialect } from '../sql/sql-dialect.js'
 
@@ -37,19 +37,19 @@ export function createPostgresDialect(url: string, options: PostgresOptions): Sq
     db,
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === '23505',
     withMigrationLock: (fn) =>
-      db.connection().execute(async (connection) => {
-        await acquireLock(async () => {
-          const { rows } = await sql<{
-            locked: boolean
-          }>`SELECT pg_try_advisory_lock(${MIGRATION_LOCK_KEY}) AS locked`.execute(connection)
-          return rows[0]?.locked === true
-        })
-        try {
-          return await fn(connection)
-        } finally {
-          await sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection)
-        }
-      }),
+      withSessionLock(
+        db,
+        {
+          tryLock: async (connection) => {
+            const { rows } = await sql<{
+              locked: boolean
+            }>`SELECT pg_try_advisory_lock(${MIGRATION_LOCK_KEY}) AS locked`.execute(connection)
+            return rows[0]?.locked === true
+          },
+          unlock: (connection) => sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection),
+        },
+        fn,
+      ),
     transactionalMigrations: true,
     upsertSyntax: 'on-conflict',
     description: `postgres ${location.host}${location.pathname}`,

@@ -1,16 +1,36 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { Kysely } from 'kysely'
+import type { Database } from './schema.js'
 
 /** How long a starting instance waits for another one's migrations. */
 export const MIGRATION_LOCK_WAIT_MS = 120_000
 
+/** A server-side named lock held by one session: PostgreSQL's advisory locks, MySQL's GET_LOCK. */
+export interface SessionLock {
+  /** Takes the lock without waiting; true when it was free. */
+  tryLock(connection: Kysely<Database>): Promise<boolean>
+  unlock(connection: Kysely<Database>): Promise<unknown>
+}
+
 /**
- * Takes a lock by trying it every 100 ms, so that no single statement waits long enough to hit the statement
- * timeout; fails after MIGRATION_LOCK_WAIT_MS.
+ * Runs `fn` on one connection while holding a session lock. The lock is tried every 100 ms rather than waited for
+ * in one statement, which the statement timeout would cut short; after MIGRATION_LOCK_WAIT_MS it gives up.
  */
-export async function acquireLock(tryLock: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS
-  while (!(await tryLock())) {
-    if (Date.now() > deadline) throw new Error(`migration lock not free after ${MIGRATION_LOCK_WAIT_MS} ms`)
-    await sleep(100)
-  }
+export function withSessionLock<T>(
+  db: Kysely<Database>,
+  lock: SessionLock,
+  fn: (connection: Kysely<Database>) => Promise<T>,
+): Promise<T> {
+  return db.connection().execute(async (connection) => {
+    const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS
+    while (!(await lock.tryLock(connection))) {
+      if (Date.now() > deadline) throw new Error(`migration lock not free after ${MIGRATION_LOCK_WAIT_MS} ms`)
+      await sleep(100)
+    }
+    try {
+      return await fn(connection)
+    } finally {
+      await lock.unlock(connection)
+    }
+  })
 }
