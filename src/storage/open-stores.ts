@@ -1,9 +1,4 @@
-import { sql } from 'kysely'
 import { type Config, ConfigError } from '../config.js'
-import { createMysqlDialect } from './mysql/mysql-dialect.js'
-import { createPostgresDialect } from './postgres/postgres-dialect.js'
-import { createRedisClient } from './redis/redis-client.js'
-import { createRedisRefreshTokenStore } from './redis/redis-refresh-token-store.js'
 import { migrate } from './sql/migrate.js'
 import type { SqlDialect } from './sql/sql-dialect.js'
 import { createSqlRefreshTokenStore } from './sql/sql-refresh-token-store.js'
@@ -26,15 +21,15 @@ const silent: StorageLog = { warn() {}, info() {} }
  * be reached at start is a ConfigError naming its variable.
  */
 export async function openStores(storage: Config['storage'], log: StorageLog = silent): Promise<Stores> {
-  const call = createStorageCall(storage.operationTimeoutMs)
-  const dialect = openDialect(storage, log)
+  const dialect = await openDialect(storage, log)
+  const call = createStorageCall(dialect.synchronous ? null : storage.operationTimeoutMs)
   try {
     await migrate(dialect)
   } catch (error) {
     await dialect.db.destroy().catch(() => {})
     throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   }
-  const database = async () => void (await call('database.ping', () => sql`SELECT 1`.execute(dialect.db)))
+  const database = async () => void (await call('database.ping', () => dialect.run('SELECT 1', [])))
   if (storage.redisUrl === null) {
     return {
       users: createSqlUserStore(dialect, call),
@@ -46,6 +41,8 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
     }
   }
 
+  const { createRedisClient } = await import('./redis/redis-client.js')
+  const { createRedisRefreshTokenStore } = await import('./redis/redis-refresh-token-store.js')
   const redis = createRedisClient(storage.redisUrl, { timeoutMs: storage.operationTimeoutMs, log })
   try {
     await redis.connect()
@@ -54,11 +51,15 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
     await dialect.db.destroy()
     throw new ConfigError('REDIS_URL', `could not be reached: ${describeError(error)}`)
   }
+  const redisCall = createStorageCall(storage.operationTimeoutMs)
   const redisLocation = new URL(storage.redisUrl)
   return {
     users: createSqlUserStore(dialect, call),
-    refreshTokens: createRedisRefreshTokenStore(redis, { keyPrefix: storage.redisKeyPrefix, call }),
-    probes: { database, redis: async () => void (await call('redis.ping', () => redis.ping())) },
+    refreshTokens: createRedisRefreshTokenStore(redis, {
+      keyPrefix: storage.redisKeyPrefix,
+      call: redisCall,
+    }),
+    probes: { database, redis: async () => void (await redisCall('redis.ping', () => redis.ping())) },
     sharedCounters: { redis, nameSpace: `${storage.redisKeyPrefix}rate-limit:` },
     description: `${dialect.description}, refresh tokens in redis ${redisLocation.host}${redisLocation.pathname}`,
     async close() {
@@ -70,7 +71,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
 
 /** Applies pending migrations and closes the connection again (`tessera migrate`). Returns the names applied. */
 export async function migrateDatabase(storage: Config['storage']): Promise<string[]> {
-  const dialect = openDialect(storage, silent)
+  const dialect = await openDialect(storage, silent)
   try {
     return await migrate(dialect)
   } catch (error) {
@@ -80,18 +81,21 @@ export async function migrateDatabase(storage: Config['storage']): Promise<strin
   }
 }
 
-function openDialect(storage: Config['storage'], log: StorageLog): SqlDialect {
+/** The dialect of DATABASE_URL. Only its driver is loaded: each one costs start-up time and memory. */
+async function openDialect(storage: Config['storage'], log: StorageLog): Promise<SqlDialect> {
   const url = storage.databaseUrl
   const options = { maxConnections: storage.maxConnections, timeoutMs: storage.operationTimeoutMs }
   try {
     if (url.startsWith('sqlite:')) return createSqliteDialect(sqlitePath(url))
     const protocol = new URL(url).protocol
     if (protocol === 'postgres:' || protocol === 'postgresql:') {
+      const { createPostgresDialect } = await import('./postgres/postgres-dialect.js')
       return createPostgresDialect(url, {
         ...options,
         onIdleError: (error) => log.warn({ err: error }, 'database connection lost; the pool will reconnect'),
       })
     }
+    const { createMysqlDialect } = await import('./mysql/mysql-dialect.js')
     return createMysqlDialect(url, options)
   } catch (error) {
     throw new ConfigError('DATABASE_URL', `could not be opened: ${describeError(error)}`)

@@ -2,7 +2,7 @@ import { Kysely, MysqlDialect, sql } from 'kysely'
 import { createPool } from 'mysql2'
 import { withSessionLock } from '../sql/migration-lock.js'
 import type { Database } from '../sql/schema.js'
-import type { SqlDialect } from '../sql/sql-dialect.js'
+import { runCompiled, type SqlDialect } from '../sql/sql-dialect.js'
 
 export interface MysqlOptions {
   maxConnections: number
@@ -34,6 +34,9 @@ export function createMysqlDialect(url: string, options: MysqlOptions): SqlDiale
   return {
     name: 'mysql',
     db,
+    synchronous: false,
+    run: (text, parameters) => runCompiled(db, text, parameters),
+    write: (text, parameters) => runCompiled(db, text, parameters),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === 'ER_DUP_ENTRY',
     withMigrationLock: (fn) =>
       withSessionLock(

@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { withSessionLock } from '../sql/migration-lock.js'
 import type { Database } from '../sql/schema.js'
-import type { SqlDialect } from '../sql/sql-dialect.js'
+import { runCompiled, type SqlDialect } from '../sql/sql-dialect.js'
 
 export interface PostgresOptions {
   maxConnections: number
@@ -35,6 +35,9 @@ export function createPostgresDialect(url: string, options: PostgresOptions): Sq
   return {
     name: 'postgres',
     db,
+    synchronous: false,
+    run: (text, parameters) => runCompiled(db, text, parameters),
+    write: (text, parameters) => runCompiled(db, text, parameters),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === '23505',
     withMigrationLock: (fn) =>
       withSessionLock(

@@ -1,12 +1,29 @@
-import type { Kysely } from 'kysely'
+import { CompiledQuery, type Kysely } from 'kysely'
 import type { Database } from './schema.js'
 
 export type SqlDialectName = 'sqlite' | 'postgres' | 'mysql'
 
+/** What a statement returned: its rows (a SELECT) and how many rows it changed (an INSERT, UPDATE, DELETE). */
+export interface SqlResult {
+  rows: Record<string, unknown>[]
+  changes: number
+}
+
 /** What differs between the SQL engines; everything else is shared Kysely code in storage/sql/. */
 export interface SqlDialect {
   name: SqlDialectName
+  /** Kysely on the database: builds the stores' queries and runs the migrations. */
   db: Kysely<Database>
+  /** True when statements run on the event loop (SQLite): a timeout could never fire before they return. */
+  synchronous: boolean
+  /** Runs one compiled statement. */
+  run(sql: string, parameters: readonly unknown[]): Promise<SqlResult>
+  /**
+   * Runs one compiled statement that writes. Resolves once it is durable. SQLite commits the writes that arrive in
+   * the same event-loop turn in one transaction (one fsync for all of them), each in a savepoint of its own so one
+   * failing leaves the others be; the servers commit each on its own.
+   */
+  write(sql: string, parameters: readonly unknown[]): Promise<SqlResult>
   /** True for a violated UNIQUE or PRIMARY KEY constraint. */
   isUniqueViolation(error: unknown): boolean
   /**
@@ -20,4 +37,14 @@ export interface SqlDialect {
   upsertSyntax: 'on-conflict' | 'on-duplicate-key'
   /** Where the store lives, without credentials, for the start-up log line. */
   description: string
+}
+
+/** `run` for the engines that have a server: the statement through Kysely's driver and its pool. */
+export async function runCompiled(
+  db: Kysely<Database>,
+  sql: string,
+  parameters: readonly unknown[],
+): Promise<SqlResult> {
+  const result = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(sql, [...parameters]))
+  return { rows: [...result.rows], changes: Number(result.numAffectedRows ?? 0) }
 }

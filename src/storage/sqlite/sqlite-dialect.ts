@@ -4,10 +4,12 @@ import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import type { Database } from '../sql/schema.js'
 import type { SqlDialect } from '../sql/sql-dialect.js'
+import { createSqliteExecutor } from './sqlite-executor.js'
 
 /**
  * The embedded default: one SQLite file in WAL mode. `synchronous=FULL` makes every acknowledged write survive a
  * process kill and a power loss (DECISIONS: Storage); the busy timeout lets several processes share the file.
+ * Writes are committed in groups (see createSqliteExecutor).
  */
 export function createSqliteDialect(filename: string): SqlDialect {
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
@@ -17,10 +19,15 @@ export function createSqliteDialect(filename: string): SqlDialect {
   database.pragma('busy_timeout = 5000')
   database.pragma('foreign_keys = ON')
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
+  // the stores run their statements here, beside Kysely's own driver (which runs the migrations, before them)
+  const executor = createSqliteExecutor(database)
 
   return {
     name: 'sqlite',
     db,
+    synchronous: true,
+    run: executor.run,
+    write: executor.write,
     isUniqueViolation: (error) => {
       const code = (error as { code?: unknown } | null)?.code
       return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
