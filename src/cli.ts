@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util'
 import { readAppInfo, readEnvironment, runMigrations, serve } from './server.js'
-import { runSiteConfigCommand } from './site-config/site-config-command.js'
 
 const USAGE = `Usage: tessera <command> [options]
 
@@ -22,6 +21,8 @@ Options:
  */
 export async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === 'site-config') {
+    // loaded only here: the validator compiles its schema, which `serve` without SITE_CONFIG_FILE never needs
+    const { runSiteConfigCommand } = await import('./site-config/site-config-command.js')
     process.exitCode = await runSiteConfigCommand(argv.slice(1), {
       stdout: (text) => process.stdout.write(text),
       stderr: (text) => process.stderr.write(text),

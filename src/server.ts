@@ -13,7 +13,6 @@ import { reportListening, runPrimary } from './cluster.js'
 import { type Config, ConfigError, configWarnings, type Env, loadConfig } from './config.js'
 import { loadOrCreateDevSecret } from './dev-secret.js'
 import { createLogger } from './logger.js'
-import { loadSiteConfigFile } from './site-config/load-site-config-file.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
 import { migrateDatabase, openStores } from './storage/open-stores.js'
@@ -109,6 +108,8 @@ export async function createService(config: Config, options: ServiceOptions): Pr
  */
 async function loadSiteConfig(config: Config): Promise<SiteConfig | null> {
   if (config.siteConfigFile === null) return null
+  // loaded only when a file is configured: the validator compiles its schema as it loads
+  const { loadSiteConfigFile } = await import('./site-config/load-site-config-file.js')
   try {
     return await loadSiteConfigFile(config.siteConfigFile)
   } catch (error) {

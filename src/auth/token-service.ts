@@ -40,6 +40,7 @@ export interface TokenSettings {
 }
 
 const REQUIRED_CLAIMS = ['sub', 'exp', 'iat', 'jti', 'token_type']
+const VERIFIED_ACCESS_TOKENS_CACHED = 10_000
 
 /** The SHA-256 digest (hex) under which a refresh token is stored; the token itself never is. */
 export function refreshTokenDigest(token: string): string {
@@ -53,9 +54,20 @@ export function refreshTokenDigest(token: string): string {
  */
 export function createTokenService(settings: TokenSettings, clock: Clock): TokenService {
   const sign = createSigner({ key: settings.secret, algorithm: 'HS256' })
-  const verifiers = [settings.secret, ...settings.previousSecrets].map((key) =>
-    createVerifier({ key, algorithms: ['HS256'], requiredClaims: REQUIRED_CLAIMS, clockTolerance: 0 }),
-  )
+  const keys = [settings.secret, ...settings.previousSecrets]
+  const verifiersOf = (cache: number | false) =>
+    keys.map((key) =>
+      createVerifier({
+        key,
+        algorithms: ['HS256'],
+        requiredClaims: REQUIRED_CLAIMS,
+        clockTolerance: 0,
+        cache,
+      }),
+    )
+  // A client repeats its access token on every call, so access tokens verified recently are remembered (keyed by
+  // their SHA-256) until their exp; failures are not. A refresh token is used once: nothing to remember.
+  const verifiers = { Access: verifiersOf(VERIFIED_ACCESS_TOKENS_CACHED), Refresh: verifiersOf(false) }
 
   const mint = (userId: string, type: TokenType, issuedAt: number, ttlSeconds: number): string => {
     const claims: TokenClaims = {
@@ -70,8 +82,8 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
   }
 
   /** The verified claims, or null for a token that is malformed, forged, expired or of an unknown shape. */
-  const decode = (token: string): TokenClaims | null => {
-    for (const verify of verifiers) {
+  const decode = (token: string, expected: TokenType): TokenClaims | null => {
+    for (const verify of verifiers[expected]) {
       try {
         const claims: unknown = verify(token)
         return hasTokenShape(claims) ? claims : null
@@ -84,7 +96,7 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
   }
 
   const verifyAs = (token: string, type: TokenType, invalid: () => Error): string => {
-    const claims = decode(token)
+    const claims = decode(token, type)
     if (claims === null) throw invalid()
     if (claims.token_type !== type) throw new TokenWrongTypeError()
     return claims.sub

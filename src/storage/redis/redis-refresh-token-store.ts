@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import type { StorageCall } from '../storage-call.js'
 import type { RefreshTokenStore, StoredRefreshToken } from '../stores.js'
@@ -16,6 +17,8 @@ if tonumber(string.sub(stored, separator + 1)) <= tonumber(ARGV[2]) then return 
 redis.call('SET', KEYS[1], ARGV[3] .. ':' .. ARGV[4], 'PXAT', ARGV[4])
 return 1
 `
+
+const ROTATE_SHA = createHash('sha1').update(ROTATE_SCRIPT).digest('hex')
 
 /** The slice of ioredis the store uses. */
 type RedisCommands = Pick<Redis, 'set' | 'del' | 'evalsha' | 'eval'>
@@ -39,9 +42,16 @@ export function createRedisRefreshTokenStore(
       await call('refreshTokens.put', () => redis.set(key(userId), value(token), 'PXAT', token.expiresAt))
     },
     async rotate(userId, currentDigest, next, now) {
-      const result = await call('refreshTokens.rotate', () =>
-        redis.eval(ROTATE_SCRIPT, 1, key(userId), currentDigest, now, next.digest, next.expiresAt),
-      )
+      const args = [key(userId), currentDigest, now, next.digest, next.expiresAt] as const
+      const result = await call('refreshTokens.rotate', async () => {
+        try {
+          // by digest: the script is sent only when the server does not have it yet
+          return await redis.evalsha(ROTATE_SHA, 1, ...args)
+        } catch (error) {
+          if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error
+          return redis.eval(ROTATE_SCRIPT, 1, ...args)
+        }
+      })
       return result === 1
     },
     async delete(userId) {
