@@ -34,7 +34,7 @@ export interface Config {
     accessTokenTtlSeconds: number
     refreshTokenTtlSeconds: number
     argon2: Argon2Params
-    /** Argon2 computations in flight at once. */
+    /** Argon2 computations at once: the number of Argon2 threads. */
     hashConcurrency: number
     /** Argon2 computations allowed to wait; past it a request gets 503. */
     hashQueueLimit: number
@@ -108,6 +108,7 @@ export function loadConfig(env: Env): Readonly<Config> {
   }
   const previousJwtSecrets = read.list('AUTH_JWT_PREVIOUS_SECRETS')
   const cores = availableParallelism()
+  const workers = read.workers('WORKERS', cores)
 
   const config: Config = {
     env: nodeEnv,
@@ -120,7 +121,7 @@ export function loadConfig(env: Env): Readonly<Config> {
         }
         return entry
       }),
-      workers: read.workers('WORKERS', cores),
+      workers,
       requestTimeoutMs: read.integer('REQUEST_TIMEOUT_MS', 10_000, { min: 1 }),
       headersTimeoutMs: read.integer('HEADERS_TIMEOUT_MS', 5_000, { min: 1 }),
       bodyLimitBytes: 16 * 1024,
@@ -137,7 +138,11 @@ export function loadConfig(env: Env): Readonly<Config> {
         timeCost: read.integer('AUTH_ARGON2_TIME_COST', 2, { min: 1, max: 100 }),
         parallelism: read.integer('AUTH_ARGON2_PARALLELISM', 1, { min: 1, max: 255 }),
       },
-      hashConcurrency: read.integer('AUTH_HASH_CONCURRENCY', cores, { min: 1, max: 1024 }),
+      // the cores are shared by the worker processes: all of them together run at most one hash per core
+      hashConcurrency: read.integer('AUTH_HASH_CONCURRENCY', Math.max(1, Math.floor(cores / workers)), {
+        min: 1,
+        max: 1024,
+      }),
       hashQueueLimit: read.integer('AUTH_HASH_QUEUE_LIMIT', 100, { min: 0 }),
     },
     storage: {

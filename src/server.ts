@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from './app.js'
 import { createAccountService } from './auth/account-service.js'
+import { type Argon2Threads, createArgon2Threads } from './auth/argon2-threads.js'
 import { createConcurrencyLimiter } from './auth/concurrency-limiter.js'
 import { createPasswordHasher } from './auth/password-hasher.js'
 import { createTokenService } from './auth/token-service.js'
@@ -45,6 +46,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const clock = options.clock ?? systemClock
   const siteConfig = await loadSiteConfig(config)
   const stores = options.stores ?? (await openStores(config.storage, options.logger))
+  let argon2: Argon2Threads | undefined
   try {
     const tokens = createTokenService(
       {
@@ -55,12 +57,16 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       },
       clock,
     )
+    argon2 = createArgon2Threads(config.auth.hashConcurrency)
+    const threads = argon2
     const hasher = createPasswordHasher(
       config.auth.argon2,
       createConcurrencyLimiter({
-        concurrency: config.auth.hashConcurrency,
+        // one computing and one waiting in each thread's own queue, so a thread never idles for the event loop
+        concurrency: config.auth.hashConcurrency * 2,
         queueLimit: config.auth.hashQueueLimit,
       }),
+      argon2,
     )
     const accounts = createAccountService({
       users: stores.users,
@@ -93,10 +99,12 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         } finally {
           clearInterval(reaper)
         }
+        await threads.close()
         await stores.close()
       },
     }
   } catch (error) {
+    await argon2?.close()
     await stores.close()
     throw error
   }

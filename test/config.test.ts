@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, configWarnings, loadConfig } from '../src/config.js'
 
@@ -61,7 +62,15 @@ describe('loadConfig', () => {
   })
 
   it('WORKERS=auto is the number of cores', () => {
-    expect(loadConfig({ WORKERS: 'auto' }).server.workers).toBeGreaterThanOrEqual(1)
+    expect(loadConfig({ WORKERS: 'auto' }).server.workers).toBe(availableParallelism())
+  })
+
+  it('AUTH_HASH_CONCURRENCY defaults to the cores, shared among the worker processes', () => {
+    const cores = availableParallelism()
+    expect(loadConfig({}).auth.hashConcurrency).toBe(cores)
+    expect(loadConfig({ WORKERS: 'auto' }).auth.hashConcurrency).toBe(1)
+    expect(loadConfig({ WORKERS: String(cores * 4) }).auth.hashConcurrency).toBe(1)
+    expect(loadConfig({ WORKERS: 'auto', AUTH_HASH_CONCURRENCY: '3' }).auth.hashConcurrency).toBe(3)
   })
 
   it('is frozen', () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { type Algorithm, hash, parseOptions, verify } from '@node-rs/argon2'
+import { type Algorithm, parseOptions } from '@node-rs/argon2'
 import type { Argon2Params } from '../config.js'
+import type { Argon2Threads } from './argon2-threads.js'
 import type { ConcurrencyLimiter } from './concurrency-limiter.js'
 
 /** @node-rs/argon2 declares Algorithm as an ambient const enum, which isolated modules cannot read. */
@@ -21,26 +22,30 @@ export interface PasswordHasher {
 }
 
 /**
- * Argon2id on @node-rs/argon2, whose work runs on the libuv thread pool, off the event loop. Every computation
- * goes through `limiter`, so at most as many run at once as it allows and the rest wait in its bounded queue.
+ * Argon2id on `argon2` (threads of its own, off the event loop). Every computation goes through `limiter`, so no
+ * more are admitted than it allows and the rest wait in its bounded queue (past it, ServiceBusyError: a 503).
  */
-export function createPasswordHasher(params: Argon2Params, limiter: ConcurrencyLimiter): PasswordHasher {
+export function createPasswordHasher(
+  params: Argon2Params,
+  limiter: ConcurrencyLimiter,
+  argon2: Pick<Argon2Threads, 'hash' | 'verify'>,
+): PasswordHasher {
   const options = {
     algorithm: ARGON2ID,
     memoryCost: params.memoryKiB,
     timeCost: params.timeCost,
     parallelism: params.parallelism,
   }
-  const dummyHash = hash(randomBytes(32), options)
+  const dummyHash = argon2.hash(randomBytes(32), options)
   // a failure surfaces when the dummy is first used; here it would be an unhandled rejection
   dummyHash.catch(() => {})
 
   return {
-    hash: (password) => limiter.run(() => hash(password, options)),
-    verify: (storedHash, password) => limiter.run(() => verify(storedHash, password)),
+    hash: (password) => limiter.run(() => argon2.hash(password, options)),
+    verify: (storedHash, password) => limiter.run(() => argon2.verify(storedHash, password)),
     async verifyDummy(password) {
       const stored = await dummyHash
-      await limiter.run(() => verify(stored, password))
+      await limiter.run(() => argon2.verify(stored, password))
       return false
     },
     needsRehash(storedHash) {

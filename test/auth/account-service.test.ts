@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createAccountService } from '../../src/auth/account-service.js'
+import { createArgon2Threads } from '../../src/auth/argon2-threads.js'
 import { createConcurrencyLimiter } from '../../src/auth/concurrency-limiter.js'
 import { createPasswordHasher, type PasswordHasher } from '../../src/auth/password-hasher.js'
 import { createTokenService } from '../../src/auth/token-service.js'
@@ -12,6 +13,8 @@ import type { Stores } from '../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
 
 const cheap: Argon2Params = { memoryKiB: 1024, timeCost: 1, parallelism: 1 }
+/** Shared by the suite; the threads do not keep the process alive. */
+const threads = createArgon2Threads(2)
 const tokenSettings = {
   secret: 'account-service-secret-0123456789',
   previousSecrets: [],
@@ -21,7 +24,11 @@ const tokenSettings = {
 
 /** The real hasher, with its calls recorded. */
 function observedHasher(params: Argon2Params) {
-  const real = createPasswordHasher(params, createConcurrencyLimiter({ concurrency: 2, queueLimit: 10 }))
+  const real = createPasswordHasher(
+    params,
+    createConcurrencyLimiter({ concurrency: 2, queueLimit: 10 }),
+    threads,
+  )
   const calls: string[] = []
   const record = (name: string) => {
     calls.push(name)

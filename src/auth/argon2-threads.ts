@@ -1,0 +1,120 @@
+import { createRequire } from 'node:module'
+import { Worker } from 'node:worker_threads'
+
+/** What @node-rs/argon2 takes for a hash. */
+export interface Argon2Options {
+  algorithm: number
+  memoryCost: number
+  timeCost: number
+  parallelism: number
+}
+
+export interface Argon2Threads {
+  hash(password: string | Uint8Array, options: Argon2Options): Promise<string>
+  verify(storedHash: string, password: string): Promise<boolean>
+  /** Stops the threads; pending computations fail. */
+  close(): Promise<void>
+}
+
+type Job =
+  | { id: number; kind: 'hash'; password: string | Uint8Array; options: Argon2Options }
+  | {
+      id: number
+      kind: 'verify'
+      hash: string
+      password: string
+    }
+
+interface Pending {
+  resolve(value: unknown): void
+  reject(error: Error): void
+}
+
+// CommonJS, evaluated in each thread: the module path comes from the parent, so it works from src/ and dist/ alike
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads')
+const { hashSync, verifySync } = require(workerData.argon2)
+parentPort.on('message', (job) => {
+  let reply
+  try {
+    const value = job.kind === 'hash' ? hashSync(job.password, job.options) : verifySync(job.hash, job.password)
+    reply = { id: job.id, value }
+  } catch (error) {
+    reply = { id: job.id, error: String((error && error.message) || error) }
+  }
+  parentPort.postMessage(reply)
+})
+`
+
+/**
+ * Argon2 on threads of its own (worker_threads), each computing one hash at a time with @node-rs/argon2's
+ * synchronous calls. A thread takes its next job from its own queue as soon as it is done, without waiting for the
+ * event loop, and allocating and freeing the hash's memory (19 MiB by default) happens on the thread, not on the
+ * event loop as with the library's async calls. Jobs go to the thread with the fewest.
+ */
+export function createArgon2Threads(count: number): Argon2Threads {
+  const argon2 = createRequire(import.meta.url).resolve('@node-rs/argon2')
+  const pending = new Map<number, Pending>()
+  let nextId = 0
+  let closing = false
+
+  interface Thread {
+    worker: Worker
+    jobs: Set<number>
+  }
+  const threads: Thread[] = []
+  const start = (): Thread => {
+    const worker = new Worker(THREAD_SOURCE, {
+      eval: true,
+      workerData: { argon2 },
+      // the thread runs no JavaScript to speak of: a small heap keeps its memory small
+      resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
+    })
+    const thread: Thread = { worker, jobs: new Set() }
+    worker.unref()
+    worker.on('message', (reply: { id: number; value?: unknown; error?: string }) => {
+      thread.jobs.delete(reply.id)
+      const job = pending.get(reply.id)
+      pending.delete(reply.id)
+      if (reply.error !== undefined) job?.reject(new Error(reply.error))
+      else job?.resolve(reply.value)
+    })
+    const fail = (error: Error) => {
+      for (const id of thread.jobs) {
+        pending.get(id)?.reject(error)
+        pending.delete(id)
+      }
+      thread.jobs.clear()
+      const index = threads.indexOf(thread)
+      if (index >= 0 && !closing) threads[index] = start()
+    }
+    worker.on('error', fail)
+    worker.on('exit', (code) => fail(new Error(`argon2 thread exited with code ${code}`)))
+    return thread
+  }
+  for (let i = 0; i < count; i++) threads.push(start())
+
+  const submit = <T>(job: Job): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (closing) {
+        reject(new Error('argon2 threads are closed'))
+        return
+      }
+      const thread = threads.reduce((least, candidate) =>
+        candidate.jobs.size < least.jobs.size ? candidate : least,
+      )
+      pending.set(job.id, { resolve: resolve as (value: unknown) => void, reject })
+      thread.jobs.add(job.id)
+      thread.worker.postMessage(job)
+    })
+
+  return {
+    hash: (password, options) => submit<string>({ id: nextId++, kind: 'hash', password, options }),
+    verify: (storedHash, password) =>
+      submit<boolean>({ id: nextId++, kind: 'verify', hash: storedHash, password }),
+    async close() {
+      closing = true
+      await Promise.all(threads.map((thread) => thread.worker.terminate()))
+    },
+  }
+}
