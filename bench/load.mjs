@@ -1,0 +1,56 @@
+// Runs one autocannon load in its own process (load-worker.mjs), so that the generator's work is never counted in the
+// bench process and two loads can run side by side (the mixed run).
+import { fork } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url))
+
+/**
+ * @typedef {object} LoadResult
+ * @property {number} durationSeconds
+ * @property {number} requestsPerSecond 2xx responses per second
+ * @property {number} ok 2xx responses
+ * @property {number} non2xx
+ * @property {number} errors connection errors, timeouts included
+ * @property {number} timeouts
+ * @property {number} mismatches
+ * @property {number} brokenChains refresh chains that got no new token back
+ * @property {Record<string, number>} statusCodes
+ * @property {{ p50: number, p90: number, p99: number, max: number, mean: number }} latencyMs
+ */
+
+/**
+ * @param {{ url: string, connections: number, durationSeconds: number, timeoutSeconds?: number,
+ *   scenario: import('./load-worker.mjs').Scenario }} options
+ * @returns {Promise<LoadResult>}
+ */
+export function runLoad(options) {
+  return new Promise((resolve, reject) => {
+    const child = fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    let settled = false
+    child.once('message', (/** @type {any} */ message) => {
+      settled = true
+      if (message.type === 'result') resolve(message.result)
+      else reject(new Error(`load worker failed: ${message.message}`))
+    })
+    child.once('error', (error) => {
+      if (!settled) reject(error)
+      settled = true
+    })
+    child.once('exit', (code) => {
+      if (!settled) reject(new Error(`load worker exited with ${code} before reporting`))
+      settled = true
+    })
+    child.send({ timeoutSeconds: 10, ...options })
+  })
+}
+
+/**
+ * Errors as the targets count them: non-2xx responses where a 2xx was expected, connection errors and timeouts
+ * (autocannon counts timeouts among its errors), and mismatched bodies. A broken refresh chain shows up as its
+ * non-2xx responses.
+ * @param {LoadResult} result
+ */
+export function errorCount(result) {
+  return result.non2xx + result.errors + result.mismatches
+}

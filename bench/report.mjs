@@ -1,0 +1,256 @@
+// The run's one table (figure, limit, ratio, target), printed and written as JSON and Markdown under bench/results/,
+// and for a full run into docs/performance.md, whose notes section is kept from one run to the next.
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+
+const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
+const PERFORMANCE_DOC = fileURLToPath(new URL('../docs/performance.md', import.meta.url))
+const NOTES_START = '<!-- notes:start -->'
+const NOTES_END = '<!-- notes:end -->'
+
+const HEADERS = [
+  'backend',
+  'figure',
+  'value',
+  'p50 ms',
+  'p99 ms',
+  'errors',
+  'peak RSS MiB',
+  'limit',
+  'limit value',
+  'ratio',
+  'target',
+  'result',
+]
+
+/**
+ * @typedef {object} RunReport
+ * @property {string} startedAt ISO 8601
+ * @property {number} durationSeconds
+ * @property {boolean} quick
+ * @property {ReturnType<typeof import('./machine.mjs').describeMachine>} machine
+ * @property {Record<string, unknown>} configuration
+ * @property {import('./suite.mjs').Row[]} rows
+ * @property {boolean} complete false when the run failed part-way
+ * @property {string[]} skipped
+ */
+
+/**
+ * The table's cells, one array per row.
+ * @param {import('./suite.mjs').Row[]} rows
+ */
+function cells(rows) {
+  return rows.map((row) => [
+    row.backend,
+    row.figure,
+    `${formatNumber(row.value, row.unit)} ${row.unit}`,
+    formatMs(row.p50),
+    row.p99 === null
+      ? ''
+      : `${formatMs(row.p99)}${row.p99Worst !== null && row.p99Worst !== row.p99 ? ` (worst ${formatMs(row.p99Worst)})` : ''}`,
+    row.errors === null ? '' : String(row.errors),
+    row.peakRssMiB === null || Number.isNaN(row.peakRssMiB) ? '' : row.peakRssMiB.toFixed(0),
+    row.limit ?? '',
+    row.limitValue === null ? '' : formatNumber(row.limitValue, ''),
+    row.ratio === null
+      ? ''
+      : `${row.ratio.toFixed(2)} (${row.ratios.map((ratio) => ratio.toFixed(2)).join(', ')})`,
+    row.target === null
+      ? ''
+      : `${row.target.of === 'ratio' ? 'ratio' : row.unit} ${symbol(row.target.op)} ${row.target.value}`,
+    row.pass === null ? '' : row.pass ? 'pass' : 'MISSED',
+  ])
+}
+
+/**
+ * The table as aligned plain text.
+ * @param {import('./suite.mjs').Row[]} rows
+ */
+export function textTable(rows) {
+  const body = cells(rows)
+  const widths = HEADERS.map((header, column) =>
+    Math.max(header.length, ...body.map((line) => (line[column] ?? '').length)),
+  )
+  const format = (/** @type {string[]} */ line) =>
+    line
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd()
+  return [format(HEADERS), format(widths.map((width) => '-'.repeat(width))), ...body.map(format)].join('\n')
+}
+
+/**
+ * The table in Markdown.
+ * @param {import('./suite.mjs').Row[]} rows
+ */
+export function markdownTable(rows) {
+  const line = (/** @type {string[]} */ values) =>
+    `| ${values.map((value) => value.replace(/\|/g, '\\|')).join(' | ')} |`
+  return [line(HEADERS), line(HEADERS.map(() => '---')), ...cells(rows).map(line)].join('\n')
+}
+
+/**
+ * The rows whose target was missed.
+ * @param {import('./suite.mjs').Row[]} rows
+ */
+export function missedTargets(rows) {
+  return rows.filter((row) => row.pass === false)
+}
+
+/** @param {import('./suite.mjs').Row} row */
+export function describeMiss(row) {
+  const target = /** @type {NonNullable<typeof row.target>} */ (row.target)
+  const actual =
+    target.of === 'ratio' ? (row.ratio ?? Number.NaN).toFixed(2) : formatNumber(row.value, row.unit)
+  return `${row.backend}: ${row.figure}: ${target.of} ${actual}, target ${symbol(target.op)} ${target.value}`
+}
+
+/**
+ * Writes bench/results/<timestamp>.json and .md; returns their paths.
+ * @param {RunReport} report
+ */
+export async function writeResults(report) {
+  await mkdir(RESULTS_DIR, { recursive: true })
+  const stem = report.startedAt.replace(/[:.]/g, '-')
+  const json = `${RESULTS_DIR}${stem}.json`
+  const markdown = `${RESULTS_DIR}${stem}.md`
+  await writeFile(json, `${JSON.stringify(report, null, 2)}\n`)
+  await writeFile(markdown, `${resultsMarkdown(report)}\n`)
+  return { json, markdown }
+}
+
+/**
+ * Rewrites docs/performance.md with this run, keeping the notes section of the file there.
+ * @param {RunReport} report
+ */
+export async function writePerformanceDoc(report) {
+  let notes = `${NOTES_START}\n${NOTES_END}`
+  if (existsSync(PERFORMANCE_DOC)) {
+    const current = await readFile(PERFORMANCE_DOC, 'utf8')
+    const start = current.indexOf(NOTES_START)
+    const end = current.indexOf(NOTES_END)
+    if (start !== -1 && end > start) notes = current.slice(start, end + NOTES_END.length)
+  }
+  await writeFile(PERFORMANCE_DOC, `${performanceDoc(report, notes)}\n`)
+  return PERFORMANCE_DOC
+}
+
+/** @param {RunReport} report */
+function resultsMarkdown(report) {
+  return [
+    `# Tessera benchmark, ${report.startedAt}${report.quick ? ' (--quick)' : ''}`,
+    '',
+    machineLine(report),
+    '',
+    markdownTable(report.rows),
+    '',
+    verdict(report),
+  ].join('\n')
+}
+
+/**
+ * @param {RunReport} report
+ * @param {string} notes
+ */
+function performanceDoc(report, notes) {
+  const config = report.configuration
+  const m = report.machine
+  const concurrency =
+    config.hashConcurrency === m.cores
+      ? `\`AUTH_HASH_CONCURRENCY=${config.hashConcurrency}\` (the default: the core count)`
+      : `\`AUTH_HASH_CONCURRENCY=${config.hashConcurrency}\``
+  const sqliteTokens = config.sqliteRefreshTokens
+    ? ' On SQLite every seeded account also has a stored refresh token, so that table has the size it would have with every account logged in; with Redis, refresh tokens are not seeded.'
+    : ''
+  return `# Performance
+
+Argon2 is the only thing allowed to be slow, and it must not starve anything else. \`npm run bench\` measures each
+figure of the service right next to the limit of the same machine that bounds it, in the same run: limit (A) and
+figure (B) alternate, A B A B, ${config.pairs} pairs, and the table gives the median of the pairs' ratios (each pair's
+ratio in brackets), because the shared machines this runs on drift by ±30 % within minutes.
+
+This page is rewritten by every full run of \`npm run bench\`, except the notes section at the end.
+
+## Latest run
+
+${report.startedAt}, ${Math.round(report.durationSeconds)} s.
+
+${markdownTable(report.rows)}
+
+${verdict(report)}
+
+## The machine
+
+- CPU: ${m.cpu}, ${m.cores} cores
+- Memory: ${m.memoryGiB} GiB
+- Node.js ${m.node}
+- OS: ${m.os}
+- Load average when the run started: ${m.loadAverageAtStart.join(', ')} (the machine is shared; other work ran beside the benchmark)
+
+## What is measured
+
+- **The service** runs as its own process, as \`npm start\` runs it (\`node ${config.nodeFlags ? `${config.nodeFlags} ` : ''}bin/tessera.js serve\`, \`WORKERS=1\`), with \`NODE_ENV=production\`, real Argon2id parameters (m=${config.argon2MemoryKiB} KiB, t=${config.argon2TimeCost}, p=${config.argon2Parallelism}), ${concurrency}, \`RATE_LIMIT_PER_MINUTE=0\` (rate limiting off) and \`LOG_LEVEL=warn\`, so that the one log line per request (level info) is not written and logging does not dominate the HTTP figures.
+- **Backends**: the embedded default (SQLite in WAL mode with \`synchronous=FULL\`, in a fresh \`DATA_DIR\`) and PostgreSQL with refresh tokens in Redis (a fresh database and a unique \`REDIS_KEY_PREFIX\` per run, removed afterwards), when \`BENCH_POSTGRES_URL\` and \`BENCH_REDIS_URL\` are set.
+- **Load**: autocannon ${config.autocannonVersion}, programmatic, each load in its own process. ${config.httpConnections} connections for \`GET /health\`, \`GET /auth/me\` (a pool of valid access tokens, one per connection) and \`POST /auth/refresh\` (one chain per connection over a pool of accounts: each request sends the refresh token its connection's previous response returned). ${config.argon2Connections} connections for \`POST /auth/login\` (one account) and \`POST /auth/register\` (distinct e-mails): enough to keep every Argon2 slot busy. The mixed run loads logins (${config.argon2Connections} connections) and \`GET /auth/me\` (${config.mixedMeConnections} connections) at the same time, from two processes. Phases last ${config.httpSeconds} s (HTTP-bound figures) and ${config.argon2Seconds} s (Argon2-bound figures), after a warm-up of each endpoint.
+- **Limits**: the HTTP ceiling is a bare Fastify ${config.fastifyVersion} server in its own process answering \`GET /health\` with \`{"status":"ok"}\` (logger off), loaded exactly like the service. The Argon2 ceiling is raw @node-rs/argon2 hash or verify at the same parameters and concurrency, in its own process, for as long as the phase it bounds: one thread per computation calling the synchronous function back to back, the fastest way the library runs here (faster than its async calls on the libuv pool, and the way the service runs it).
+- **Accounts**: every store holds ${config.baselineUsers} accounts, seeded directly through the store (no HTTP, one precomputed hash). The large-store comparison seeds ${config.scaledUsers} accounts the same way and alternates a service on that store (B) with one on ${config.baselineUsers} accounts (A).${sqliteTokens}
+- **Peak RSS** is the service process's high-water mark (VmHWM, reset at the start of each phase) or its VmRSS sampled every 50 ms, whichever is higher; the table gives the highest of the figure's phases.
+- **Errors** are non-2xx responses where a 2xx was expected, connection errors and timeouts.
+
+## How to reproduce
+
+\`\`\`sh
+npm ci
+BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench
+npm run bench -- --quick   # about a minute: 2 pairs of 1 s phases, ${config.quickScaledUsers} accounts in the large store
+\`\`\`
+
+Without \`BENCH_POSTGRES_URL\` and \`BENCH_REDIS_URL\` the PostgreSQL + Redis run is skipped, and the output says so;
+the PostgreSQL user needs the right to create databases. Each run writes its table to \`bench/results/<time>.json\`
+and \`.md\` (not committed); a full run also rewrites this page. The command exits non-zero only when the run itself
+fails; missed targets are listed at the end of its output.
+
+## Notes
+
+${notes}`
+}
+
+/** @param {RunReport} report */
+function machineLine(report) {
+  const m = report.machine
+  return `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node.js ${m.node}, ${m.os}; load average at start ${m.loadAverageAtStart.join(', ')}.`
+}
+
+/** @param {RunReport} report */
+function verdict(report) {
+  const missed = missedTargets(report.rows)
+  const lines = []
+  if (report.skipped.length > 0) lines.push(...report.skipped.map((reason) => `- ${reason}`), '')
+  if (missed.length === 0) lines.push('Every target holds.')
+  else lines.push('Missed targets:', '', ...missed.map((row) => `- ${describeMiss(row)}`))
+  return lines.join('\n')
+}
+
+/**
+ * @param {number} value
+ * @param {string} unit
+ */
+function formatNumber(value, unit) {
+  if (Number.isNaN(value)) return '?'
+  if (unit === 'ms') return formatMs(value)
+  if (unit === 'MiB' || unit === 'errors') return value.toFixed(0)
+  return value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(1)
+}
+
+/** @param {number | null} value */
+function formatMs(value) {
+  if (value === null) return ''
+  if (Number.isNaN(value)) return '?'
+  return Number.isInteger(value) ? String(value) : value.toFixed(1)
+}
+
+/** @param {'>=' | '<=' | '='} op */
+function symbol(op) {
+  return op === '>=' ? '≥' : op === '<=' ? '≤' : '='
+}

@@ -1,0 +1,251 @@
+// `npm run bench` (after `npm run build`): the service's figures next to the machine's own limits, on the embedded
+// default and, when BENCH_POSTGRES_URL and BENCH_REDIS_URL are set, on PostgreSQL + Redis. `--quick` for a short
+// run. Exits non-zero only when the run itself fails; missed targets are listed.
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describeMachine } from './machine.mjs'
+import { createDatabase, deleteRedisKeys, dropDatabase } from './postgres.mjs'
+import { describeMiss, missedTargets, textTable, writePerformanceDoc, writeResults } from './report.mjs'
+import { seedPasswordHash } from './seed.mjs'
+import { START_NODE_FLAGS, startBareFastify, startService } from './service-process.mjs'
+import { readSettings } from './settings.mjs'
+import { seedPostgresStore, seedSqliteStore } from './stores.mjs'
+import { benchmarkService, compareScale } from './suite.mjs'
+
+const EMBEDDED = 'embedded (SQLite)'
+const POSTGRES = 'PostgreSQL + Redis'
+
+const settings = readSettings(process.argv.slice(2), process.env)
+const startedAt = new Date()
+const runId = startedAt.getTime().toString(36)
+const log = (/** @type {string} */ line) => process.stdout.write(`${line}\n`)
+
+/** Server processes still running; stopped first at the end, and on SIGINT/SIGTERM. */
+/** @type {Array<import('./service-process.mjs').ServerProcess>} */
+const running = []
+/** Then these are undone, in reverse order: databases, Redis keys, the temporary directory. */
+/** @type {Array<() => Promise<unknown>>} */
+const cleanups = []
+let cleaningUp = false
+const cleanUp = async () => {
+  if (cleaningUp) return
+  cleaningUp = true
+  await Promise.all(running.map((server) => server.stop().catch((error) => log(`stop failed: ${error}`))))
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => log(`cleanup failed: ${error}`))
+}
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
+  process.once(signal, () => {
+    log(`\n${signal}: stopping`)
+    cleanUp().finally(() => process.exit(130))
+  })
+}
+
+const machine = describeMachine()
+log(
+  `Tessera benchmark${settings.quick ? ' --quick (short phases, a smaller large store: figures are indicative only)' : ''}`,
+)
+log(
+  `${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node.js ${machine.node}, ${machine.os}`,
+)
+log(
+  `Argon2id m=${settings.argon2.memoryKiB} KiB t=${settings.argon2.timeCost} p=${settings.argon2.parallelism}, ` +
+    `hash concurrency ${settings.hashConcurrency}; ${settings.pairs} A/B pairs per ratio; LOG_LEVEL=warn`,
+)
+
+/** @type {import('./suite.mjs').Row[]} */
+const rows = []
+/** @type {string[]} */
+const skipped = []
+let failure = null
+try {
+  const tmp = await mkdtemp(join(tmpdir(), 'tessera-bench-'))
+  cleanups.push(() => rm(tmp, { recursive: true, force: true }))
+  const secret = randomBytes(36).toString('base64url')
+  /** @param {Record<string, string>} extra */
+  const serviceEnv = (extra) => ({
+    NODE_ENV: 'production',
+    AUTH_JWT_SECRET: secret,
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
+    WORKERS: '1',
+    AUTH_ARGON2_MEMORY_KIB: String(settings.argon2.memoryKiB),
+    AUTH_ARGON2_TIME_COST: String(settings.argon2.timeCost),
+    AUTH_ARGON2_PARALLELISM: String(settings.argon2.parallelism),
+    AUTH_HASH_CONCURRENCY: String(settings.hashConcurrency),
+    AUTH_HASH_QUEUE_LIMIT: String(settings.hashQueueLimit),
+    ...extra,
+  })
+  const passwordHash = await seedPasswordHash(settings.argon2)
+  /**
+   * @param {string} name
+   * @param {Record<string, string>} env
+   */
+  const start = async (name, env) => {
+    const service = await startService(name, env)
+    running.push(service)
+    return service
+  }
+
+  const bare = await startBareFastify()
+  running.push(bare)
+
+  // the embedded default: SQLite in DATA_DIR, DATABASE_URL unset
+  {
+    const context = { backend: EMBEDDED, settings, bare, log, runId }
+    /** @param {string} name */
+    const sqliteEnv = (name) => serviceEnv({ DATA_DIR: join(tmp, name) })
+    /**
+     * @param {string} name
+     * @param {number} count
+     */
+    const seeded = async (name, count) => {
+      log(`${EMBEDDED}: seeding ${count.toLocaleString('en-US')} accounts (${name})`)
+      await seedSqliteStore(join(tmp, name), { count, passwordHash, serviceEnv: sqliteEnv(name), log })
+      return sqliteEnv(name)
+    }
+    const service = await start('tessera (SQLite)', await seeded('sqlite', settings.baselineUsers))
+    rows.push(
+      ...(await benchmarkService(context, service, {
+        meTarget: 0.45,
+        refreshTarget: 0.15,
+        figures: settings.figures.embedded,
+      })),
+    )
+    await service.stop()
+
+    const smallEnv = await seeded('sqlite-small', settings.baselineUsers)
+    const largeEnv = await seeded('sqlite-large', settings.scaledUsers)
+    const small = await start('tessera (SQLite, small)', smallEnv)
+    const large = await start('tessera (SQLite, large)', largeEnv)
+    rows.push(...(await compareScale(context, small, large)))
+    await Promise.all([small.stop(), large.stop()])
+  }
+
+  // PostgreSQL + Redis: a fresh database per store and a unique key prefix, removed at the end
+  if (settings.postgres === null) {
+    skipped.push(/** @type {string} */ (settings.postgresSkipReason))
+    log(settings.postgresSkipReason ?? '')
+  } else {
+    const { databaseUrl: serverUrl, redisUrl } = settings.postgres
+    const context = { backend: POSTGRES, settings, bare, log, runId }
+    /** @param {string} name */
+    const seeded = async (name, /** @type {number} */ count) => {
+      const database = `tessera_bench_${runId}_${name}`
+      const databaseUrl = await createDatabase(serverUrl, database)
+      cleanups.push(() => dropDatabase(serverUrl, database))
+      const keyPrefix = `tessera-bench-${runId}-${name}:`
+      cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
+      const env = serviceEnv({
+        DATA_DIR: join(tmp, `postgres-${name}`),
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl,
+        REDIS_KEY_PREFIX: keyPrefix,
+      })
+      log(`${POSTGRES}: seeding ${count.toLocaleString('en-US')} accounts (database ${database})`)
+      await seedPostgresStore(databaseUrl, { count, passwordHash, serviceEnv: env, log })
+      return env
+    }
+    const service = await start('tessera (PostgreSQL + Redis)', await seeded('main', settings.baselineUsers))
+    rows.push(
+      ...(await benchmarkService(context, service, {
+        meTarget: null,
+        refreshTarget: 0.15,
+        figures: settings.figures.postgres,
+      })),
+    )
+    await service.stop()
+    if (settings.postgresScale) {
+      const smallEnv = await seeded('small', settings.baselineUsers)
+      const largeEnv = await seeded('large', settings.scaledUsers)
+      const small = await start('tessera (PostgreSQL, small)', smallEnv)
+      const large = await start('tessera (PostgreSQL, large)', largeEnv)
+      rows.push(...(await compareScale(context, small, large)))
+      await Promise.all([small.stop(), large.stop()])
+    } else {
+      const reason = `${POSTGRES}: the large-store comparison runs on the embedded default only in --quick`
+      skipped.push(reason)
+      log(reason)
+    }
+  }
+} catch (error) {
+  failure = error
+} finally {
+  await cleanUp()
+}
+
+const durationSeconds = (Date.now() - startedAt.getTime()) / 1000
+if (rows.length > 0) {
+  const errors = rows.reduce((total, row) => total + (row.errors ?? 0), 0)
+  rows.push({
+    backend: 'all',
+    figure: 'errors in every measured service phase',
+    unit: 'errors',
+    value: errors,
+    p50: null,
+    p99: null,
+    p99Worst: null,
+    errors,
+    peakRssMiB: null,
+    limit: null,
+    limitValue: null,
+    ratio: null,
+    ratios: [],
+    target: { op: '=', value: 0, of: 'value' },
+    pass: errors === 0,
+    samples: null,
+  })
+  const require = createRequire(import.meta.url)
+  const report = {
+    startedAt: startedAt.toISOString(),
+    durationSeconds,
+    quick: settings.quick,
+    complete: failure === null,
+    machine,
+    configuration: {
+      pairs: settings.pairs,
+      httpSeconds: settings.httpSeconds,
+      argon2Seconds: settings.argon2Seconds,
+      warmupSeconds: settings.warmupSeconds,
+      httpConnections: settings.httpConnections,
+      argon2Connections: settings.argon2Connections,
+      mixedMeConnections: settings.mixedMeConnections,
+      baselineUsers: settings.baselineUsers.toLocaleString('en-US'),
+      scaledUsers: settings.scaledUsers.toLocaleString('en-US'),
+      quickScaledUsers: readSettings(['--quick'], {}).scaledUsers.toLocaleString('en-US'),
+      sqliteRefreshTokens: true,
+      argon2MemoryKiB: settings.argon2.memoryKiB,
+      argon2TimeCost: settings.argon2.timeCost,
+      argon2Parallelism: settings.argon2.parallelism,
+      hashConcurrency: settings.hashConcurrency,
+      hashQueueLimit: settings.hashQueueLimit,
+      nodeFlags: START_NODE_FLAGS.join(' '),
+      fastifyVersion: require('fastify/package.json').version,
+      autocannonVersion: require('autocannon/package.json').version,
+    },
+    rows,
+    skipped,
+  }
+  log('')
+  log(textTable(rows))
+  log('')
+  for (const reason of skipped) log(reason)
+  const missed = missedTargets(rows)
+  if (missed.length === 0) log('Every target holds.')
+  else {
+    log(`MISSED TARGETS (${missed.length}):`)
+    for (const row of missed) log(`  - ${describeMiss(row)}`)
+  }
+  const written = await writeResults(report)
+  log(`\nWritten ${written.json} and ${written.markdown}`)
+  if (!settings.quick && failure === null) log(`Written ${await writePerformanceDoc(report)}`)
+  log(`Run took ${Math.round(durationSeconds)} s.`)
+}
+if (failure !== null) {
+  process.stderr.write(
+    `\nbenchmark failed: ${failure instanceof Error ? (failure.stack ?? failure.message) : String(failure)}\n`,
+  )
+  process.exitCode = 1
+}

@@ -1,0 +1,187 @@
+// Servers under test run as separate processes: the built service (`node bin/tessera.js serve`, as `npm start`
+// runs it) and the bare Fastify ceiling, each on a free port of 127.0.0.1. A server is ready when it prints its
+// "listening on http://…" line or, since that line is at level info and the benchmark runs the service with
+// LOG_LEVEL=warn, when GET /health answers 200.
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const TESSERA = fileURLToPath(new URL('../bin/tessera.js', import.meta.url))
+const BARE_FASTIFY = fileURLToPath(new URL('./bare-fastify-server.mjs', import.meta.url))
+const LISTENING = /listening on http:\/\/[^\s"()]+/
+const POLL_MS = 100
+const START_TIMEOUT_MS = 60_000
+const STOP_TIMEOUT_MS = 40_000
+/** Lines of output kept for the error message when a process fails. */
+const KEPT_LINES = 40
+
+/**
+ * @typedef {object} ServerProcess
+ * @property {string} name
+ * @property {number} pid
+ * @property {string} url base URL, e.g. http://127.0.0.1:40123
+ * @property {() => string[]} recentOutput the last lines the process wrote
+ * @property {() => boolean} isRunning false once the process has exited
+ * @property {() => Promise<void>} stop SIGTERM, then SIGKILL if it does not exit in time
+ */
+
+/**
+ * Starts the service on the given variables (on top of a minimal environment: PATH and HOME only, so nothing in the
+ * caller's environment changes the configuration), with HOST and PORT set to a free port of 127.0.0.1.
+ * @param {string} name
+ * @param {Record<string, string>} env
+ * @param {{ nodeArgs?: string[] }} [options]
+ * @returns {Promise<ServerProcess>}
+ */
+export async function startService(name, env, options = {}) {
+  return startServerProcess(name, [...(options.nodeArgs ?? START_NODE_FLAGS), TESSERA, 'serve'], env)
+}
+
+/** The Node.js flags `npm start` gives the service (package.json scripts.start), so the benchmark runs it the same. */
+export const START_NODE_FLAGS = (() => {
+  const start = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start
+  const match = /^node((?:\s+--\S+)*)\s+\S*bin\/tessera\.js\s+serve$/.exec(start)
+  if (!match)
+    throw new Error(`package.json scripts.start is not "node [flags] ./bin/tessera.js serve": ${start}`)
+  return match[1].trim().split(/\s+/).filter(Boolean)
+})()
+
+/**
+ * Runs `tessera migrate` on the given variables and resolves when it has exited 0.
+ * @param {Record<string, string>} env
+ */
+export function migrateWithService(env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [TESSERA, 'migrate'], {
+      cwd: ROOT,
+      env: baseEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk) => {
+      output += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      output += chunk
+    })
+    child.once('error', reject)
+    child.once('exit', (code) => {
+      if (code === 0) resolve(undefined)
+      else reject(new Error(`tessera migrate exited with ${code}: ${output.trim()}`))
+    })
+  })
+}
+
+/**
+ * Starts the bare Fastify server that is the HTTP ceiling.
+ * @returns {Promise<ServerProcess>}
+ */
+export function startBareFastify() {
+  return startServerProcess('bare fastify', [BARE_FASTIFY], { NODE_ENV: 'production' })
+}
+
+/** A port of 127.0.0.1 that nothing listens on now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** @param {Record<string, string>} env */
+function baseEnv(env) {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env }
+}
+
+/**
+ * Starts `node <args>` as a server on a free port of 127.0.0.1 (HOST and PORT are added to `env`).
+ * @param {string} name
+ * @param {string[]} args
+ * @param {Record<string, string>} env
+ * @returns {Promise<ServerProcess>}
+ */
+export async function startServerProcess(name, args, env) {
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: baseEnv({ ...env, HOST: '127.0.0.1', PORT: String(port) }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  /** @type {string[]} */
+  const lines = []
+  const keep = (/** @type {string} */ line) => {
+    lines.push(line)
+    if (lines.length > KEPT_LINES) lines.shift()
+  }
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+
+  return new Promise((resolve, reject) => {
+    let settled = false
+    const fail = (/** @type {string} */ reason) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      child.kill('SIGKILL')
+      reject(new Error(`${name} ${reason}\n${lines.join('\n')}`))
+    }
+    const ready = () => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resolve({
+        name,
+        pid: /** @type {number} */ (child.pid),
+        url,
+        recentOutput: () => [...lines],
+        isRunning: () => child.exitCode === null && child.signalCode === null,
+        stop: async () => {
+          if (child.exitCode !== null || child.signalCode !== null) return
+          child.kill('SIGTERM')
+          const killer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS)
+          await exited
+          clearTimeout(killer)
+        },
+      })
+    }
+    const timer = setTimeout(() => fail(`did not start within ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS)
+    child.once('error', (error) => fail(`could not be started: ${error.message}`))
+    child.once('exit', (code, signal) => fail(`exited before it was ready (code ${code}, signal ${signal})`))
+    child.stderr.setEncoding('utf8')
+    child.stderr.on('data', (/** @type {string} */ chunk) => {
+      for (const line of chunk.split('\n')) if (line.trim() !== '') keep(line)
+    })
+    let buffered = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (/** @type {string} */ chunk) => {
+      buffered += chunk
+      const parts = buffered.split('\n')
+      buffered = parts.pop() ?? ''
+      for (const line of parts) {
+        if (line.trim() === '') continue
+        keep(line)
+        if (LISTENING.test(line)) ready()
+      }
+    })
+    const poll = async () => {
+      while (!settled) {
+        await new Promise((done) => setTimeout(done, POLL_MS))
+        try {
+          const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) })
+          await response.arrayBuffer()
+          if (response.status === 200) ready()
+        } catch {
+          // not listening yet
+        }
+      }
+    }
+    void poll()
+  })
+}

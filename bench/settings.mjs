@@ -1,0 +1,96 @@
+// What a run does: the full run (under 10 minutes) or --quick (about a minute), and the service's Argon2 cost and
+// concurrency, read the way the service reads them so the ceilings use the same values.
+import { availableParallelism } from 'node:os'
+import { parseArgs } from 'node:util'
+
+/** @typedef {'health' | 'me' | 'refresh' | 'login' | 'register' | 'mixed'} Figure */
+
+const ALL_FIGURES = /** @type {Figure[]} */ (['health', 'me', 'refresh', 'login', 'register', 'mixed'])
+
+/**
+ * @typedef {object} Settings
+ * @property {boolean} quick
+ * @property {number} pairs A B pairs per ratio
+ * @property {number} httpSeconds duration of one HTTP phase (and of its bare Fastify limit)
+ * @property {number} argon2Seconds duration of one Argon2-bound phase (and of its raw Argon2 limit)
+ * @property {number} warmupSeconds load on each endpoint before its pairs, not measured
+ * @property {number} httpConnections connections of the HTTP phases, the bare Fastify limit and the refresh chains
+ * @property {number} argon2Connections connections of the login and register phases: enough to keep Argon2 busy
+ * @property {number} mixedMeConnections connections of GET /auth/me beside the saturating logins
+ * @property {number} baselineUsers accounts in the store of every phase but the large one
+ * @property {number} scaledUsers accounts in the large store
+ * @property {boolean} postgresScale whether the large-store comparison runs on PostgreSQL as well
+ * @property {{ embedded: Figure[], postgres: Figure[] }} figures what each backend measures
+ * @property {{ memoryKiB: number, timeCost: number, parallelism: number }} argon2
+ * @property {number} hashConcurrency the service's AUTH_HASH_CONCURRENCY
+ * @property {number} hashQueueLimit the service's AUTH_HASH_QUEUE_LIMIT
+ * @property {{ databaseUrl: string, redisUrl: string } | null} postgres
+ * @property {string | null} postgresSkipReason
+ */
+
+/**
+ * @param {readonly string[]} argv
+ * @param {Readonly<Record<string, string | undefined>>} env
+ * @returns {Settings}
+ */
+export function readSettings(argv, env) {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { quick: { type: 'boolean', default: false } },
+    allowPositionals: false,
+  })
+  const quick = values.quick === true
+  const hashConcurrency = integer(env, 'AUTH_HASH_CONCURRENCY', availableParallelism())
+  const postgresUrl = env.BENCH_POSTGRES_URL?.trim() || null
+  const redisUrl = env.BENCH_REDIS_URL?.trim() || null
+  return {
+    quick,
+    pairs: quick ? 2 : 3,
+    httpSeconds: quick ? 1 : 3,
+    argon2Seconds: quick ? 1 : 4,
+    warmupSeconds: quick ? 0.5 : 2,
+    httpConnections: 16,
+    // twice the concurrency waits in the queue, so a slot never idles for want of a request
+    argon2Connections: hashConcurrency * 3,
+    mixedMeConnections: 4,
+    baselineUsers: 1_000,
+    scaledUsers: quick ? 20_000 : 1_000_000,
+    postgresScale: !quick,
+    // --quick keeps the figures that have targets, and on PostgreSQL only those that differ most from SQLite
+    figures: quick
+      ? {
+          embedded: ALL_FIGURES.filter((figure) => figure !== 'health'),
+          postgres: ['me', 'refresh', 'login'],
+        }
+      : { embedded: ALL_FIGURES, postgres: ALL_FIGURES },
+    argon2: {
+      memoryKiB: integer(env, 'AUTH_ARGON2_MEMORY_KIB', 19456),
+      timeCost: integer(env, 'AUTH_ARGON2_TIME_COST', 2),
+      parallelism: integer(env, 'AUTH_ARGON2_PARALLELISM', 1),
+    },
+    hashConcurrency,
+    hashQueueLimit: integer(env, 'AUTH_HASH_QUEUE_LIMIT', 100),
+    postgres: postgresUrl !== null && redisUrl !== null ? { databaseUrl: postgresUrl, redisUrl } : null,
+    postgresSkipReason:
+      postgresUrl !== null && redisUrl !== null
+        ? null
+        : `PostgreSQL + Redis run skipped: ${[
+            postgresUrl === null ? 'BENCH_POSTGRES_URL' : null,
+            redisUrl === null ? 'BENCH_REDIS_URL' : null,
+          ]
+            .filter(Boolean)
+            .join(' and ')} not set`,
+  }
+}
+
+/**
+ * @param {Readonly<Record<string, string | undefined>>} env
+ * @param {string} name
+ * @param {number} fallback
+ */
+function integer(env, name, fallback) {
+  const value = env[name]?.trim()
+  if (value === undefined || value === '') return fallback
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new Error(`${name} must be a positive integer`)
+  return Number(value)
+}

@@ -1,0 +1,76 @@
+// A store prepared for a service: migrated by the service's own `tessera migrate`, then seeded directly through the
+// project's storage modules (dist/), while no service runs on it.
+import { seedUsers } from './seed.mjs'
+import { migrateWithService } from './service-process.mjs'
+
+/** Long enough for the seeding's large transactions, which the dialect's statement timeout also bounds. */
+const POSTGRES_TIMEOUT_MS = 120_000
+
+/**
+ * @typedef {object} SeedOptions
+ * @property {number} count accounts to seed
+ * @property {string} passwordHash
+ * @property {Record<string, string>} serviceEnv the variables the service will run with (for `tessera migrate`)
+ * @property {(line: string) => void} log
+ */
+
+/**
+ * Seeds the SQLite store of DATA_DIR (DATABASE_URL unset: the embedded default, `sqlite:<DATA_DIR>/app.db`).
+ * @param {string} dataDir
+ * @param {SeedOptions} options
+ */
+export async function seedSqliteStore(dataDir, options) {
+  await migrateWithService(options.serviceEnv)
+  const { createSqliteDialect } = await import('../dist/storage/sqlite/sqlite-dialect.js')
+  const dialect = createSqliteDialect(`${dataDir}/app.db`)
+  try {
+    await seed(dialect, options, true)
+  } finally {
+    await dialect.db.destroy()
+  }
+}
+
+/**
+ * Seeds the PostgreSQL database of `databaseUrl`. Refresh tokens live in Redis in that configuration, so only
+ * accounts are seeded.
+ * @param {string} databaseUrl
+ * @param {SeedOptions} options
+ */
+export async function seedPostgresStore(databaseUrl, options) {
+  await migrateWithService(options.serviceEnv)
+  const { createPostgresDialect } = await import('../dist/storage/postgres/postgres-dialect.js')
+  const dialect = createPostgresDialect(databaseUrl, {
+    maxConnections: 2,
+    timeoutMs: POSTGRES_TIMEOUT_MS,
+    onIdleError: () => {},
+  })
+  try {
+    await seed(dialect, options, false)
+  } finally {
+    await dialect.db.destroy()
+  }
+}
+
+/**
+ * @param {{ db: import('kysely').Kysely<any> }} dialect
+ * @param {SeedOptions} options
+ * @param {boolean} refreshTokens
+ */
+async function seed(dialect, options, refreshTokens) {
+  const started = performance.now()
+  const step = Math.max(1, Math.floor(options.count / 4))
+  let reported = 0
+  await seedUsers(dialect, {
+    count: options.count,
+    passwordHash: options.passwordHash,
+    refreshTokens,
+    onProgress: (done) => {
+      if (done - reported < step && done < options.count) return
+      reported = done
+      const seconds = ((performance.now() - started) / 1000).toFixed(1)
+      options.log(
+        `  seeded ${done.toLocaleString('en-US')} of ${options.count.toLocaleString('en-US')} (${seconds} s)`,
+      )
+    },
+  })
+}
