@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import BetterSqlite3 from 'better-sqlite3'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import type { Database } from '../sql/schema.js'
 import type { SqlDialect } from '../sql/sql-dialect.js'
+import { loadBetterSqlite3 } from './better-sqlite3.js'
 import { createSqliteExecutor } from './sqlite-executor.js'
 
 /**
@@ -13,6 +13,7 @@ import { createSqliteExecutor } from './sqlite-executor.js'
  */
 export function createSqliteDialect(filename: string): SqlDialect {
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+  const BetterSqlite3 = loadBetterSqlite3()
   const database = new BetterSqlite3(filename)
   database.pragma('journal_mode = WAL')
   database.pragma('synchronous = FULL')

@@ -1,8 +1,11 @@
-import BetterSqlite3 from 'better-sqlite3'
+import type BetterSqlite3Type from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { param, prepareQuery } from '../../../src/storage/sql/prepared-query.js'
 import type { Database } from '../../../src/storage/sql/schema.js'
+import { loadBetterSqlite3 } from '../../../src/storage/sqlite/better-sqlite3.js'
+
+const BetterSqlite3 = loadBetterSqlite3()
 
 const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3(':memory:') }) })
 

@@ -1,21 +1,24 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import BetterSqlite3 from 'better-sqlite3'
+import type BetterSqlite3Type from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { loadBetterSqlite3 } from '../../../src/storage/sqlite/better-sqlite3.js'
 import { createSqliteExecutor } from '../../../src/storage/sqlite/sqlite-executor.js'
+
+const BetterSqlite3 = loadBetterSqlite3()
 
 /**
  * Pages written to the WAL since it was last emptied: a transaction writes each page it changed once, so writes to
  * the one page of a small table take one frame if they share a commit, and one frame each if they do not.
  */
-const walFrames = (database: BetterSqlite3.Database) =>
+const walFrames = (database: BetterSqlite3Type.Database) =>
   (database.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>)[0]?.log
-const emptyWal = (database: BetterSqlite3.Database) => database.pragma('wal_checkpoint(TRUNCATE)')
+const emptyWal = (database: BetterSqlite3Type.Database) => database.pragma('wal_checkpoint(TRUNCATE)')
 
 describe('createSqliteExecutor', () => {
   let dir: string
-  let database: BetterSqlite3.Database
+  let database: BetterSqlite3Type.Database
   let executor: ReturnType<typeof createSqliteExecutor>
 
   beforeEach(async () => {
