@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from './app.js'
 import { createAccountService } from './auth/account-service.js'
-import { type Argon2Threads, createArgon2Threads } from './auth/argon2-threads.js'
+import { createArgon2Threads } from './auth/argon2-threads.js'
 import { createConcurrencyLimiter } from './auth/concurrency-limiter.js'
 import { createPasswordHasher } from './auth/password-hasher.js'
 import { createTokenService } from './auth/token-service.js'
@@ -46,7 +46,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const clock = options.clock ?? systemClock
   const siteConfig = await loadSiteConfig(config)
   const stores = options.stores ?? (await openStores(config.storage, options.logger))
-  let argon2: Argon2Threads | undefined
+  const argon2 = createArgon2Threads(config.auth.hashConcurrency)
   try {
     const tokens = createTokenService(
       {
@@ -57,15 +57,9 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       },
       clock,
     )
-    argon2 = createArgon2Threads(config.auth.hashConcurrency)
-    const threads = argon2
     const hasher = createPasswordHasher(
       config.auth.argon2,
-      createConcurrencyLimiter({
-        // one computing and one waiting in each thread's own queue, so a thread never idles for the event loop
-        concurrency: config.auth.hashConcurrency * 2,
-        queueLimit: config.auth.hashQueueLimit,
-      }),
+      createConcurrencyLimiter({ concurrency: argon2.capacity, queueLimit: config.auth.hashQueueLimit }),
       argon2,
     )
     const accounts = createAccountService({
@@ -99,12 +93,12 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         } finally {
           clearInterval(reaper)
         }
-        await threads.close()
+        await argon2.close()
         await stores.close()
       },
     }
   } catch (error) {
-    await argon2?.close()
+    await argon2.close()
     await stores.close()
     throw error
   }

@@ -10,6 +10,11 @@ export interface Argon2Options {
 }
 
 export interface Argon2Threads {
+  /**
+   * How many computations to hand it at once: two per thread, one computing and one waiting in the thread's own
+   * queue, so that a thread never idles waiting for the event loop. At most one per thread computes.
+   */
+  capacity: number
   hash(password: string | Uint8Array, options: Argon2Options): Promise<string>
   verify(storedHash: string, password: string): Promise<boolean>
   /** Stops the threads; pending computations fail. */
@@ -109,6 +114,7 @@ export function createArgon2Threads(count: number): Argon2Threads {
     })
 
   return {
+    capacity: count * 2,
     hash: (password, options) => submit<string>({ id: nextId++, kind: 'hash', password, options }),
     verify: (storedHash, password) =>
       submit<boolean>({ id: nextId++, kind: 'verify', hash: storedHash, password }),
