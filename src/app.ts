@@ -70,7 +70,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addSchema(ErrorResponse)
 
   // production without CORS_ORIGINS allows no cross-origin call: nothing to register, no work per request
-  if (config.http.corsOrigins.length > 0) await app.register(cors, corsOptions(config))
+  const crossOrigin = config.http.corsOrigins === '*' || config.http.corsOrigins.length > 0
+  if (crossOrigin) await app.register(cors, corsOptions(config))
   const limited = config.http.rateLimitPerMinute > 0
   if (limited) {
     await app.register(rateLimit, {

@@ -224,5 +224,21 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
         await production.close()
       }
     })
+
+    it('production without CORS_ORIGINS: no origin is allowed', async () => {
+      const closed = await startTestService(backend, { env: { NODE_ENV: 'production' } })
+      try {
+        for (const method of ['OPTIONS', 'POST'] as const) {
+          const reply = await closed.app.inject({
+            method,
+            url: '/auth/login',
+            headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' },
+          })
+          expect(reply.headers['access-control-allow-origin']).toBeUndefined()
+        }
+      } finally {
+        await closed.close()
+      }
+    })
   })
 })
