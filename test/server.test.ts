@@ -186,6 +186,9 @@ describe('tessera serve (a real process)', () => {
     [{ NODE_ENV: 'production', AUTH_JWT_SECRET: 'too-short' }, 'AUTH_JWT_SECRET'],
     [{ DATABASE_URL: 'ftp://example.com/db' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'sqlite:/dev/null/app.db' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:1/tessera' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'mysql://root@127.0.0.1:1/tessera' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'redis://127.0.0.1:1' }, 'REDIS_URL'],
     [{ AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES: '-1' }, 'AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES'],
   ])('a bad value stops the start: %j exits non-zero with one line naming %s', async (env, variable) => {
     const result = await runCli(['serve'], { DATA_DIR: dir, ...env })

@@ -44,12 +44,19 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
   const { createRedisClient } = await import('./redis/redis-client.js')
   const { createRedisRefreshTokenStore } = await import('./redis/redis-refresh-token-store.js')
   const redis = createRedisClient(storage.redisUrl, { timeoutMs: storage.operationTimeoutMs, log })
+  let firstError: unknown
+  const remember = (error: unknown) => {
+    firstError ??= error
+  }
+  redis.on('error', remember)
   try {
     await redis.connect()
   } catch (error) {
     redis.disconnect()
     await dialect.db.destroy()
-    throw new ConfigError('REDIS_URL', `could not be reached: ${describeError(error)}`)
+    throw new ConfigError('REDIS_URL', `could not be reached: ${describeError(firstError ?? error)}`)
+  } finally {
+    redis.off('error', remember)
   }
   const redisCall = createStorageCall(storage.operationTimeoutMs)
   const redisLocation = new URL(storage.redisUrl)

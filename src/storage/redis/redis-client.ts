@@ -23,9 +23,11 @@ export function createRedisClient(url: string, options: RedisClientOptions): Red
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     lazyConnect: true,
   })
+  // a failure before the first connection is the caller's to report (see openStores), not an outage
+  let connected = false
   let down = false
   const lost = (fields: Record<string, unknown>) => {
-    if (down) return
+    if (!connected || down) return
     down = true
     options.log.warn(fields, 'redis connection lost; reconnecting')
   }
@@ -33,6 +35,7 @@ export function createRedisClient(url: string, options: RedisClientOptions): Red
   client.on('error', (error: Error) => lost({ err: error }))
   client.on('reconnecting', () => lost({}))
   client.on('ready', () => {
+    connected = true
     if (!down) return
     down = false
     options.log.info({}, 'redis connection restored')
