@@ -1,4 +1,3 @@
-import type BetterSqlite3Type from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { param, prepareQuery } from '../../../src/storage/sql/prepared-query.js'
