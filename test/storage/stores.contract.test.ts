@@ -33,6 +33,9 @@ describe.each(backends)('storage contract [$name]', (backend) => {
   }
   const digest = (n: number) => n.toString(16).padStart(64, '0')
   const inAnHour = () => Date.now() + 3_600_000
+  /** Rotates `userId`'s token from digest(from) to digest(to), valid for an hour, at `now`. */
+  const rotate = (userId: string, from: number, to: number, now = Date.now()) =>
+    stores.refreshTokens.rotate(userId, digest(from), { digest: digest(to), expiresAt: inAnHour() }, now)
 
   describe('UserStore', () => {
     it('create, then find by id and by e-mail', async () => {
@@ -80,86 +83,30 @@ describe.each(backends)('storage contract [$name]', (backend) => {
     it('rotate succeeds once from the current digest, then only from the new one', async () => {
       const user = await created()
       await stores.refreshTokens.put(user.id, { digest: digest(1), expiresAt: inAnHour() })
-      expect(
-        await stores.refreshTokens.rotate(
-          user.id,
-          digest(1),
-          { digest: digest(2), expiresAt: inAnHour() },
-          Date.now(),
-        ),
-      ).toBe(true)
-      expect(
-        await stores.refreshTokens.rotate(
-          user.id,
-          digest(1),
-          { digest: digest(3), expiresAt: inAnHour() },
-          Date.now(),
-        ),
-      ).toBe(false)
-      expect(
-        await stores.refreshTokens.rotate(
-          user.id,
-          digest(2),
-          { digest: digest(4), expiresAt: inAnHour() },
-          Date.now(),
-        ),
-      ).toBe(true)
+      expect(await rotate(user.id, 1, 2)).toBe(true)
+      expect(await rotate(user.id, 1, 3)).toBe(false)
+      expect(await rotate(user.id, 2, 4)).toBe(true)
     })
 
     it('put replaces the earlier token: one per user', async () => {
       const user = await created()
       await stores.refreshTokens.put(user.id, { digest: digest(10), expiresAt: inAnHour() })
       await stores.refreshTokens.put(user.id, { digest: digest(11), expiresAt: inAnHour() })
-      expect(
-        await stores.refreshTokens.rotate(
-          user.id,
-          digest(10),
-          { digest: digest(12), expiresAt: inAnHour() },
-          Date.now(),
-        ),
-      ).toBe(false)
-      expect(
-        await stores.refreshTokens.rotate(
-          user.id,
-          digest(11),
-          { digest: digest(12), expiresAt: inAnHour() },
-          Date.now(),
-        ),
-      ).toBe(true)
+      expect(await rotate(user.id, 10, 12)).toBe(false)
+      expect(await rotate(user.id, 11, 12)).toBe(true)
     })
 
     it('rotate is false for a user without a token', async () => {
       const user = await created()
-      expect(
-        await stores.refreshTokens.rotate(
-          user.id,
-          digest(1),
-          { digest: digest(2), expiresAt: inAnHour() },
-          Date.now(),
-        ),
-      ).toBe(false)
+      expect(await rotate(user.id, 1, 2)).toBe(false)
     })
 
     it('an expired token is gone: rotate is false from its expiry on', async () => {
       const user = await created()
       const expiresAt = Date.now() + 60_000
       await stores.refreshTokens.put(user.id, { digest: digest(20), expiresAt })
-      expect(
-        await stores.refreshTokens.rotate(
-          user.id,
-          digest(20),
-          { digest: digest(21), expiresAt: inAnHour() },
-          expiresAt,
-        ),
-      ).toBe(false)
-      expect(
-        await stores.refreshTokens.rotate(
-          user.id,
-          digest(20),
-          { digest: digest(21), expiresAt: inAnHour() },
-          expiresAt - 1,
-        ),
-      ).toBe(true)
+      expect(await rotate(user.id, 20, 21, expiresAt)).toBe(false)
+      expect(await rotate(user.id, 20, 21, expiresAt - 1)).toBe(true)
     })
 
     it('delete removes the token; deleting none is not an error', async () => {
@@ -167,14 +114,7 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       await stores.refreshTokens.put(user.id, { digest: digest(30), expiresAt: inAnHour() })
       await stores.refreshTokens.delete(user.id)
       await stores.refreshTokens.delete(user.id)
-      expect(
-        await stores.refreshTokens.rotate(
-          user.id,
-          digest(30),
-          { digest: digest(31), expiresAt: inAnHour() },
-          Date.now(),
-        ),
-      ).toBe(false)
+      expect(await rotate(user.id, 30, 31)).toBe(false)
     })
 
     it('users do not share tokens', async () => {
@@ -182,38 +122,15 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       const bob = await created()
       await stores.refreshTokens.put(alice.id, { digest: digest(40), expiresAt: inAnHour() })
       await stores.refreshTokens.put(bob.id, { digest: digest(41), expiresAt: inAnHour() })
-      expect(
-        await stores.refreshTokens.rotate(
-          bob.id,
-          digest(40),
-          { digest: digest(42), expiresAt: inAnHour() },
-          Date.now(),
-        ),
-      ).toBe(false)
+      expect(await rotate(bob.id, 40, 42)).toBe(false)
       await stores.refreshTokens.delete(alice.id)
-      expect(
-        await stores.refreshTokens.rotate(
-          bob.id,
-          digest(41),
-          { digest: digest(42), expiresAt: inAnHour() },
-          Date.now(),
-        ),
-      ).toBe(true)
+      expect(await rotate(bob.id, 41, 42)).toBe(true)
     })
 
     it('of 50 concurrent rotations from one digest exactly one succeeds', async () => {
       const user = await created()
       await stores.refreshTokens.put(user.id, { digest: digest(50), expiresAt: inAnHour() })
-      const results = await Promise.all(
-        Array.from({ length: 50 }, (_, i) =>
-          stores.refreshTokens.rotate(
-            user.id,
-            digest(50),
-            { digest: digest(100 + i), expiresAt: inAnHour() },
-            Date.now(),
-          ),
-        ),
-      )
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => rotate(user.id, 50, 100 + i)))
       expect(results.filter(Boolean)).toHaveLength(1)
     })
   })
