@@ -1,24 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loadSiteConfigFile } from '../../src/site-config/load-site-config-file.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from '../../src/site-config/site-config-errors.js'
+import { useTempDir } from '../support/temp-dir.js'
 
-let dir: string
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tessera-site-config-'))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
-
-async function file(name: string, text: string): Promise<string> {
-  const path = join(dir, name)
-  await writeFile(path, text)
-  return path
-}
+const dir = useTempDir('site-config')
 
 /** The error loadSiteConfigFile rejects with. */
 async function failure(path: string): Promise<Error> {
@@ -32,17 +18,17 @@ async function failure(path: string): Promise<Error> {
 
 describe('loadSiteConfigFile: formats', () => {
   it('reads a .json file', async () => {
-    const path = await file('site.json', '{ "toc": { "maxLevel": 3 }, "theme": "dark" }\n')
+    const path = await dir.file('site.json', '{ "toc": { "maxLevel": 3 }, "theme": "dark" }\n')
     expect(await loadSiteConfigFile(path)).toEqual({ toc: { maxLevel: 3 }, theme: 'dark' })
   })
 
   it('reads a .json file that starts with a byte order mark', async () => {
-    const path = await file('bom.json', '\uFEFF{ "feed": { "limit": 5 } }')
+    const path = await dir.file('bom.json', '\uFEFF{ "feed": { "limit": 5 } }')
     expect(await loadSiteConfigFile(path)).toEqual({ feed: { limit: 5 } })
   })
 
   it.each(['site.yaml', 'site.yml', 'SITE.YAML'])('reads a YAML file named %s', async (name) => {
-    const path = await file(name, 'toc:\n  maxLevel: 3\nsitemap:\n  exclude: [/a/, /b/]\n')
+    const path = await dir.file(name, 'toc:\n  maxLevel: 3\nsitemap:\n  exclude: [/a/, /b/]\n')
     expect(await loadSiteConfigFile(path)).toEqual({
       toc: { maxLevel: 3 },
       sitemap: { exclude: ['/a/', '/b/'] },
@@ -50,7 +36,7 @@ describe('loadSiteConfigFile: formats', () => {
   })
 
   it('reads YAML 1.2: "yes" is a string, not a boolean', async () => {
-    const error = await failure(await file('yes.yaml', 'sidebar:\n  enabled: yes\n'))
+    const error = await failure(await dir.file('yes.yaml', 'sidebar:\n  enabled: yes\n'))
     expect(error).toBeInstanceOf(SiteConfigInvalidError)
     expect((error as SiteConfigInvalidError).errors).toEqual([
       { pointer: '/sidebar/enabled', message: '/sidebar/enabled must be a boolean, got "yes"' },
@@ -58,32 +44,32 @@ describe('loadSiteConfigFile: formats', () => {
   })
 
   it('reads a file of another extension as JSON when it is JSON', async () => {
-    const path = await file('site.conf', '{ "toc": { "title": "Contents" } }')
+    const path = await dir.file('site.conf', '{ "toc": { "title": "Contents" } }')
     expect(await loadSiteConfigFile(path)).toEqual({ toc: { title: 'Contents' } })
   })
 
   it('reads a file of another extension as YAML when it is not JSON', async () => {
-    const path = await file('site-config', 'toc:\n  title: Contents\n')
+    const path = await dir.file('site-config', 'toc:\n  title: Contents\n')
     expect(await loadSiteConfigFile(path)).toEqual({ toc: { title: 'Contents' } })
   })
 })
 
 describe('loadSiteConfigFile: files that cannot be read or parsed', () => {
   it('rejects a missing file', async () => {
-    const path = join(dir, 'missing.json')
+    const path = join(dir.path, 'missing.json')
     const error = await failure(path)
     expect(error).toBeInstanceOf(SiteConfigFileError)
     expect(error.message).toBe(`${path}: cannot read the file: no such file`)
   })
 
   it('rejects a directory', async () => {
-    const error = await failure(dir)
+    const error = await failure(dir.path)
     expect(error).toBeInstanceOf(SiteConfigFileError)
-    expect(error.message).toBe(`${dir}: cannot read the file: it is a directory`)
+    expect(error.message).toBe(`${dir.path}: cannot read the file: it is a directory`)
   })
 
   it('rejects invalid JSON with its line and column', async () => {
-    const path = await file('broken.json', '{\n  "toc": {\n    "maxLevel": 3,\n  }\n}\n')
+    const path = await dir.file('broken.json', '{\n  "toc": {\n    "maxLevel": 3,\n  }\n}\n')
     const error = await failure(path)
     expect(error).toBeInstanceOf(SiteConfigFileError)
     expect(error.message).toBe(
@@ -93,21 +79,21 @@ describe('loadSiteConfigFile: files that cannot be read or parsed', () => {
   })
 
   it('counts columns in characters, not bytes or UTF-16 units', async () => {
-    const path = await file('wide.json', '{ "footer": { "copyright": "例😀" x } }')
+    const path = await dir.file('wide.json', '{ "footer": { "copyright": "例😀" x } }')
     expect((await failure(path)).message).toBe(
       `${path}: invalid JSON at line 1, column 33: expected ',' or '}' after the property value, found 'x'`,
     )
   })
 
   it('rejects an empty JSON file', async () => {
-    const path = await file('empty.json', '')
+    const path = await dir.file('empty.json', '')
     expect((await failure(path)).message).toBe(
       `${path}: invalid JSON at line 1, column 1: unexpected end of input`,
     )
   })
 
   it('rejects invalid YAML with its line and column', async () => {
-    const path = await file('broken.yaml', 'toc:\n  maxLevel: 3\n  title: a: b\n')
+    const path = await dir.file('broken.yaml', 'toc:\n  maxLevel: 3\n  title: a: b\n')
     const error = await failure(path)
     expect(error).toBeInstanceOf(SiteConfigFileError)
     expect(error.message).toBe(
@@ -117,21 +103,21 @@ describe('loadSiteConfigFile: files that cannot be read or parsed', () => {
   })
 
   it('rejects YAML with a duplicate key', async () => {
-    const path = await file('duplicate.yml', 'toc:\n  maxLevel: 3\n  maxLevel: 4\n')
+    const path = await dir.file('duplicate.yml', 'toc:\n  maxLevel: 3\n  maxLevel: 4\n')
     expect((await failure(path)).message).toBe(
       `${path}: invalid YAML at line 3, column 3: map keys must be unique`,
     )
   })
 
   it('rejects YAML with more than one document', async () => {
-    const path = await file('two.yaml', 'toc: {}\n---\nfeed: {}\n')
+    const path = await dir.file('two.yaml', 'toc: {}\n---\nfeed: {}\n')
     expect((await failure(path)).message.replace(path, '<file>')).toMatch(
       /^<file>: invalid YAML at line 2, column 1: source contains multiple documents/,
     )
   })
 
   it('reports the YAML error for a file of another extension that is neither', async () => {
-    const path = await file('site.txt', '{ "toc": [ }')
+    const path = await dir.file('site.txt', '{ "toc": [ }')
     expect((await failure(path)).message.replace(path, '<file>')).toMatch(
       /^<file>: invalid YAML at line 1, column \d+: /,
     )
@@ -140,7 +126,7 @@ describe('loadSiteConfigFile: files that cannot be read or parsed', () => {
 
 describe('loadSiteConfigFile: content that breaks the schema', () => {
   it('rejects it with every error, one line each', async () => {
-    const path = await file('invalid.yaml', 'toc:\n  maxLevel: 7\nsitemap:\n  changefreq: sometimes\n')
+    const path = await dir.file('invalid.yaml', 'toc:\n  maxLevel: 7\nsitemap:\n  changefreq: sometimes\n')
     const error = await failure(path)
     expect(error).toBeInstanceOf(SiteConfigInvalidError)
     expect((error as SiteConfigInvalidError).errors.map((e) => e.pointer)).toEqual([
@@ -156,7 +142,7 @@ describe('loadSiteConfigFile: content that breaks the schema', () => {
   })
 
   it('rejects an empty YAML file, which is null rather than an object', async () => {
-    const path = await file('empty.yaml', '# nothing yet\n')
+    const path = await dir.file('empty.yaml', '# nothing yet\n')
     expect((await failure(path)).message).toBe(`${path}: The site configuration must be an object, got null`)
   })
 })

@@ -1,23 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { runSiteConfigCommand, SITE_CONFIG_USAGE } from '../../src/site-config/site-config-command.js'
+import { useTempDir } from '../support/temp-dir.js'
 
-let dir: string
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tessera-site-config-cli-'))
-})
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
-
-async function file(name: string, text: string): Promise<string> {
-  const path = join(dir, name)
-  await writeFile(path, text)
-  return path
-}
+const dir = useTempDir('site-config-cli')
 
 /** Runs `tessera site-config <args>` and collects what it writes. */
 async function run(...args: string[]) {
@@ -36,12 +22,12 @@ async function run(...args: string[]) {
 
 describe('tessera site-config validate: exit code 0, valid', () => {
   it('accepts a valid JSON file', async () => {
-    const path = await file('site.json', JSON.stringify({ toc: { maxLevel: 3 }, feed: { limit: 10 } }))
+    const path = await dir.file('site.json', JSON.stringify({ toc: { maxLevel: 3 }, feed: { limit: 10 } }))
     expect(await run('validate', path)).toEqual({ code: 0, stdout: 'valid\n', stderr: '' })
   })
 
   it('accepts a valid YAML file', async () => {
-    const path = await file(
+    const path = await dir.file(
       'site.yaml',
       'sitemap:\n  changefreq: weekly\n  priority: 0.8\n  exclude:\n    - /drafts/\n',
     )
@@ -51,7 +37,7 @@ describe('tessera site-config validate: exit code 0, valid', () => {
 
 describe('tessera site-config validate: exit code 1, invalid', () => {
   it('prints one line per error', async () => {
-    const path = await file(
+    const path = await dir.file(
       'invalid.json',
       JSON.stringify({ toc: { maxLevel: 7 }, feed: { limit: 0, title: 3 } }),
     )
@@ -68,7 +54,7 @@ describe('tessera site-config validate: exit code 1, invalid', () => {
 
 describe('tessera site-config validate: exit code 2, unreadable or unparsable', () => {
   it('reports a missing file', async () => {
-    const path = join(dir, 'missing.yaml')
+    const path = join(dir.path, 'missing.yaml')
     expect(await run('validate', path)).toEqual({
       code: 2,
       stdout: '',
@@ -77,7 +63,7 @@ describe('tessera site-config validate: exit code 2, unreadable or unparsable', 
   })
 
   it('reports a JSON parse error with line and column', async () => {
-    const path = await file('broken.json', '{\n  "toc": { "maxLevel": 3 }\n  "feed": {}\n}\n')
+    const path = await dir.file('broken.json', '{\n  "toc": { "maxLevel": 3 }\n  "feed": {}\n}\n')
     expect(await run('validate', path)).toEqual({
       code: 2,
       stdout: '',
@@ -86,7 +72,7 @@ describe('tessera site-config validate: exit code 2, unreadable or unparsable', 
   })
 
   it('reports a YAML parse error with line and column', async () => {
-    const path = await file('broken.yml', 'toc:\n  maxLevel: 3\n\tfeed: {}\n')
+    const path = await dir.file('broken.yml', 'toc:\n  maxLevel: 3\n\tfeed: {}\n')
     const result = await run('validate', path)
     expect(result).toMatchObject({ code: 2, stdout: '' })
     expect(result.stderr.replace(path, '<file>')).toMatch(/^<file>: invalid YAML at line 3, column 1: .+\n$/)

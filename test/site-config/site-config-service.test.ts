@@ -1,10 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from '../support/backends.js'
 import { call } from '../support/http.js'
 import { runCli, startProcess } from '../support/process.js'
+import { useTempDir } from '../support/temp-dir.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
 const SITE = {
@@ -18,17 +17,12 @@ const SITE = {
   custom: { anything: [1, 2, 3] },
 }
 
-let dir: string
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'tessera-site-config-service-'))
-})
-afterAll(() => rm(dir, { recursive: true, force: true }))
+const dir = useTempDir('site-config-service')
 
 describe('SITE_CONFIG_FILE in the service', () => {
   let service: TestService
   beforeAll(async () => {
-    const file = join(dir, 'site.yaml')
-    await writeFile(file, `# the documentation site\n${JSON.stringify(SITE, null, 2)}\n`)
+    const file = await dir.file('site.yaml', `# the documentation site\n${JSON.stringify(SITE, null, 2)}\n`)
     service = await startTestService(backends[0]!, { env: { SITE_CONFIG_FILE: file } })
   })
   afterAll(() => service.close())
@@ -66,14 +60,13 @@ describe('SITE_CONFIG_FILE in the service', () => {
 
 describe('tessera serve with an invalid SITE_CONFIG_FILE', () => {
   it('refuses to start, printing the lines `tessera site-config validate` prints', async () => {
-    const file = join(dir, 'broken.json')
-    await writeFile(file, JSON.stringify({ toc: { maxLevel: 7 }, feed: { limit: 0 } }))
+    const file = await dir.file('broken.json', JSON.stringify({ toc: { maxLevel: 7 }, feed: { limit: 0 } }))
     const validate = await runCli(['site-config', 'validate', file])
     expect(validate.code).toBe(1)
     expect(validate.stderr).toBe(
       `${file}: /toc/maxLevel must be an integer from 1 to 6, got 7\n${file}: /feed/limit must be an integer of at least 1, got 0\n`,
     )
-    const serve = await runCli(['serve'], { DATA_DIR: dir, SITE_CONFIG_FILE: file })
+    const serve = await runCli(['serve'], { DATA_DIR: dir.path, SITE_CONFIG_FILE: file })
     expect(serve.code).toBe(1)
     expect(serve.stdout).toBe('')
     expect(serve.stderr).toBe(
@@ -82,9 +75,9 @@ describe('tessera serve with an invalid SITE_CONFIG_FILE', () => {
   })
 
   it('refuses to start on an unreadable file, and with WORKERS too', async () => {
-    const missing = join(dir, 'missing.yaml')
+    const missing = join(dir.path, 'missing.yaml')
     for (const env of [{}, { WORKERS: '2' }]) {
-      const serve = await runCli(['serve'], { DATA_DIR: dir, SITE_CONFIG_FILE: missing, ...env })
+      const serve = await runCli(['serve'], { DATA_DIR: dir.path, SITE_CONFIG_FILE: missing, ...env })
       expect(serve.code).toBe(1)
       expect(serve.stderr).toBe(
         `tessera: SITE_CONFIG_FILE names a file that is not a valid site configuration:\n${missing}: cannot read the file: no such file\n`,
@@ -93,9 +86,8 @@ describe('tessera serve with an invalid SITE_CONFIG_FILE', () => {
   })
 
   it('starts with a valid file and serves it', async () => {
-    const file = join(dir, 'site.json')
-    await writeFile(file, JSON.stringify(SITE))
-    const service = await startProcess({ DATA_DIR: dir, SITE_CONFIG_FILE: file })
+    const file = await dir.file('site.json', JSON.stringify(SITE))
+    const service = await startProcess({ DATA_DIR: dir.path, SITE_CONFIG_FILE: file })
     try {
       expect(await (await fetch(`${service.url}/site-config`)).json()).toEqual(SITE)
     } finally {
@@ -106,20 +98,17 @@ describe('tessera serve with an invalid SITE_CONFIG_FILE', () => {
 
 describe('tessera site-config validate (the installed command)', () => {
   it('exits 0 with "valid", 1 with one line per error, 2 for a parse error with line and column', async () => {
-    const valid = join(dir, 'ok.yml')
-    await writeFile(valid, 'toc:\n  maxLevel: 2\n')
+    const valid = await dir.file('ok.yml', 'toc:\n  maxLevel: 2\n')
     expect(await runCli(['site-config', 'validate', valid])).toEqual({
       code: 0,
       stdout: 'valid\n',
       stderr: '',
     })
-    const invalid = join(dir, 'bad.yml')
-    await writeFile(invalid, 'sitemap:\n  changefreq: sometimes\n')
+    const invalid = await dir.file('bad.yml', 'sitemap:\n  changefreq: sometimes\n')
     const bad = await runCli(['site-config', 'validate', invalid])
     expect(bad.code).toBe(1)
     expect(bad.stderr.trim().split('\n')).toHaveLength(1)
-    const unparsable = join(dir, 'torn.json')
-    await writeFile(unparsable, '{\n  "toc": {\n    "maxLevel": 3,\n  }\n}\n')
+    const unparsable = await dir.file('torn.json', '{\n  "toc": {\n    "maxLevel": 3,\n  }\n}\n')
     const torn = await runCli(['site-config', 'validate', unparsable])
     expect(torn.code).toBe(2)
     expect(torn.stderr).toMatch(/at line 4, column 3/)
