@@ -41,10 +41,23 @@ export interface TokenSettings {
 
 const REQUIRED_CLAIMS = ['sub', 'exp', 'iat', 'jti', 'token_type']
 const VERIFIED_ACCESS_TOKENS_CACHED = 10_000
+/** Longer than any token this service issues (about 280 characters); see accessTokenCacheKey. */
+const CACHE_KEY_MAX_TOKEN_LENGTH = 512
 
 /** The SHA-256 digest (hex) under which a refresh token is stored; the token itself never is. */
 export function refreshTokenDigest(token: string): string {
   return createHash('sha256').update(token).digest('hex')
+}
+
+/**
+ * The key under which the verifier remembers a token's outcome. fast-jwt's default is a SHA-256 of every token, which
+ * cost a third of `GET /auth/me`'s throughput; a token of the length this service issues is its own key (exact, so no
+ * two tokens share one). A longer one, which can only be a failure, is keyed by its digest, so that 10,000 remembered
+ * entries stay a few megabytes whatever clients send. A JWT is base64url and dots, never `#`: the two kinds of key
+ * never meet.
+ */
+export function accessTokenCacheKey(token: string): string {
+  return token.length <= CACHE_KEY_MAX_TOKEN_LENGTH ? token : `#${refreshTokenDigest(token)}`
 }
 
 /**
@@ -63,10 +76,11 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
         requiredClaims: REQUIRED_CLAIMS,
         clockTolerance: 0,
         cache,
+        cacheKeyBuilder: accessTokenCacheKey,
       }),
     )
-  // A client repeats its access token on every call, so access tokens verified recently are remembered (keyed by
-  // their SHA-256) until their exp; failures are not. A refresh token is used once: nothing to remember.
+  // A client repeats its access token on every call, so access tokens verified recently are remembered (see
+  // accessTokenCacheKey) until their exp; failures are not. A refresh token is used once: nothing to remember.
   const verifiers = { Access: verifiersOf(VERIFIED_ACCESS_TOKENS_CACHED), Refresh: verifiersOf(false) }
 
   const mint = (userId: string, type: TokenType, issuedAt: number, ttlSeconds: number): string => {
@@ -86,7 +100,8 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
     for (const verify of verifiers[expected]) {
       try {
         const claims: unknown = verify(token)
-        return hasTokenShape(claims) ? claims : null
+        // fast-jwt accepts a token during the millisecond exp * 1000 itself; RFC 7519 (and "no leeway") refuse it
+        return hasTokenShape(claims) && claims.exp * 1000 > Date.now() ? claims : null
       } catch (error) {
         // only a signature made with another key sends us on to the previous secrets
         if (!(error instanceof TokenError) || error.code !== TokenError.codes.invalidSignature) return null

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
-import { describe, expect, it } from 'vitest'
-import { createTokenService, refreshTokenDigest } from '../../src/auth/token-service.js'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { accessTokenCacheKey, createTokenService, refreshTokenDigest } from '../../src/auth/token-service.js'
 import { createFixedClock } from '../../src/clock.js'
 import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../../src/errors.js'
 
@@ -82,6 +82,43 @@ describe('createTokenService', () => {
       expect(() => tokens.verifyRefresh(sign(claims))).toThrow(RefreshTokenInvalidError)
     }
     expect(tokens.verifyRefresh(sign(base))).toBe(USER)
+  })
+})
+
+describe('remembered access tokens', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('no leeway at the boundary: at exp * 1000 a token is refused, remembered or not', () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    const start = Date.now()
+    const tokens = createTokenService({ ...settings, accessTokenTtlSeconds: 60 }, { now: () => Date.now() })
+    const { accessToken } = tokens.issuePair(USER)
+    expect(tokens.verifyAccess(accessToken)).toBe(USER)
+    expect(tokens.verifyAccess(accessToken)).toBe(USER)
+    vi.setSystemTime(Math.floor(start / 1000) * 1000 + 60_000)
+    expect(() => tokens.verifyAccess(accessToken)).toThrow(AccessTokenInvalidError)
+    // and at that very millisecond a service that has never seen the token refuses it too
+    const unseen = createTokenService({ ...settings, accessTokenTtlSeconds: 60 }, { now: () => Date.now() })
+    expect(() => unseen.verifyAccess(accessToken)).toThrow(AccessTokenInvalidError)
+  })
+
+  it('a remembered token vouches for no other: one changed character is refused', () => {
+    const tokens = createTokenService(settings, createFixedClock(Date.now()))
+    const { accessToken } = tokens.issuePair(USER)
+    expect(tokens.verifyAccess(accessToken)).toBe(USER)
+    const last = accessToken.at(-1) === 'A' ? 'B' : 'A'
+    expect(() => tokens.verifyAccess(`${accessToken.slice(0, -1)}${last}`)).toThrow(AccessTokenInvalidError)
+    expect(() => tokens.verifyAccess(`${accessToken}x`)).toThrow(AccessTokenInvalidError)
+  })
+
+  it('keys a token of issued length by its own text, a longer one by its digest', () => {
+    const issued = createTokenService(settings, createFixedClock(Date.now())).issuePair(USER).accessToken
+    expect(accessTokenCacheKey(issued)).toBe(issued)
+    const long = `${issued}.${'A'.repeat(20_000)}`
+    expect(accessTokenCacheKey(long)).toBe(`#${refreshTokenDigest(long)}`)
+    expect(accessTokenCacheKey(`${long}B`)).not.toBe(accessTokenCacheKey(long))
   })
 })
 
