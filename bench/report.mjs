@@ -55,7 +55,7 @@ function cells(rows) {
     row.limitValue === null ? '' : formatNumber(row.limitValue, ''),
     row.ratio === null
       ? ''
-      : `${row.ratio.toFixed(2)} (${row.ratios.map((ratio) => ratio.toFixed(2)).join(', ')})`,
+      : `${formatRatio(row)} (${row.ratios.map((ratio) => ratio.toFixed(2)).join(', ')})`,
     row.target === null
       ? ''
       : `${row.target.of === 'ratio' ? 'ratio' : row.unit} ${symbol(row.target.op)} ${row.target.value}`,
@@ -98,11 +98,21 @@ export function missedTargets(rows) {
   return rows.filter((row) => row.pass === false)
 }
 
+/**
+ * The median ratio with two decimals, or three where two would round a miss onto its target (0.897 is not 0.90).
+ * @param {import('./suite.mjs').Row} row
+ */
+function formatRatio(row) {
+  const ratio = row.ratio ?? Number.NaN
+  const short = ratio.toFixed(2)
+  const misleading = row.pass === false && row.target !== null && Number(short) === row.target.value
+  return misleading ? ratio.toFixed(3) : short
+}
+
 /** @param {import('./suite.mjs').Row} row */
 export function describeMiss(row) {
   const target = /** @type {NonNullable<typeof row.target>} */ (row.target)
-  const actual =
-    target.of === 'ratio' ? (row.ratio ?? Number.NaN).toFixed(2) : formatNumber(row.value, row.unit)
+  const actual = target.of === 'ratio' ? formatRatio(row) : formatNumber(row.value, row.unit)
   return `${row.backend}: ${row.figure}: ${target.of} ${actual}, target ${symbol(target.op)} ${target.value}`
 }
 
