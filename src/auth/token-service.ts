@@ -3,6 +3,7 @@ import { createSigner, createVerifier, TokenError } from 'fast-jwt'
 import type { Clock } from '../clock.js'
 import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../errors.js'
 import { isUserId } from './user-id.js'
+import { createVerifiedTokenMemory } from './verified-token-memory.js'
 
 /** DECISIONS: token_type is serialized as the enumeration's own names. */
 export type TokenType = 'Access' | 'Refresh'
@@ -40,24 +41,13 @@ export interface TokenSettings {
 }
 
 const REQUIRED_CLAIMS = ['sub', 'exp', 'iat', 'jti', 'token_type']
-const VERIFIED_ACCESS_TOKENS_CACHED = 10_000
-/** Longer than any token this service issues (about 280 characters); see accessTokenCacheKey. */
-const CACHE_KEY_MAX_TOKEN_LENGTH = 512
+const REMEMBERED_ACCESS_TOKENS = 10_000
+/** Longer than any token this service issues (about 280 characters): longer ones are not remembered. */
+const REMEMBERED_TOKEN_MAX_LENGTH = 512
 
 /** The SHA-256 digest (hex) under which a refresh token is stored; the token itself never is. */
 export function refreshTokenDigest(token: string): string {
   return createHash('sha256').update(token).digest('hex')
-}
-
-/**
- * The key under which the verifier remembers a token's outcome. fast-jwt's default is a SHA-256 of every token, which
- * cost a third of `GET /auth/me`'s throughput; a token of the length this service issues is its own key (exact, so no
- * two tokens share one). A longer one, which can only be a failure, is keyed by its digest, so that 10,000 remembered
- * entries stay a few megabytes whatever clients send. A JWT is base64url and dots, never `#`: the two kinds of key
- * never meet.
- */
-export function accessTokenCacheKey(token: string): string {
-  return token.length <= CACHE_KEY_MAX_TOKEN_LENGTH ? token : `#${refreshTokenDigest(token)}`
 }
 
 /**
@@ -68,20 +58,15 @@ export function accessTokenCacheKey(token: string): string {
 export function createTokenService(settings: TokenSettings, clock: Clock): TokenService {
   const sign = createSigner({ key: settings.secret, algorithm: 'HS256' })
   const keys = [settings.secret, ...settings.previousSecrets]
-  const verifiersOf = (cache: number | false) =>
-    keys.map((key) =>
-      createVerifier({
-        key,
-        algorithms: ['HS256'],
-        requiredClaims: REQUIRED_CLAIMS,
-        clockTolerance: 0,
-        cache,
-        cacheKeyBuilder: accessTokenCacheKey,
-      }),
-    )
-  // A client repeats its access token on every call, so access tokens verified recently are remembered (see
-  // accessTokenCacheKey) until their exp; failures are not. A refresh token is used once: nothing to remember.
-  const verifiers = { Access: verifiersOf(VERIFIED_ACCESS_TOKENS_CACHED), Refresh: verifiersOf(false) }
+  const verifiers = keys.map((key) =>
+    createVerifier({ key, algorithms: ['HS256'], requiredClaims: REQUIRED_CLAIMS, clockTolerance: 0 }),
+  )
+  // A client repeats its access token on every call: access tokens verified recently are remembered until their exp.
+  // A refresh token is used once: nothing to remember.
+  const remembered = createVerifiedTokenMemory<TokenClaims>({
+    limit: REMEMBERED_ACCESS_TOKENS,
+    maxTokenLength: REMEMBERED_TOKEN_MAX_LENGTH,
+  })
 
   const mint = (userId: string, type: TokenType, issuedAt: number, ttlSeconds: number): string => {
     const claims: TokenClaims = {
@@ -97,11 +82,16 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
 
   /** The verified claims, or null for a token that is malformed, forged, expired or of an unknown shape. */
   const decode = (token: string, expected: TokenType): TokenClaims | null => {
-    for (const verify of verifiers[expected]) {
+    const now = Date.now()
+    const known = expected === 'Access' ? remembered.recall(token, now) : undefined
+    if (known !== undefined) return known
+    for (const verify of verifiers) {
       try {
         const claims: unknown = verify(token)
         // fast-jwt accepts a token during the millisecond exp * 1000 itself; RFC 7519 (and "no leeway") refuse it
-        return hasTokenShape(claims) && claims.exp * 1000 > Date.now() ? claims : null
+        if (!hasTokenShape(claims) || claims.exp * 1000 <= now) return null
+        if (expected === 'Access') remembered.remember(token, claims)
+        return claims
       } catch (error) {
         // only a signature made with another key sends us on to the previous secrets
         if (!(error instanceof TokenError) || error.code !== TokenError.codes.invalidSignature) return null

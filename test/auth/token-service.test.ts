@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { accessTokenCacheKey, createTokenService, refreshTokenDigest } from '../../src/auth/token-service.js'
+import { createTokenService, refreshTokenDigest } from '../../src/auth/token-service.js'
 import { createFixedClock } from '../../src/clock.js'
 import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../../src/errors.js'
 
@@ -111,14 +111,6 @@ describe('remembered access tokens', () => {
     const last = accessToken.at(-1) === 'A' ? 'B' : 'A'
     expect(() => tokens.verifyAccess(`${accessToken.slice(0, -1)}${last}`)).toThrow(AccessTokenInvalidError)
     expect(() => tokens.verifyAccess(`${accessToken}x`)).toThrow(AccessTokenInvalidError)
-  })
-
-  it('keys a token of issued length by its own text, a longer one by its digest', () => {
-    const issued = createTokenService(settings, createFixedClock(Date.now())).issuePair(USER).accessToken
-    expect(accessTokenCacheKey(issued)).toBe(issued)
-    const long = `${issued}.${'A'.repeat(20_000)}`
-    expect(accessTokenCacheKey(long)).toBe(`#${refreshTokenDigest(long)}`)
-    expect(accessTokenCacheKey(`${long}B`)).not.toBe(accessTokenCacheKey(long))
   })
 })
 
