@@ -11,7 +11,7 @@ import { createAuthenticate } from './http/authenticate.js'
 import { createNotFoundHandler, handleError } from './http/error-handler.js'
 import { acceptOnlyJsonBodies } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
-import { RequestLogController } from './http/request-log.js'
+import { LazyChildLogger, RequestLogController } from './http/request-log.js'
 import { ErrorResponse } from './http/schemas.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
 import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
@@ -39,7 +39,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps
   const app = Fastify({
     loggerInstance: deps.logger,
-    logController: new RequestLogController(),
+    logController: new RequestLogController(deps.logger),
+    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, options),
     bodyLimit: config.server.bodyLimitBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
