@@ -118,7 +118,18 @@ describe('tessera serve (a real process)', () => {
     expect(logs).not.toMatch(/Bearer|authorization/i)
     // what must be there: one line per request, and the failed attempt with user id and client address
     const records = service.stdout.map((line) => JSON.parse(line))
-    expect(records.filter((record) => record.msg === 'request')).toHaveLength(10)
+    const requestLines = records.filter((record) => record.msg === 'request')
+    expect(requestLines).toHaveLength(10)
+    // each names its request: its own id, the method, the path without the query string, the status
+    expect(new Set(requestLines.map((record) => record.reqId)).size).toBe(10)
+    expect(requestLines).toContainEqual(
+      expect.objectContaining({
+        method: 'GET',
+        path: '/auth/me',
+        statusCode: 200,
+        clientAddress: '127.0.0.1',
+      }),
+    )
     expect(records).toContainEqual(
       expect.objectContaining({
         event: 'login_failed',
