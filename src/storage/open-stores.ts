@@ -26,7 +26,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
   try {
     await migrate(dialect)
   } catch (error) {
-    await dialect.db.destroy().catch(() => {})
+    await dialect.close().catch(() => {})
     throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   }
   const database = async () => void (await call('database.ping', () => dialect.run('SELECT 1', [])))
@@ -37,7 +37,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
       probes: { database },
       sharedCounters: null,
       description: dialect.description,
-      close: () => dialect.db.destroy(),
+      close: () => dialect.close(),
     }
   }
 
@@ -53,7 +53,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
     await redis.connect()
   } catch (error) {
     redis.disconnect()
-    await dialect.db.destroy()
+    await dialect.close()
     throw new ConfigError('REDIS_URL', `could not be reached: ${describeError(firstError ?? error)}`)
   } finally {
     redis.off('error', remember)
@@ -71,7 +71,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
     description: `${dialect.description}, refresh tokens in redis ${redisLocation.host}${redisLocation.pathname}`,
     async close() {
       await redis.quit().catch(() => redis.disconnect())
-      await dialect.db.destroy()
+      await dialect.close()
     },
   }
 }
@@ -84,7 +84,7 @@ export async function migrateDatabase(storage: Config['storage']): Promise<strin
   } catch (error) {
     throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   } finally {
-    await dialect.db.destroy()
+    await dialect.close()
   }
 }
 

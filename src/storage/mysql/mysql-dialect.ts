@@ -56,5 +56,6 @@ export function createMysqlDialect(url: string, options: MysqlOptions): SqlDiale
     transactionalMigrations: false,
     upsertSyntax: 'on-duplicate-key',
     description: `mysql ${location.host}${location.pathname}`,
+    close: () => db.destroy(),
   }
 }

@@ -56,5 +56,6 @@ export function createPostgresDialect(url: string, options: PostgresOptions): Sq
     transactionalMigrations: true,
     upsertSyntax: 'on-conflict',
     description: `postgres ${location.host}${location.pathname}`,
+    close: () => db.destroy(),
   }
 }

@@ -14,14 +14,17 @@ export interface SqlDialect {
   name: SqlDialectName
   /** Kysely on the database: builds the stores' queries and runs the migrations. */
   db: Kysely<Database>
-  /** True when statements run on the event loop (SQLite): a timeout could never fire before they return. */
+  /**
+   * True for SQLite: reads run on the event loop, where a timeout could never fire before they return, and writes
+   * wait at most for SQLite's busy timeout. No storage call on it gets a timer.
+   */
   synchronous: boolean
   /** Runs one compiled statement. */
   run(sql: string, parameters: readonly unknown[]): Promise<SqlResult>
   /**
-   * Runs one compiled statement that writes. Resolves once it is durable. SQLite commits the writes that arrive in
-   * the same event-loop turn in one transaction (one fsync for all of them), each in a savepoint of its own so one
-   * failing leaves the others be; the servers commit each on its own.
+   * Runs one compiled statement that writes. Resolves once it is durable. SQLite commits writes in groups on a
+   * thread of its own (one fsync for each group), each in a savepoint of its own so one failing leaves the others
+   * be; the servers commit each on its own.
    */
   write(sql: string, parameters: readonly unknown[]): Promise<SqlResult>
   /** True for a violated UNIQUE or PRIMARY KEY constraint. */
@@ -37,6 +40,8 @@ export interface SqlDialect {
   upsertSyntax: 'on-conflict' | 'on-duplicate-key'
   /** Where the store lives, without credentials, for the start-up log line. */
   description: string
+  /** Finishes the writes in flight and closes every connection. */
+  close(): Promise<void>
 }
 
 /** `run` for the engines that have a server: the statement through Kysely's driver and its pool. */

@@ -5,30 +5,40 @@ import type { Database } from '../sql/schema.js'
 import type { SqlDialect } from '../sql/sql-dialect.js'
 import { loadBetterSqlite3 } from './better-sqlite3.js'
 import { createSqliteExecutor } from './sqlite-executor.js'
+import { createSqliteWriter } from './sqlite-writer.js'
 
 /**
- * The embedded default: one SQLite file in WAL mode. `synchronous=FULL` makes every acknowledged write survive a
- * process kill and a power loss (DECISIONS: Storage); the busy timeout lets several processes share the file.
- * Writes are committed in groups (see createSqliteExecutor).
+ * Every connection's settings: WAL, and `synchronous=FULL` so that every acknowledged write survives a process kill
+ * and a power loss (DECISIONS: Storage); the busy timeout lets several processes share the file.
+ */
+const PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'busy_timeout = 5000', 'foreign_keys = ON']
+
+/**
+ * The embedded default: one SQLite file. Reads run on the event loop, on this connection; writes run on a thread
+ * of their own with a second connection, committed in groups (see createSqliteWriter), so no fsync ever blocks the
+ * event loop. An in-memory database cannot be shared with a thread, and needs no fsync: its writes run here too.
  */
 export function createSqliteDialect(filename: string): SqlDialect {
-  if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+  const inMemory = filename === ':memory:'
+  if (!inMemory) mkdirSync(dirname(filename), { recursive: true })
   const BetterSqlite3 = loadBetterSqlite3()
   const database = new BetterSqlite3(filename)
-  database.pragma('journal_mode = WAL')
-  database.pragma('synchronous = FULL')
-  database.pragma('busy_timeout = 5000')
-  database.pragma('foreign_keys = ON')
+  for (const pragma of PRAGMAS) database.pragma(pragma)
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
   // the stores run their statements here, beside Kysely's own driver (which runs the migrations, before them)
   const executor = createSqliteExecutor(database)
+  const writer = inMemory ? null : createSqliteWriter(filename, PRAGMAS)
 
   return {
     name: 'sqlite',
     db,
     synchronous: true,
     run: executor.run,
-    write: executor.write,
+    write: writer?.write ?? executor.run,
+    async close() {
+      await writer?.close()
+      await db.destroy()
+    },
     isUniqueViolation: (error) => {
       const code = (error as { code?: unknown } | null)?.code
       return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'

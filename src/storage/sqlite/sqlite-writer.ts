@@ -1,0 +1,209 @@
+import { Worker } from 'node:worker_threads'
+import type { SqlResult } from '../sql/sql-dialect.js'
+import { betterSqlite3Path } from './better-sqlite3.js'
+
+export interface SqliteWriter {
+  /** Runs one statement that writes; resolves once the transaction holding it is committed (durable). */
+  write(sql: string, parameters: readonly unknown[]): Promise<SqlResult>
+  /** Commits what was handed in, then closes the thread's connection. Later writes are refused. */
+  close(): Promise<void>
+}
+
+/** At most this many writes share a commit; the rest wait for the next one. */
+const MAX_GROUP = 1_000
+
+interface PendingWrite {
+  sql: string
+  parameters: readonly unknown[]
+  resolve(result: SqlResult): void
+  reject(error: unknown): void
+}
+
+/** An error as it crosses from the thread: SQLite's code (SQLITE_CONSTRAINT_UNIQUE …) travels with the message. */
+interface ThreadError {
+  message: string
+  code?: string
+}
+
+type Reply =
+  | { outcomes: Array<{ result: SqlResult } | { error: ThreadError }> }
+  | { error: ThreadError }
+  | { fatal: ThreadError }
+  | { closed: true }
+
+// CommonJS, evaluated in the thread: the driver's path comes from the parent, so it works from src/ and dist/ alike
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads')
+const describe = (error) => ({ message: String((error && error.message) || error), code: error && error.code })
+const open = () => {
+  try {
+    const database = new (require(workerData.driver))(workerData.filename)
+    for (const pragma of workerData.pragmas) database.pragma(pragma)
+    return database
+  } catch (error) {
+    // reported, then the thread ends: the parent starts a new one for the next write
+    parentPort.postMessage({ fatal: describe(error) })
+    parentPort.close()
+    return null
+  }
+}
+const database = open()
+if (database !== null) {
+  const statements = new Map()
+  const execute = (sql, parameters) => {
+    let statement = statements.get(sql)
+    if (statement === undefined) {
+      statement = database.prepare(sql)
+      statements.set(sql, statement)
+    }
+    return statement.reader
+      ? { rows: statement.all(...parameters), changes: 0 }
+      : { rows: [], changes: statement.run(...parameters).changes }
+  }
+  const inSavepoint = database.transaction(execute)
+  const commitGroup = database.transaction((writes) =>
+    writes.map(([sql, parameters]) => {
+      try {
+        return { result: inSavepoint(sql, parameters) }
+      } catch (error) {
+        // an error that ended the whole transaction (a full disk, an I/O error) fails the whole group
+        if (!database.inTransaction) throw error
+        return { error: describe(error) }
+      }
+    }),
+  )
+  parentPort.on('message', (message) => {
+    if (message === 'close') {
+      database.close()
+      parentPort.postMessage({ closed: true })
+      parentPort.close()
+      return
+    }
+    let reply
+    try {
+      reply = { outcomes: commitGroup.immediate(message) }
+    } catch (error) {
+      reply = { error: describe(error) }
+    }
+    parentPort.postMessage(reply)
+  })
+}
+`
+
+function toError({ message, code }: ThreadError): Error {
+  return Object.assign(new Error(message), code === undefined ? {} : { code })
+}
+
+/**
+ * The writes of an SQLite file, on a thread of its own with its own connection. With synchronous=FULL every
+ * commit waits for an fsync; here that wait blocks neither the event loop nor the reads, which stay on the main
+ * connection.
+ *
+ * Writes are committed in groups: one group at a time is in the thread, and the writes that arrive meanwhile form
+ * the next, so the busier the service, the more writes share an fsync. Each group is one IMMEDIATE transaction and
+ * each write runs in a savepoint of its own, so a failing one (a duplicate e-mail) is rolled back alone. A caller is
+ * answered only after its group's COMMIT: the durability of a commit per write. If the thread dies (it should
+ * not), the writes it held fail, and the next write starts a new one.
+ */
+export function createSqliteWriter(filename: string, pragmas: readonly string[]): SqliteWriter {
+  const workerData = { driver: betterSqlite3Path(), filename, pragmas: [...pragmas] }
+  let worker: Worker | null = null
+  let queued: PendingWrite[] = []
+  /** The group in a thread, and which thread has it. */
+  let inFlight: { thread: Worker; group: PendingWrite[] } | null = null
+  let scheduled = false
+  let closing = false
+  let drained: (() => void) | null = null
+
+  /** The thread is gone: the group it held fails, and the next write starts a new thread. */
+  const lost = (thread: Worker, error: Error) => {
+    if (worker === thread) worker = null
+    if (inFlight?.thread !== thread) return
+    const { group } = inFlight
+    inFlight = null
+    for (const write of group) write.reject(error)
+    settle()
+  }
+
+  const start = (): Worker => {
+    const thread = new Worker(THREAD_SOURCE, {
+      eval: true,
+      workerData,
+      // the thread holds one group's statements and rows at a time
+      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 },
+    })
+    thread.unref()
+    thread.on('message', (reply: Reply) => {
+      if ('closed' in reply) return
+      if ('fatal' in reply) {
+        lost(thread, toError(reply.fatal))
+        return
+      }
+      const group = inFlight?.group ?? []
+      inFlight = null
+      thread.unref()
+      if ('outcomes' in reply) {
+        group.forEach((write, i) => {
+          const outcome = reply.outcomes[i]
+          if (outcome !== undefined && 'result' in outcome) write.resolve(outcome.result)
+          else write.reject(toError(outcome?.error ?? { message: 'no outcome for this write' }))
+        })
+      } else {
+        for (const write of group) write.reject(toError(reply.error))
+      }
+      settle()
+    })
+    thread.on('error', (error) => lost(thread, error))
+    thread.on('exit', (code) => lost(thread, new Error(`the SQLite writer thread exited with code ${code}`)))
+    return thread
+  }
+
+  /** After a group: the next one goes at the next turn, so that the writes of this turn join it. */
+  const settle = () => {
+    if (queued.length > 0) schedule()
+    else if (inFlight === null && drained !== null) drained()
+  }
+
+  const schedule = () => {
+    if (scheduled) return
+    scheduled = true
+    setImmediate(send)
+  }
+
+  const send = () => {
+    scheduled = false
+    if (inFlight !== null || queued.length === 0) return
+    const group = queued.slice(0, MAX_GROUP)
+    queued = queued.slice(group.length)
+    worker ??= start()
+    inFlight = { thread: worker, group }
+    // a group in the thread keeps the process alive: an accepted write is not dropped by an exit
+    worker.ref()
+    worker.postMessage(group.map((write) => [write.sql, write.parameters]))
+  }
+
+  return {
+    write(sql, parameters) {
+      if (closing) return Promise.reject(new Error('the SQLite writer is closed'))
+      return new Promise((resolve, reject) => {
+        queued.push({ sql, parameters, resolve, reject })
+        if (inFlight === null) schedule()
+      })
+    },
+    async close() {
+      if (closing) return
+      closing = true
+      if (queued.length > 0 || inFlight !== null) {
+        await new Promise<void>((resolve) => {
+          drained = resolve
+        })
+      }
+      const thread = worker
+      worker = null
+      if (thread === null) return
+      const exited = new Promise((resolve) => thread.once('exit', resolve))
+      thread.postMessage('close')
+      await exited
+    },
+  }
+}
