@@ -112,7 +112,7 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
   /** The group in a thread, and which thread has it. */
   let inFlight: { thread: Worker; group: PendingWrite[] } | null = null
   let scheduled = false
-  let closing = false
+  let closed: Promise<void> | null = null
   let drained: (() => void) | null = null
 
   /** The thread is gone: the group it held fails, and the next write starts a new thread. */
@@ -139,7 +139,8 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
         lost(thread, toError(reply.fatal))
         return
       }
-      const group = inFlight?.group ?? []
+      if (inFlight?.thread !== thread) return
+      const { group } = inFlight
       inFlight = null
       thread.unref()
       if ('outcomes' in reply) {
@@ -184,26 +185,27 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
 
   return {
     write(sql, parameters) {
-      if (closing) return Promise.reject(new Error('the SQLite writer is closed'))
+      if (closed !== null) return Promise.reject(new Error('the SQLite writer is closed'))
       return new Promise((resolve, reject) => {
         queued.push({ sql, parameters, resolve, reject })
         if (inFlight === null) schedule()
       })
     },
-    async close() {
-      if (closing) return
-      closing = true
-      if (queued.length > 0 || inFlight !== null) {
-        await new Promise<void>((resolve) => {
-          drained = resolve
-        })
-      }
-      const thread = worker
-      worker = null
-      if (thread === null) return
-      const exited = new Promise((resolve) => thread.once('exit', resolve))
-      thread.postMessage('close')
-      await exited
+    close() {
+      closed ??= (async () => {
+        if (queued.length > 0 || inFlight !== null) {
+          await new Promise<void>((resolve) => {
+            drained = resolve
+          })
+        }
+        const thread = worker
+        worker = null
+        if (thread === null) return
+        const exited = new Promise((resolve) => thread.once('exit', resolve))
+        thread.postMessage('close')
+        await exited
+      })()
+      return closed
     },
   }
 }
