@@ -27,7 +27,7 @@ export async function seedSqliteStore(dataDir, options) {
   try {
     await seed(dialect, options, true)
   } finally {
-    await dialect.db.destroy()
+    await dialect.close()
   }
 }
 
@@ -51,7 +51,7 @@ export async function seedPostgresStore(databaseUrl, options) {
     // autovacuum would instead do that work during the measurement, on the same two cores
     await sql`VACUUM ANALYZE users`.execute(dialect.db)
   } finally {
-    await dialect.db.destroy()
+    await dialect.close()
   }
 }
 
