@@ -1,8 +1,8 @@
 // The machine's own limits, measured in the same run as the figures they bound: the HTTP ceiling (bare Fastify
 // answering the same small JSON, loaded exactly like the service) and the Argon2 ceiling (raw @node-rs/argon2 at the
 // service's parameters and concurrency, in its own process).
-import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { resultOfChild } from './child.mjs'
 import { runLoad } from './load.mjs'
 
 const ARGON2_WORKER = fileURLToPath(new URL('./argon2-worker.mjs', import.meta.url))
@@ -25,24 +25,7 @@ export async function httpCeiling(bare, load) {
  *   argon2: { memoryKiB: number, timeCost: number, parallelism: number } }} options
  * @returns {Promise<{ value: number, completed: number }>}
  */
-export function argon2Ceiling(mode, options) {
-  return new Promise((resolve, reject) => {
-    const child = fork(ARGON2_WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    let settled = false
-    child.once('message', (/** @type {any} */ message) => {
-      settled = true
-      if (message.type === 'result') {
-        resolve({ value: message.result.opsPerSecond, completed: message.result.completed })
-      } else reject(new Error(`argon2 worker failed: ${message.message}`))
-    })
-    child.once('error', (error) => {
-      if (!settled) reject(error)
-      settled = true
-    })
-    child.once('exit', (code) => {
-      if (!settled) reject(new Error(`argon2 worker exited with ${code} before reporting`))
-      settled = true
-    })
-    child.send({ mode, ...options })
-  })
+export async function argon2Ceiling(mode, options) {
+  const result = await resultOfChild(ARGON2_WORKER, { mode, ...options }, 'argon2 worker')
+  return { value: result.opsPerSecond, completed: result.completed }
 }

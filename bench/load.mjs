@@ -1,7 +1,7 @@
 // Runs one autocannon load in its own process (load-worker.mjs), so that the generator's work is never counted in the
 // bench process and two loads can run side by side (the mixed run).
-import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { resultOfChild } from './child.mjs'
 
 const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url))
 
@@ -25,24 +25,7 @@ const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url))
  * @returns {Promise<LoadResult>}
  */
 export function runLoad(options) {
-  return new Promise((resolve, reject) => {
-    const child = fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    let settled = false
-    child.once('message', (/** @type {any} */ message) => {
-      settled = true
-      if (message.type === 'result') resolve(message.result)
-      else reject(new Error(`load worker failed: ${message.message}`))
-    })
-    child.once('error', (error) => {
-      if (!settled) reject(error)
-      settled = true
-    })
-    child.once('exit', (code) => {
-      if (!settled) reject(new Error(`load worker exited with ${code} before reporting`))
-      settled = true
-    })
-    child.send({ timeoutSeconds: 10, ...options })
-  })
+  return resultOfChild(WORKER, { timeoutSeconds: 10, ...options }, 'load worker')
 }
 
 /**

@@ -89,6 +89,22 @@ try {
     return service
   }
 
+  /**
+   * The large-store comparison: a service on settings.baselineUsers accounts beside one on settings.scaledUsers.
+   * @param {import('./suite.mjs').Context} context
+   * @param {string} label
+   * @param {(size: 'small' | 'large', count: number) => Promise<Record<string, string>>} seededEnv
+   */
+  const compareSizes = async (context, label, seededEnv) => {
+    const smallEnv = await seededEnv('small', settings.baselineUsers)
+    const largeEnv = await seededEnv('large', settings.scaledUsers)
+    const small = await start(`tessera (${label}, small)`, smallEnv)
+    const large = await start(`tessera (${label}, large)`, largeEnv)
+    const rows = await compareScale(context, small, large)
+    await Promise.all([small.stop(), large.stop()])
+    return rows
+  }
+
   const bare = await startBareFastify()
   running.push(bare)
 
@@ -116,12 +132,7 @@ try {
     )
     await service.stop()
 
-    const smallEnv = await seeded('sqlite-small', settings.baselineUsers)
-    const largeEnv = await seeded('sqlite-large', settings.scaledUsers)
-    const small = await start('tessera (SQLite, small)', smallEnv)
-    const large = await start('tessera (SQLite, large)', largeEnv)
-    rows.push(...(await compareScale(context, small, large)))
-    await Promise.all([small.stop(), large.stop()])
+    rows.push(...(await compareSizes(context, 'SQLite', (size, count) => seeded(`sqlite-${size}`, count))))
   }
 
   // PostgreSQL + Redis: a fresh database per store and a unique key prefix, removed at the end
@@ -158,12 +169,7 @@ try {
     )
     await service.stop()
     if (settings.postgresScale) {
-      const smallEnv = await seeded('small', settings.baselineUsers)
-      const largeEnv = await seeded('large', settings.scaledUsers)
-      const small = await start('tessera (PostgreSQL, small)', smallEnv)
-      const large = await start('tessera (PostgreSQL, large)', largeEnv)
-      rows.push(...(await compareScale(context, small, large)))
-      await Promise.all([small.stop(), large.stop()])
+      rows.push(...(await compareSizes(context, 'PostgreSQL', seeded)))
     } else {
       const reason = `${POSTGRES}: the large-store comparison runs on the embedded default only in --quick`
       skipped.push(reason)
