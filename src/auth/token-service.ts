@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto'
 import { createVerifier, TokenError } from 'fast-jwt'
 import type { Clock } from '../clock.js'
 import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../errors.js'
+import { isCanonicalCompactJws } from './base64url.js'
 import { createHs256Signer } from './hs256-signer.js'
 import { isUserId } from './user-id.js'
 import { createVerifiedTokenMemory } from './verified-token-memory.js'
@@ -56,14 +57,23 @@ export const refreshTokenDigest: (token: string) => string =
 /**
  * HS256 JWTs, verified by fast-jwt and signed by createHs256Signer (the same bytes as fast-jwt's signer, faster).
  * Verification pins the algorithm to HS256 (so `none` and every other `alg` fail), requires
- * `exp` and allows no clock leeway; header fields such as `kid` or `jku` are ignored, never fetched. Expiry is checked
- * against the system time by fast-jwt; `clock` dates the tokens issued.
+ * `exp` and allows no clock leeway; header fields such as `kid` or `jku` are ignored, never fetched. A token whose
+ * parts are not canonical base64url is refused before its signature is checked, so one token has one text. `clock`
+ * dates the tokens issued and decides their expiry (fast-jwt's own time checks are off: it would read the system
+ * time).
  */
 export function createTokenService(settings: TokenSettings, clock: Clock): TokenService {
   const sign = createHs256Signer(settings.secret)
   const keys = [settings.secret, ...settings.previousSecrets]
   const verifiers = keys.map((key) =>
-    createVerifier({ key, algorithms: ['HS256'], requiredClaims: REQUIRED_CLAIMS, clockTolerance: 0 }),
+    createVerifier({
+      key,
+      algorithms: ['HS256'],
+      requiredClaims: REQUIRED_CLAIMS,
+      // expiry and not-before are checked below against the service's clock
+      ignoreExpiration: true,
+      ignoreNotBefore: true,
+    }),
   )
   // A client repeats its access token on every call: access tokens verified recently are remembered until their exp.
   // A refresh token is used once: nothing to remember.
@@ -85,14 +95,15 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
 
   /** The verified claims, or null for a token that is malformed, forged, expired or of an unknown shape. */
   const decode = (token: string, expected: TokenType): TokenClaims | null => {
-    const now = Date.now()
+    const now = clock.now()
     const known = expected === 'Access' ? remembered.recall(token, now) : undefined
     if (known !== undefined) return known
+    if (!isCanonicalCompactJws(token)) return null
     for (const verify of verifiers) {
       try {
         const claims: unknown = verify(token)
-        // fast-jwt accepts a token during the millisecond exp * 1000 itself; RFC 7519 (and "no leeway") refuse it
-        if (!hasTokenShape(claims) || claims.exp * 1000 <= now) return null
+        // no leeway (RFC 7519 4.1.4): from the millisecond exp * 1000 on, the token is refused
+        if (!hasTokenShape(claims) || claims.exp * 1000 <= now || notYetValid(claims, now)) return null
         if (expected === 'Access') remembered.remember(token, claims)
         return claims
       } catch (error) {
@@ -122,6 +133,12 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
     verifyAccess: (token) => verifyAs(token, 'Access', () => new AccessTokenInvalidError()),
     verifyRefresh: (token) => verifyAs(token, 'Refresh', () => new RefreshTokenInvalidError()),
   }
+}
+
+/** A token carrying `nbf` (this service issues none) is refused before that second. */
+function notYetValid(claims: object, nowMs: number): boolean {
+  const { nbf } = claims as { nbf?: unknown }
+  return nbf !== undefined && !(typeof nbf === 'number' && nbf * 1000 <= nowMs)
 }
 
 function hasTokenShape(claims: unknown): claims is TokenClaims {

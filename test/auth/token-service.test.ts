@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createTokenService, refreshTokenDigest } from '../../src/auth/token-service.js'
 import { createFixedClock } from '../../src/clock.js'
 import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../../src/errors.js'
@@ -31,19 +31,27 @@ describe('createTokenService', () => {
     expect(() => tokens.verifyRefresh(pair.accessToken)).toThrow(TokenWrongTypeError)
   })
 
-  it('has no leeway: a token is refused from its exp second on', () => {
-    const ttl = 60
-    const issuedAt = Math.floor(Date.now() / 1000) - ttl
-    const tokens = createTokenService(
-      { ...settings, accessTokenTtlSeconds: ttl },
-      createFixedClock(issuedAt * 1000),
-    )
-    expect(() => tokens.verifyAccess(tokens.issuePair(USER).accessToken)).toThrow(AccessTokenInvalidError)
-    const fresh = createTokenService(
-      { ...settings, accessTokenTtlSeconds: ttl },
-      createFixedClock((issuedAt + 2) * 1000),
-    )
-    expect(fresh.verifyAccess(fresh.issuePair(USER).accessToken)).toBe(USER)
+  it('has no leeway: a token is refused from its exp second on, by the injected clock', () => {
+    const clock = createFixedClock(Date.UTC(2030, 0, 1, 12, 0, 0, 500))
+    const tokens = createTokenService({ ...settings, accessTokenTtlSeconds: 60 }, clock)
+    const pair = tokens.issuePair(USER)
+    // the clock, not the system time, decides: in 2030 the token is fresh, whatever today's date
+    clock.advance(59_499)
+    expect(tokens.verifyRefresh(pair.refreshToken)).toBe(USER)
+    const unremembered = createTokenService({ ...settings, accessTokenTtlSeconds: 60 }, clock)
+    expect(unremembered.verifyAccess(pair.accessToken)).toBe(USER)
+    clock.advance(1)
+    expect(() => unremembered.verifyAccess(pair.accessToken)).toThrow(AccessTokenInvalidError)
+  })
+
+  it('refuses a token whose clock time has not come (nbf), by the injected clock', () => {
+    const clock = createFixedClock(Date.UTC(2030, 0, 1))
+    const tokens = createTokenService(settings, clock)
+    const now = Math.floor(clock.now() / 1000)
+    const claims = { sub: USER, token_type: 'Access', iat: now, exp: now + 60, jti: 'a', nbf: now + 10 }
+    expect(() => tokens.verifyAccess(signByHand(claims))).toThrow(AccessTokenInvalidError)
+    clock.advance(10_000)
+    expect(tokens.verifyAccess(signByHand(claims))).toBe(USER)
   })
 
   it('verifies with previous secrets but signs only with the current one', () => {
@@ -65,12 +73,7 @@ describe('createTokenService', () => {
   it('refuses tokens whose claims do not have the shape it issues', () => {
     const tokens = createTokenService(settings, createFixedClock(Date.now()))
     const now = Math.floor(Date.now() / 1000)
-    // signed by hand: fast-jwt's signer itself refuses some of these shapes
-    const sign = (claims: Record<string, unknown>) => {
-      const encode = (part: unknown) => Buffer.from(JSON.stringify(part)).toString('base64url')
-      const unsigned = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode(claims)}`
-      return `${unsigned}.${createHmac('sha256', SECRET).update(unsigned).digest('base64url')}`
-    }
+    const sign = (claims: Record<string, unknown>) => signByHand(claims)
     const base = { sub: USER, token_type: 'Refresh', iat: now, exp: now + 60, jti: 'a' }
     for (const claims of [
       { ...base, sub: '12' },
@@ -86,21 +89,16 @@ describe('createTokenService', () => {
 })
 
 describe('remembered access tokens', () => {
-  afterEach(() => {
-    vi.useRealTimers()
-  })
-
   it('no leeway at the boundary: at exp * 1000 a token is refused, remembered or not', () => {
-    vi.useFakeTimers({ toFake: ['Date'] })
-    const start = Date.now()
-    const tokens = createTokenService({ ...settings, accessTokenTtlSeconds: 60 }, { now: () => Date.now() })
+    const clock = createFixedClock(Date.UTC(2030, 0, 1, 12, 0, 0, 250))
+    const tokens = createTokenService({ ...settings, accessTokenTtlSeconds: 60 }, clock)
     const { accessToken } = tokens.issuePair(USER)
     expect(tokens.verifyAccess(accessToken)).toBe(USER)
     expect(tokens.verifyAccess(accessToken)).toBe(USER)
-    vi.setSystemTime(Math.floor(start / 1000) * 1000 + 60_000)
+    clock.set(Date.UTC(2030, 0, 1, 12, 1, 0, 0))
     expect(() => tokens.verifyAccess(accessToken)).toThrow(AccessTokenInvalidError)
     // and at that very millisecond a service that has never seen the token refuses it too
-    const unseen = createTokenService({ ...settings, accessTokenTtlSeconds: 60 }, { now: () => Date.now() })
+    const unseen = createTokenService({ ...settings, accessTokenTtlSeconds: 60 }, clock)
     expect(() => unseen.verifyAccess(accessToken)).toThrow(AccessTokenInvalidError)
   })
 
@@ -108,11 +106,76 @@ describe('remembered access tokens', () => {
     const tokens = createTokenService(settings, createFixedClock(Date.now()))
     const { accessToken } = tokens.issuePair(USER)
     expect(tokens.verifyAccess(accessToken)).toBe(USER)
-    const last = accessToken.at(-1) === 'A' ? 'B' : 'A'
-    expect(() => tokens.verifyAccess(`${accessToken.slice(0, -1)}${last}`)).toThrow(AccessTokenInvalidError)
+    // the signature's first character: all six of its bits are signature bits, so any change alters the HMAC
+    const signatureStart = accessToken.lastIndexOf('.') + 1
+    const first = accessToken.charAt(signatureStart)
+    const changed = `${accessToken.slice(0, signatureStart)}${first === 'A' ? 'B' : 'A'}${accessToken.slice(signatureStart + 1)}`
+    expect(() => tokens.verifyAccess(changed)).toThrow(AccessTokenInvalidError)
     expect(() => tokens.verifyAccess(`${accessToken}x`)).toThrow(AccessTokenInvalidError)
   })
 })
+
+describe('one token, one text', () => {
+  const tokens = createTokenService(settings, createFixedClock(Date.now()))
+
+  /** The other characters that decode to the same bytes as `last` when they end a part of this length. */
+  const sameBytesAs = (last: string, spareBits: number): string[] => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+    const value = alphabet.indexOf(last)
+    const mask = (1 << spareBits) - 1
+    return [...alphabet].filter((c, i) => c !== last && (i & ~mask) === (value & ~mask))
+  }
+
+  it('refuses a signature whose spare bits are set: every other text of the same HMAC', () => {
+    for (let round = 0; round < 20; round++) {
+      const { accessToken, refreshToken } = tokens.issuePair(USER)
+      // 32 bytes of HMAC are 43 characters: the last one carries 2 spare bits, so 3 other texts decode alike
+      const variants = sameBytesAs(accessToken.at(-1) as string, 2)
+      expect(variants).toHaveLength(3)
+      for (const c of variants) {
+        const variant = `${accessToken.slice(0, -1)}${c}`
+        expect(Buffer.from(variant.split('.')[2] as string, 'base64url')).toEqual(
+          Buffer.from(accessToken.split('.')[2] as string, 'base64url'),
+        )
+        expect(() => tokens.verifyAccess(variant)).toThrow(AccessTokenInvalidError)
+        expect(() => tokens.verifyRefresh(`${refreshToken.slice(0, -1)}${c}`)).toThrow(
+          RefreshTokenInvalidError,
+        )
+      }
+      expect(tokens.verifyAccess(accessToken)).toBe(USER)
+    }
+  })
+
+  it('refuses a header or payload that is not canonical base64url, though correctly signed', () => {
+    const now = Math.floor(Date.now() / 1000)
+    const base = { sub: USER, token_type: 'Access', iat: now, exp: now + 60 }
+    // a jti of the length that leaves the payload's last character 4 spare bits (bytes ≡ 1 mod 3)
+    const jti = ['a', 'aa', 'aaa'].find((j) => JSON.stringify({ ...base, jti: j }).length % 3 === 1) as string
+    const canonical = signByHand({ ...base, jti })
+    expect(tokens.verifyAccess(canonical)).toBe(USER)
+    const [header = '', payload = ''] = canonical.split('.')
+    expect(payload.length % 4).toBe(2)
+    const resign = (unsigned: string) =>
+      `${unsigned}.${createHmac('sha256', SECRET).update(unsigned).digest('base64url')}`
+    const [sameBytes] = sameBytesAs(payload.at(-1) as string, 4)
+    const refused = [
+      `${header}.${payload.slice(0, -1)}${sameBytes}`, // spare bits set: the same claims
+      `${header}.${payload}==`, // padding
+      `${header}=.${payload}`,
+      `${header}.${payload}A`, // a length no whole number of bytes has
+    ]
+    for (const unsigned of refused) {
+      expect(() => tokens.verifyAccess(resign(unsigned)), unsigned).toThrow(AccessTokenInvalidError)
+    }
+  })
+})
+
+/** Signs claims by hand (fast-jwt's signer itself refuses some of the shapes the tests need). */
+function signByHand(claims: Record<string, unknown>): string {
+  const encode = (part: unknown) => Buffer.from(JSON.stringify(part)).toString('base64url')
+  const unsigned = `${encode({ alg: 'HS256', typ: 'JWT' })}.${encode(claims)}`
+  return `${unsigned}.${createHmac('sha256', SECRET).update(unsigned).digest('base64url')}`
+}
 
 describe('refreshTokenDigest', () => {
   it('is the SHA-256 hex of the token', () => {

@@ -74,11 +74,12 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
       const now = Math.floor(Date.now() / 1000)
       const expired = craftToken({ ...validClaims(), iat: now - 60, exp: now - 1 })
       expectError(await me(service, bearer(expired)), 401, MESSAGES.accessTokenInvalid)
-      const issuedLongAgo = await startTestService(backend, {
-        clock: createFixedClock(Date.now() - 16 * 60_000),
-      })
+      const clock = createFixedClock(Date.now())
+      const issuedLongAgo = await startTestService(backend, { clock })
       try {
         const old = await registerUser(issuedLongAgo.app)
+        expect((await me(issuedLongAgo, bearer(old.accessToken))).status).toBe(200)
+        clock.advance(15 * 60_000)
         expectError(await me(issuedLongAgo, bearer(old.accessToken)), 401, MESSAGES.accessTokenInvalid)
       } finally {
         await issuedLongAgo.close()
