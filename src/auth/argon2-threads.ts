@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 
 /** What @node-rs/argon2 takes for a hash. */
@@ -21,35 +20,21 @@ export interface Argon2Threads {
   close(): Promise<void>
 }
 
-type Job =
+/** A computation sent to a thread (argon2-thread.js). */
+export type Argon2Job =
   | { id: number; kind: 'hash'; password: string | Uint8Array; options: Argon2Options }
-  | {
-      id: number
-      kind: 'verify'
-      hash: string
-      password: string
-    }
+  | { id: number; kind: 'verify'; hash: string; password: string }
+
+/** A thread's answer to the job with the same id: the hash, the verification's result, or the library's error. */
+export type Argon2Reply = { id: number; value: string | boolean } | { id: number; error: string }
 
 interface Pending {
   resolve(value: unknown): void
   reject(error: Error): void
 }
 
-// CommonJS, evaluated in each thread: the module path comes from the parent, so it works from src/ and dist/ alike
-const THREAD_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads')
-const { hashSync, verifySync } = require(workerData.argon2)
-parentPort.on('message', (job) => {
-  let reply
-  try {
-    const value = job.kind === 'hash' ? hashSync(job.password, job.options) : verifySync(job.hash, job.password)
-    reply = { id: job.id, value }
-  } catch (error) {
-    reply = { id: job.id, error: String((error && error.message) || error) }
-  }
-  parentPort.postMessage(reply)
-})
-`
+// a file of its own beside this one, in src/ (Vitest) as in dist/ (tsc copies it there)
+const THREAD_FILE = new URL('./argon2-thread.js', import.meta.url)
 
 /**
  * Argon2 on threads of its own (worker_threads), each computing one hash at a time with @node-rs/argon2's
@@ -58,7 +43,6 @@ parentPort.on('message', (job) => {
  * event loop as with the library's async calls. Jobs go to the thread with the fewest.
  */
 export function createArgon2Threads(count: number): Argon2Threads {
-  const argon2 = createRequire(import.meta.url).resolve('@node-rs/argon2')
   const pending = new Map<number, Pending>()
   let nextId = 0
   let closing = false
@@ -69,19 +53,17 @@ export function createArgon2Threads(count: number): Argon2Threads {
   }
   const threads: Thread[] = []
   const start = (): Thread => {
-    const worker = new Worker(THREAD_SOURCE, {
-      eval: true,
-      workerData: { argon2 },
+    const worker = new Worker(THREAD_FILE, {
       // the thread runs no JavaScript to speak of: a small heap keeps its memory small
       resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
     })
     const thread: Thread = { worker, jobs: new Set() }
     worker.unref()
-    worker.on('message', (reply: { id: number; value?: unknown; error?: string }) => {
+    worker.on('message', (reply: Argon2Reply) => {
       thread.jobs.delete(reply.id)
       const job = pending.get(reply.id)
       pending.delete(reply.id)
-      if (reply.error !== undefined) job?.reject(new Error(reply.error))
+      if ('error' in reply) job?.reject(new Error(reply.error))
       else job?.resolve(reply.value)
     })
     const fail = (error: Error) => {
@@ -99,7 +81,7 @@ export function createArgon2Threads(count: number): Argon2Threads {
   }
   for (let i = 0; i < count; i++) threads.push(start())
 
-  const submit = <T>(job: Job): Promise<T> =>
+  const submit = <T>(job: Argon2Job): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       if (closing) {
         reject(new Error('argon2 threads are closed'))

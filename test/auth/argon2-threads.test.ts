@@ -31,6 +31,19 @@ describe('createArgon2Threads', () => {
     expect(await threads.hash('pw', options)).toMatch(/^\$argon2id\$/)
   })
 
+  it('fails the jobs of a thread that dies, and replaces the thread', async () => {
+    threads = createArgon2Threads(1)
+    const stored = await threads.hash('pw', options)
+    // a million strings where the password goes: copying them in fills the thread's small heap (its
+    // resourceLimits), which kills the thread before the job starts (one long string did not)
+    const heapFilling = Array.from({ length: 1_000_000 }, (_, i) => `p${i}`) as unknown as string
+    const killing = threads.verify(stored, heapFilling)
+    const queuedBehind = threads.verify(stored, 'pw')
+    await expect(killing).rejects.toThrow(/memory limit/)
+    await expect(queuedBehind).rejects.toThrow(/memory limit/)
+    expect(await threads.verify(stored, 'pw')).toBe(true)
+  })
+
   it('refuses work once closed', async () => {
     threads = createArgon2Threads(1)
     await threads.close()
