@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
+import { TesseraError } from './errors.js'
 
 export type Environment = 'development' | 'production' | 'test'
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -61,13 +62,14 @@ export interface Config {
 }
 
 /** A configuration value that cannot be used; the message names the variable. */
-export class ConfigError extends Error {
+export class ConfigError extends TesseraError {
+  readonly code = 'config_invalid'
+
   constructor(
     readonly variable: string,
     message: string,
   ) {
     super(`${variable} ${message}`)
-    this.name = 'ConfigError'
   }
 }
 

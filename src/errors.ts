@@ -1,19 +1,55 @@
 /**
- * Every error the service answers with, declared once. Each subclass fixes its status, a stable `code` for logs and
- * a public `message`; `cause` carries internal detail that is logged and never sent.
+ * Every error code of the service, declared once. Each error class carries one as `code`: a stable string for logs,
+ * tests and the site-config command, never shown to an HTTP client (the envelope carries the status and message).
  */
-export abstract class AppError extends Error {
-  abstract readonly statusCode: number
-  abstract readonly code: string
-  /** Optional payload placed in the envelope's `data` (validation details). */
-  readonly data: unknown = null
-  /** Extra response headers (Allow, Retry-After). */
-  readonly headers: Readonly<Record<string, string>> = {}
+export const ERROR_CODES = [
+  // HTTP answers (AppError)
+  'validation_failed',
+  'malformed_body',
+  'bad_request',
+  'invalid_credentials',
+  'authorization_missing',
+  'authorization_malformed',
+  'access_token_invalid',
+  'refresh_token_invalid',
+  'token_wrong_type',
+  'not_found',
+  'method_not_allowed',
+  'email_taken',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'internal_error',
+  'service_busy',
+  // failures inside the process, never an HTTP answer of their own
+  'storage_failed',
+  'config_invalid',
+  'site_config_unreadable',
+  'site_config_invalid',
+] as const
+
+export type ErrorCode = (typeof ERROR_CODES)[number]
+
+/** The base of every error class of the service: a message, a stable `code`, and an optional internal `cause`. */
+export abstract class TesseraError extends Error {
+  abstract readonly code: ErrorCode
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = new.target.name
   }
+}
+
+/**
+ * Every error the service answers with, declared once. Each subclass fixes its status, a stable `code` for logs and
+ * a public `message`; `cause` carries internal detail that is logged and never sent.
+ */
+export abstract class AppError extends TesseraError {
+  abstract readonly statusCode: number
+  /** Optional payload placed in the envelope's `data` (validation details). */
+  readonly data: unknown = null
+  /** Extra response headers (Allow, Retry-After). */
+  readonly headers: Readonly<Record<string, string>> = {}
 }
 
 export interface FieldError {
@@ -171,9 +207,6 @@ export class ServiceBusyError extends AppError {
 }
 
 /** Thrown by a storage backend when its server cannot be reached or fails; answered as a 500. */
-export class StorageError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'StorageError'
-  }
+export class StorageError extends TesseraError {
+  readonly code = 'storage_failed'
 }

@@ -1,7 +1,11 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import * as config from '../src/config.js'
 import * as errors from '../src/errors.js'
-import { AppError } from '../src/errors.js'
+import { AppError, ERROR_CODES, TesseraError } from '../src/errors.js'
 import { toAppError } from '../src/http/error-handler.js'
+import * as siteConfigErrors from '../src/site-config/site-config-errors.js'
 
 /** Every error the service answers with: status, stable code and public text. A new one must be added here. */
 const EXPECTED: Record<string, { error: AppError; status: number; code: string; message: string }> = {
@@ -104,18 +108,95 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
   },
 }
 
+/**
+ * The errors that are not HTTP answers: their code and text. Each reaches a client, if ever, as the generic 500, and
+ * the process prints its message (`tessera: <message>`, or the site-config command's lines).
+ */
+const INTERNAL: Record<string, { error: TesseraError; code: string; message: string }> = {
+  StorageError: {
+    error: new errors.StorageError('users.findByEmail failed', { cause: new Error('ECONNREFUSED') }),
+    code: 'storage_failed',
+    message: 'users.findByEmail failed',
+  },
+  ConfigError: {
+    error: new config.ConfigError('PORT', 'must be an integer from 0 to 65535, got "abc"'),
+    code: 'config_invalid',
+    message: 'PORT must be an integer from 0 to 65535, got "abc"',
+  },
+  SiteConfigFileError: {
+    error: new siteConfigErrors.SiteConfigFileError('site.json', 'cannot read the file: no such file'),
+    code: 'site_config_unreadable',
+    message: 'site.json: cannot read the file: no such file',
+  },
+  SiteConfigInvalidError: {
+    error: new siteConfigErrors.SiteConfigInvalidError('site.yaml', [
+      { pointer: '/toc/maxLevel', message: '/toc/maxLevel must be an integer from 1 to 6, got 7' },
+    ]),
+    code: 'site_config_invalid',
+    message: 'site.yaml: /toc/maxLevel must be an integer from 1 to 6, got 7',
+  },
+}
+
+/** The modules that declare error classes. */
+const MODULES = { errors, config, siteConfigErrors }
+
+function declaredErrors(base: abstract new (...args: never[]) => Error): string[] {
+  return Object.values(MODULES)
+    .flatMap((module) => Object.entries(module))
+    .filter(([, value]) => typeof value === 'function' && value.prototype instanceof base)
+    .map(([name]) => name)
+    .sort()
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) return sourceFiles(path)
+    return /\.[cm]?[jt]s$/.test(entry.name) ? [path] : []
+  })
+}
+
 describe('errors', () => {
   it('every AppError subclass is listed here with its status, code and message', () => {
-    const declared = Object.entries(errors)
-      .filter(([, value]) => typeof value === 'function' && value.prototype instanceof AppError)
-      .map(([name]) => name)
-      .sort()
-    expect(declared).toEqual(Object.keys(EXPECTED).sort())
+    expect(declaredErrors(AppError)).toEqual(Object.keys(EXPECTED).sort())
+  })
+
+  it('every other error class is listed here with its code and message', () => {
+    const internal = declaredErrors(TesseraError).filter((name) => !(name in EXPECTED))
+    expect(internal.sort()).toEqual(['AppError', ...Object.keys(INTERNAL)].sort())
+  })
+
+  it('every error class of src/ derives from TesseraError and is declared in a module listed here', () => {
+    const classes = sourceFiles(join(import.meta.dirname, '../src')).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\bclass\s+(\w+)\s+extends\s+(\w+)/g)].map(
+        ([, name, base]) => ({
+          name,
+          base,
+        }),
+      ),
+    )
+    expect(classes.filter(({ base }) => base === 'Error').map(({ name }) => name)).toEqual(['TesseraError'])
+    const listed = new Set(['TesseraError', 'AppError', ...Object.keys(EXPECTED), ...Object.keys(INTERNAL)])
+    const unlisted = classes.filter(({ name, base }) => /Error$/.test(`${base}`) && !listed.has(`${name}`))
+    expect(unlisted).toEqual([])
+  })
+
+  it('each code of ERROR_CODES belongs to exactly one error', () => {
+    const codes = [...Object.values(EXPECTED), ...Object.values(INTERNAL)].map(({ error }) => error.code)
+    expect([...codes].sort()).toEqual([...ERROR_CODES].sort())
   })
 
   it.each(Object.entries(EXPECTED))('%s', (name, { error, status, code, message }) => {
     expect(error.name).toBe(name)
     expect(error.statusCode).toBe(status)
+    expect(error.code).toBe(code)
+    expect(error.message).toBe(message)
+  })
+
+  it.each(Object.entries(INTERNAL))('%s', (name, { error, code, message }) => {
+    expect(error).toBeInstanceOf(TesseraError)
+    expect(error).not.toBeInstanceOf(AppError)
+    expect(error.name).toBe(name)
     expect(error.code).toBe(code)
     expect(error.message).toBe(message)
   })
@@ -145,8 +226,17 @@ describe('toAppError', () => {
     expect(mapped).toBeInstanceOf(errors.InternalError)
     expect(mapped.cause).toBe(thrown)
     expect(toAppError('a string')).toBeInstanceOf(errors.InternalError)
-    expect(toAppError(new errors.StorageError('down'))).toBeInstanceOf(errors.InternalError)
   })
+
+  it.each(Object.entries(INTERNAL))(
+    'answers a %s with the generic 500, keeping it as the cause',
+    (_name, { error }) => {
+      const mapped = toAppError(error)
+      expect(mapped).toBeInstanceOf(errors.InternalError)
+      expect(mapped.message).toBe('Internal server error')
+      expect(mapped.cause).toBe(error)
+    },
+  )
 
   it('maps an unknown 4xx from Fastify to its status with the standard text', () => {
     const mapped = toAppError(

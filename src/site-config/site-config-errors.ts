@@ -1,3 +1,4 @@
+import { TesseraError } from '../errors.js'
 import type { SyntaxProblem } from './parse-site-config-text.js'
 import type { SiteConfigError } from './validate-site-config.js'
 
@@ -5,7 +6,9 @@ import type { SiteConfigError } from './validate-site-config.js'
  * A site configuration file that cannot be read or parsed. The message is one line ready to print, starting with
  * the path: `site.json: invalid JSON at line 3, column 5: expected ',' or '}' after the property value, found '"'`.
  */
-export class SiteConfigFileError extends Error {
+export class SiteConfigFileError extends TesseraError {
+  /** One code for both failures: the file cannot be used as a site configuration at all (the command's exit 2). */
+  readonly code = 'site_config_unreadable'
   /** 1-based place of a parse error; undefined for a file that cannot be read. */
   readonly line: number | undefined
   readonly column: number | undefined
@@ -16,7 +19,6 @@ export class SiteConfigFileError extends Error {
     options: { line?: number; column?: number; cause?: unknown } = {},
   ) {
     super(`${path}: ${message}`, { cause: options.cause })
-    this.name = 'SiteConfigFileError'
     this.line = options.line
     this.column = options.column
   }
@@ -38,13 +40,14 @@ export class SiteConfigFileError extends Error {
  * A site configuration file that parses but does not satisfy the schema (spec 2.6). The message has one line per
  * error, each starting with the path: `site.yaml: /toc/maxLevel must be an integer from 1 to 6, got 7`.
  */
-export class SiteConfigInvalidError extends Error {
+export class SiteConfigInvalidError extends TesseraError {
+  readonly code = 'site_config_invalid'
+
   constructor(
     readonly path: string,
     readonly errors: readonly SiteConfigError[],
   ) {
     super(errors.map((error) => `${path}: ${error.message}`).join('\n'))
-    this.name = 'SiteConfigInvalidError'
   }
 }
 
