@@ -1,18 +1,42 @@
 // Tokens for the phases, obtained over HTTP outside any measured phase: logging in seeded accounts gives the access
 // tokens of GET /auth/me and the first refresh token of each refresh chain.
-import { SEED_PASSWORD, seededUser } from './seed.mjs'
+import { BENCH_PASSWORD } from './argon2-options.mjs'
+import { seededUser } from './seed.mjs'
 
 /** Logins in flight at once while preparing tokens: well under the service's Argon2 queue limit. */
 const PARALLEL_LOGINS = 4
+
+/** @typedef {{ accessToken: string, refreshToken: string }} TokenPair */
+
+/**
+ * Access tokens of `count` different seeded accounts (of the first `users`), for GET /auth/me.
+ * @param {string} baseUrl
+ * @param {number} count
+ * @param {number} users
+ */
+export async function accessTokens(baseUrl, count, users) {
+  return (await loginSeeded(baseUrl, spreadIndexes(count, users, 1))).map((pair) => pair.accessToken)
+}
+
+/**
+ * The first refresh tokens of `count` chains, each of a different seeded account, none of which gives the access
+ * tokens of accessTokens(). A chain is used by one phase only: its last token is in flight when the phase ends.
+ * @param {string} baseUrl
+ * @param {number} count
+ * @param {number} users
+ */
+export async function refreshChains(baseUrl, count, users) {
+  return (await loginSeeded(baseUrl, spreadIndexes(count, users, 2))).map((pair) => pair.refreshToken)
+}
 
 /**
  * Logs in the seeded accounts with the given indexes and returns their token pairs, in order.
  * @param {string} baseUrl
  * @param {number[]} indexes
- * @returns {Promise<Array<{ accessToken: string, refreshToken: string }>>}
+ * @returns {Promise<TokenPair[]>}
  */
-export async function loginSeeded(baseUrl, indexes) {
-  /** @type {Array<{ accessToken: string, refreshToken: string }>} */
+async function loginSeeded(baseUrl, indexes) {
+  /** @type {TokenPair[]} */
   const pairs = new Array(indexes.length)
   let next = 0
   const worker = async () => {
@@ -32,7 +56,7 @@ export async function loginSeeded(baseUrl, indexes) {
  * @param {number} users
  * @param {number} offset
  */
-export function spreadIndexes(count, users, offset) {
+function spreadIndexes(count, users, offset) {
   const step = Math.max(1, Math.floor(users / count))
   return Array.from({ length: count }, (_, i) => (offset + i * step) % users)
 }
@@ -40,16 +64,21 @@ export function spreadIndexes(count, users, offset) {
 /**
  * @param {string} baseUrl
  * @param {string} email
+ * @returns {Promise<TokenPair>}
  */
 async function login(baseUrl, email) {
   const response = await fetch(`${baseUrl}/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password: SEED_PASSWORD }),
+    body: JSON.stringify({ email, password: BENCH_PASSWORD }),
   })
-  const body = /** @type {any} */ (await response.json())
-  if (response.status !== 200) {
+  const body = /** @type {{ data?: { access_token?: unknown, refresh_token?: unknown } } | null} */ (
+    await response.json()
+  )
+  const accessToken = body?.data?.access_token
+  const refreshToken = body?.data?.refresh_token
+  if (response.status !== 200 || typeof accessToken !== 'string' || typeof refreshToken !== 'string') {
     throw new Error(`login of ${email} answered ${response.status}: ${JSON.stringify(body)}`)
   }
-  return { accessToken: body.data.access_token, refreshToken: body.data.refresh_token }
+  return { accessToken, refreshToken }
 }

@@ -5,56 +5,60 @@
 // (and the way the service runs it, on threads of its own). Reports completed operations per second.
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import { hash, hashSync, verifySync } from '@node-rs/argon2'
+import { argon2Options, BENCH_PASSWORD } from './argon2-options.mjs'
+import { answerParent } from './child.mjs'
 
-/** @node-rs/argon2's Algorithm.Argon2id (an ambient const enum in its types). */
-const ARGON2ID = 2
-const PASSWORD = 'correct horse battery staple'
+/**
+ * @typedef {object} Argon2Request what limits.mjs sends
+ * @property {'hash' | 'verify'} mode
+ * @property {number} concurrency
+ * @property {number} durationSeconds
+ * @property {import('./argon2-options.mjs').Argon2Cost} argon2
+ */
+
+/** @typedef {{ opsPerSecond: number, completed: number, seconds: number }} Argon2Result */
+
+/**
+ * What each thread gets: it runs until `deadline` (epoch ms) and posts how many computations it completed.
+ * @typedef {object} ThreadData
+ * @property {'hash' | 'verify'} mode
+ * @property {import('@node-rs/argon2').Options} options
+ * @property {string} stored the hash that `verify` checks
+ * @property {number} deadline
+ */
 
 if (isMainThread) {
-  process.once('message', (/** @type {any} */ message) => {
-    measure(message).then(
-      (result) => process.send?.({ type: 'result', result }, () => process.exit(0)),
-      (error) =>
-        process.send?.({ type: 'error', message: String(error?.stack ?? error) }, () => process.exit(1)),
-    )
-  })
+  answerParent(measure)
 } else {
-  const { mode, argon2Options, stored, deadline } = workerData
+  const { mode, options, stored, deadline } = /** @type {ThreadData} */ (workerData)
   let completed = 0
   while (Date.now() < deadline) {
-    if (mode === 'hash') hashSync(PASSWORD, argon2Options)
-    else verifySync(stored, PASSWORD)
+    if (mode === 'hash') hashSync(BENCH_PASSWORD, options)
+    else verifySync(stored, BENCH_PASSWORD)
     completed++
   }
   parentPort?.postMessage(completed)
 }
 
 /**
- * @param {{ mode: 'hash' | 'verify', concurrency: number, durationSeconds: number,
- *   argon2: { memoryKiB: number, timeCost: number, parallelism: number } }} options
+ * @param {Argon2Request} request
+ * @returns {Promise<Argon2Result>}
  */
-async function measure(options) {
-  const argon2Options = {
-    algorithm: ARGON2ID,
-    memoryCost: options.argon2.memoryKiB,
-    timeCost: options.argon2.timeCost,
-    parallelism: options.argon2.parallelism,
-  }
-  const stored = await hash(PASSWORD, argon2Options)
+async function measure(request) {
+  const options = argon2Options(request.argon2)
+  const stored = await hash(BENCH_PASSWORD, options)
   const started = Date.now()
-  const deadline = started + options.durationSeconds * 1000
+  const deadline = started + request.durationSeconds * 1000
   const counts = await Promise.all(
-    Array.from(
-      { length: options.concurrency },
-      () =>
-        new Promise((resolve, reject) => {
-          const worker = new Worker(new URL(import.meta.url), {
-            workerData: { mode: options.mode, argon2Options, stored, deadline },
-          })
-          worker.once('message', resolve)
-          worker.once('error', reject)
-        }),
-    ),
+    Array.from({ length: request.concurrency }, () => {
+      /** @type {ThreadData} */
+      const data = { mode: request.mode, options, stored, deadline }
+      return new Promise((resolve, reject) => {
+        const worker = new Worker(new URL(import.meta.url), { workerData: data })
+        worker.once('message', resolve)
+        worker.once('error', reject)
+      })
+    }),
   )
   const completed = counts.reduce((sum, count) => sum + Number(count), 0)
   const seconds = (Date.now() - started) / 1000

@@ -11,7 +11,8 @@ const ARGON2_WORKER = fileURLToPath(new URL('./argon2-worker.mjs', import.meta.u
  * Requests per second of the bare Fastify server on GET /health, with the same connections and duration as the
  * figure it bounds.
  * @param {import('./service-process.mjs').ServerProcess} bare
- * @param {{ connections: number, durationSeconds: number }} load
+ * @param {import('./scenarios.mjs').LoadShape} load
+ * @returns {Promise<{ value: number, load: import('./load.mjs').LoadResult }>}
  */
 export async function httpCeiling(bare, load) {
   const result = await runLoad({ url: bare.url, ...load, scenario: { kind: 'get', path: '/health' } })
@@ -21,11 +22,14 @@ export async function httpCeiling(bare, load) {
 /**
  * Raw Argon2 operations per second.
  * @param {'hash' | 'verify'} mode
- * @param {{ concurrency: number, durationSeconds: number,
- *   argon2: { memoryKiB: number, timeCost: number, parallelism: number } }} options
+ * @param {Omit<import('./argon2-worker.mjs').Argon2Request, 'mode'>} options
  * @returns {Promise<{ value: number, completed: number }>}
  */
 export async function argon2Ceiling(mode, options) {
-  const result = await resultOfChild(ARGON2_WORKER, { mode, ...options }, 'argon2 worker')
+  /** @type {import('./argon2-worker.mjs').Argon2Request} */
+  const request = { mode, ...options }
+  const result = /** @type {import('./argon2-worker.mjs').Argon2Result} */ (
+    await resultOfChild(ARGON2_WORKER, request, 'argon2 worker')
+  )
   return { value: result.opsPerSecond, completed: result.completed }
 }

@@ -2,6 +2,7 @@
 // parent sends and sends back a summary. Scenarios are plain data, since functions cannot cross the IPC channel; the
 // autocannon hooks are built here.
 import autocannon from 'autocannon'
+import { answerParent } from './child.mjs'
 
 /**
  * @typedef {{ kind: 'get', path: string, tokens?: string[] }
@@ -12,19 +13,24 @@ import autocannon from 'autocannon'
  * `refresh` (the start of that connection's chain).
  */
 
+/**
+ * @typedef {object} LoadRequest what load.mjs sends
+ * @property {string} url the server's base URL
+ * @property {number} connections
+ * @property {number} durationSeconds
+ * @property {number} timeoutSeconds
+ * @property {Scenario} scenario
+ */
+
+/** @typedef {Pick<import('autocannon').Options, 'method' | 'headers' | 'body' | 'setupClient' | 'requests'>} Requests */
+
 const JSON_HEADERS = { 'content-type': 'application/json' }
 
-process.once('message', (/** @type {any} */ message) => {
-  run(message).then(
-    (result) => process.send?.({ type: 'result', result }, () => process.exit(0)),
-    (error) =>
-      process.send?.({ type: 'error', message: String(error?.stack ?? error) }, () => process.exit(1)),
-  )
-})
+answerParent(run)
 
 /**
- * @param {{ url: string, connections: number, durationSeconds: number, timeoutSeconds: number,
- *   scenario: Scenario }} options
+ * @param {LoadRequest} options
+ * @returns {Promise<import('./load.mjs').LoadResult>}
  */
 async function run(options) {
   const { scenario } = options
@@ -48,7 +54,7 @@ async function run(options) {
     mismatches: result.mismatches,
     brokenChains: chains.broken,
     statusCodes: Object.fromEntries(
-      Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count]),
+      Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]),
     ),
     latencyMs: {
       p50: result.latency.p50,
@@ -64,6 +70,7 @@ async function run(options) {
  * autocannon options for a scenario.
  * @param {Scenario} scenario
  * @param {{ broken: number }} chains
+ * @returns {Requests}
  */
 function requestsFor(scenario, chains) {
   switch (scenario.kind) {
@@ -76,7 +83,7 @@ function requestsFor(scenario, chains) {
         setupClient:
           tokens.length === 0
             ? undefined
-            : (/** @type {any} */ client) => {
+            : (client) => {
                 client.setHeaders({ authorization: `Bearer ${tokens[next++ % tokens.length]}` })
               },
       }
@@ -96,7 +103,7 @@ function requestsFor(scenario, chains) {
             method: 'POST',
             path: '/auth/register',
             headers: JSON_HEADERS,
-            setupRequest: (/** @type {any} */ request) => {
+            setupRequest: (request) => {
               const email = `${scenario.emailPrefix}-${counter++}@register.example`
               return { ...request, body: JSON.stringify({ email, password: scenario.password }) }
             },
@@ -109,18 +116,18 @@ function requestsFor(scenario, chains) {
       let next = 0
       return {
         // one chain per connection: each request sends the refresh token its connection's previous response returned
-        setupClient: (/** @type {any} */ client) => {
+        setupClient: (client) => {
           const chain = { token: tokens[next++ % tokens.length], broken: false }
           client.setRequests([
             {
               method: 'POST',
               path: '/auth/refresh',
               headers: JSON_HEADERS,
-              setupRequest: (/** @type {any} */ request) => ({
+              setupRequest: (request) => ({
                 ...request,
                 body: JSON.stringify({ refresh_token: chain.token }),
               }),
-              onResponse: (/** @type {number} */ status, /** @type {string} */ body) => {
+              onResponse: (status, body) => {
                 const token = status === 200 ? refreshTokenOf(body) : null
                 if (token !== null) chain.token = token
                 else if (!chain.broken) {

@@ -20,12 +20,13 @@ const WORKER = fileURLToPath(new URL('./load-worker.mjs', import.meta.url))
  */
 
 /**
- * @param {{ url: string, connections: number, durationSeconds: number, timeoutSeconds?: number,
- *   scenario: import('./load-worker.mjs').Scenario }} options
+ * @param {Omit<import('./load-worker.mjs').LoadRequest, 'timeoutSeconds'> & { timeoutSeconds?: number }} options
  * @returns {Promise<LoadResult>}
  */
-export function runLoad(options) {
-  return resultOfChild(WORKER, { timeoutSeconds: 10, ...options }, 'load worker')
+export async function runLoad(options) {
+  /** @type {import('./load-worker.mjs').LoadRequest} */
+  const request = { timeoutSeconds: 10, ...options }
+  return /** @type {LoadResult} */ (await resultOfChild(WORKER, request, 'load worker'))
 }
 
 /**

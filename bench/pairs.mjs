@@ -2,12 +2,19 @@
 // limit (A) and the figure (B) alternate, A B A B …, and the ratio reported is the median of the pairs' ratios.
 
 /**
+ * Every pair's limit (A) and figure (B), each pair's ratio B/A, and their median.
+ * @template {{ value: number }} L
+ * @template {{ value: number }} F
+ * @typedef {{ limits: L[], figures: F[], ratios: number[], ratio: number }} Alternated
+ */
+
+/**
  * @template {{ value: number }} L
  * @template {{ value: number }} F
  * @param {number} pairs
  * @param {(pair: number) => Promise<L>} measureLimit A
  * @param {(pair: number) => Promise<F>} measureFigure B
- * @returns {Promise<{ limits: L[], figures: F[], ratios: number[], ratio: number }>}
+ * @returns {Promise<Alternated<L, F>>}
  */
 export async function alternate(pairs, measureLimit, measureFigure) {
   /** @type {L[]} */

@@ -1,28 +1,19 @@
-// The run's one table (figure, limit, ratio, target), printed and written as JSON and Markdown under bench/results/,
-// and for a full run into docs/performance.md, whose notes section is kept from one run to the next.
+// What a run writes: its report as JSON and Markdown under bench/results/ (not committed), and for a full run
+// docs/performance.md, whose notes section is kept from one run to the next.
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { START_NODE_FLAGS } from './service-process.mjs'
+import { readSettings } from './settings.mjs'
+import { describeMiss, markdownTable, missedTargets } from './table.mjs'
 
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
 const PERFORMANCE_DOC = fileURLToPath(new URL('../docs/performance.md', import.meta.url))
 const NOTES_START = '<!-- notes:start -->'
 const NOTES_END = '<!-- notes:end -->'
-
-const HEADERS = [
-  'backend',
-  'figure',
-  'value',
-  'p50 ms',
-  'p99 ms',
-  'errors',
-  'peak RSS MiB',
-  'limit',
-  'limit value',
-  'ratio',
-  'target',
-  'result',
-]
 
 /**
  * @typedef {object} RunReport
@@ -30,94 +21,50 @@ const HEADERS = [
  * @property {number} durationSeconds
  * @property {boolean} quick
  * @property {ReturnType<typeof import('./machine.mjs').describeMachine>} machine
- * @property {Record<string, unknown>} configuration
- * @property {import('./suite.mjs').Row[]} rows
+ * @property {Configuration} configuration
+ * @property {import('./rows.mjs').Row[]} rows
  * @property {boolean} complete false when the run failed part-way
  * @property {string[]} skipped
  */
 
 /**
- * The table's cells, one array per row.
- * @param {import('./suite.mjs').Row[]} rows
+ * @typedef {ReturnType<typeof describeConfiguration>} Configuration what the run measured with, as the page
+ *   describes it
  */
-function cells(rows) {
-  return rows.map((row) => [
-    row.backend,
-    row.figure,
-    `${formatNumber(row.value, row.unit)} ${row.unit}`,
-    formatMs(row.p50),
-    row.p99 === null
-      ? ''
-      : `${formatMs(row.p99)}${row.p99Worst !== null && row.p99Worst !== row.p99 ? ` (worst ${formatMs(row.p99Worst)})` : ''}`,
-    row.errors === null ? '' : String(row.errors),
-    row.peakRssMiB === null || Number.isNaN(row.peakRssMiB) ? '' : row.peakRssMiB.toFixed(0),
-    row.limit ?? '',
-    row.limitValue === null ? '' : formatNumber(row.limitValue, ''),
-    row.ratio === null
-      ? ''
-      : `${formatRatio(row)} (${row.ratios.map((ratio) => ratio.toFixed(2)).join(', ')})`,
-    row.target === null
-      ? ''
-      : `${row.target.of === 'ratio' ? 'ratio' : row.unit} ${symbol(row.target.op)} ${row.target.value}`,
-    row.pass === null ? '' : row.pass ? 'pass' : 'MISSED',
-  ])
+
+/**
+ * @param {import('./settings.mjs').Settings} settings
+ */
+export function describeConfiguration(settings) {
+  const require = createRequire(import.meta.url)
+  /** @param {string} name */
+  const versionOf = (name) =>
+    String(/** @type {{ version?: unknown }} */ (require(`${name}/package.json`)).version)
+  return {
+    pairs: settings.pairs,
+    httpSeconds: settings.httpSeconds,
+    argon2Seconds: settings.argon2Seconds,
+    warmupSeconds: settings.warmupSeconds,
+    httpConnections: settings.httpConnections,
+    argon2Connections: settings.argon2Connections,
+    mixedMeConnections: settings.mixedMeConnections,
+    baselineUsers: settings.baselineUsers.toLocaleString('en-US'),
+    scaledUsers: settings.scaledUsers.toLocaleString('en-US'),
+    quickScaledUsers: readSettings(['--quick'], {}).scaledUsers.toLocaleString('en-US'),
+    sqliteRefreshTokens: true,
+    argon2MemoryKiB: settings.argon2.memoryKiB,
+    argon2TimeCost: settings.argon2.timeCost,
+    argon2Parallelism: settings.argon2.parallelism,
+    hashConcurrency: settings.hashConcurrency,
+    hashQueueLimit: settings.hashQueueLimit,
+    nodeFlags: START_NODE_FLAGS.join(' '),
+    fastifyVersion: versionOf('fastify'),
+    autocannonVersion: versionOf('autocannon'),
+  }
 }
 
 /**
- * The table as aligned plain text.
- * @param {import('./suite.mjs').Row[]} rows
- */
-export function textTable(rows) {
-  const body = cells(rows)
-  const widths = HEADERS.map((header, column) =>
-    Math.max(header.length, ...body.map((line) => (line[column] ?? '').length)),
-  )
-  const format = (/** @type {string[]} */ line) =>
-    line
-      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-      .join('  ')
-      .trimEnd()
-  return [format(HEADERS), format(widths.map((width) => '-'.repeat(width))), ...body.map(format)].join('\n')
-}
-
-/**
- * The table in Markdown.
- * @param {import('./suite.mjs').Row[]} rows
- */
-export function markdownTable(rows) {
-  const line = (/** @type {string[]} */ values) =>
-    `| ${values.map((value) => value.replace(/\|/g, '\\|')).join(' | ')} |`
-  return [line(HEADERS), line(HEADERS.map(() => '---')), ...cells(rows).map(line)].join('\n')
-}
-
-/**
- * The rows whose target was missed.
- * @param {import('./suite.mjs').Row[]} rows
- */
-export function missedTargets(rows) {
-  return rows.filter((row) => row.pass === false)
-}
-
-/**
- * The median ratio with two decimals, or three where two would round a miss onto its target (0.897 is not 0.90).
- * @param {import('./suite.mjs').Row} row
- */
-function formatRatio(row) {
-  const ratio = row.ratio ?? Number.NaN
-  const short = ratio.toFixed(2)
-  const misleading = row.pass === false && row.target !== null && Number(short) === row.target.value
-  return misleading ? ratio.toFixed(3) : short
-}
-
-/** @param {import('./suite.mjs').Row} row */
-export function describeMiss(row) {
-  const target = /** @type {NonNullable<typeof row.target>} */ (row.target)
-  const actual = target.of === 'ratio' ? formatRatio(row) : formatNumber(row.value, row.unit)
-  return `${row.backend}: ${row.figure}: ${target.of} ${actual}, target ${symbol(target.op)} ${target.value}`
-}
-
-/**
- * Writes bench/results/<timestamp>.json and .md; returns their paths.
+ * Writes bench/results/<timestamp>.json and .md; returns their paths, relative to the repository.
  * @param {RunReport} report
  */
 export async function writeResults(report) {
@@ -127,14 +74,15 @@ export async function writeResults(report) {
   const markdown = `${RESULTS_DIR}${stem}.md`
   await writeFile(json, `${JSON.stringify(report, null, 2)}\n`)
   await writeFile(markdown, `${resultsMarkdown(report)}\n`)
-  return { json, markdown }
+  return { json: relative(ROOT, json), markdown: relative(ROOT, markdown) }
 }
 
 /**
- * Rewrites docs/performance.md with this run, keeping the notes section of the file there.
+ * Rewrites docs/performance.md with this run, keeping the notes section of the file there. Returns its path,
+ * relative to the repository.
  * @param {RunReport} report
  */
-export async function writePerformanceDoc(report) {
+export async function writePerformancePage(report) {
   let notes = `${NOTES_START}\n${NOTES_END}`
   if (existsSync(PERFORMANCE_DOC)) {
     const current = await readFile(PERFORMANCE_DOC, 'utf8')
@@ -142,8 +90,8 @@ export async function writePerformanceDoc(report) {
     const end = current.indexOf(NOTES_END)
     if (start !== -1 && end > start) notes = current.slice(start, end + NOTES_END.length)
   }
-  await writeFile(PERFORMANCE_DOC, `${performanceDoc(report, notes)}\n`)
-  return PERFORMANCE_DOC
+  await writeFile(PERFORMANCE_DOC, `${performancePage(report, notes)}\n`)
+  return relative(ROOT, PERFORMANCE_DOC)
 }
 
 /** @param {RunReport} report */
@@ -163,7 +111,7 @@ function resultsMarkdown(report) {
  * @param {RunReport} report
  * @param {string} notes
  */
-function performanceDoc(report, notes) {
+function performancePage(report, notes) {
   const config = report.configuration
   const m = report.machine
   const concurrency =
@@ -240,27 +188,4 @@ function verdict(report) {
   if (missed.length === 0) lines.push('Every target holds.')
   else lines.push('Missed targets:', '', ...missed.map((row) => `- ${describeMiss(row)}`))
   return lines.join('\n')
-}
-
-/**
- * @param {number} value
- * @param {string} unit
- */
-function formatNumber(value, unit) {
-  if (Number.isNaN(value)) return '?'
-  if (unit === 'ms') return formatMs(value)
-  if (unit === 'MiB' || unit === 'errors') return value.toFixed(0)
-  return value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(1)
-}
-
-/** @param {number | null} value */
-function formatMs(value) {
-  if (value === null) return ''
-  if (Number.isNaN(value)) return '?'
-  return Number.isInteger(value) ? String(value) : value.toFixed(1)
-}
-
-/** @param {'>=' | '<=' | '='} op */
-function symbol(op) {
-  return op === '>=' ? '≥' : op === '<=' ? '≤' : '='
 }

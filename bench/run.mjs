@@ -3,17 +3,19 @@
 // run. Exits non-zero only when the run itself fails; missed targets are listed.
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describeMachine } from './machine.mjs'
 import { createDatabase, deleteRedisKeys, dropDatabase } from './postgres.mjs'
-import { describeMiss, missedTargets, textTable, writePerformanceDoc, writeResults } from './report.mjs'
+import { describeConfiguration, writePerformancePage, writeResults } from './report.mjs'
+import { errorsRow } from './rows.mjs'
+import { compareScale } from './scale-figures.mjs'
 import { seedPasswordHash } from './seed.mjs'
-import { START_NODE_FLAGS, startBareFastify, startService } from './service-process.mjs'
+import { benchmarkService } from './service-figures.mjs'
+import { startBareFastify, startService } from './service-process.mjs'
 import { readSettings } from './settings.mjs'
 import { seedPostgresStore, seedSqliteStore } from './stores.mjs'
-import { benchmarkService, compareScale } from './suite.mjs'
+import { describeMiss, missedTargets, textTable } from './table.mjs'
 
 const EMBEDDED = 'embedded (SQLite)'
 const POSTGRES = 'PostgreSQL + Redis'
@@ -55,10 +57,11 @@ log(
     `hash concurrency ${settings.hashConcurrency}; ${settings.pairs} A/B pairs per ratio; LOG_LEVEL=warn`,
 )
 
-/** @type {import('./suite.mjs').Row[]} */
+/** @type {import('./rows.mjs').Row[]} */
 const rows = []
 /** @type {string[]} */
 const skipped = []
+/** @type {unknown} the error that ended the run early, if any */
 let failure = null
 try {
   const tmp = await mkdtemp(join(tmpdir(), 'tessera-bench-'))
@@ -91,7 +94,7 @@ try {
 
   /**
    * The large-store comparison: a service on settings.baselineUsers accounts beside one on settings.scaledUsers.
-   * @param {import('./suite.mjs').Context} context
+   * @param {import('./scenarios.mjs').Context} context
    * @param {string} label
    * @param {(size: 'small' | 'large', count: number) => Promise<Record<string, string>>} seededEnv
    */
@@ -184,53 +187,15 @@ try {
 
 const durationSeconds = (Date.now() - startedAt.getTime()) / 1000
 if (rows.length > 0) {
-  const errors = rows.reduce((total, row) => total + (row.errors ?? 0), 0)
-  rows.push({
-    backend: 'all',
-    figure: 'errors in every measured service phase',
-    unit: 'errors',
-    value: errors,
-    p50: null,
-    p99: null,
-    p99Worst: null,
-    errors,
-    peakRssMiB: null,
-    limit: null,
-    limitValue: null,
-    ratio: null,
-    ratios: [],
-    target: { op: '=', value: 0, of: 'value' },
-    pass: errors === 0,
-    samples: null,
-  })
-  const require = createRequire(import.meta.url)
+  rows.push(errorsRow(rows))
+  /** @type {import('./report.mjs').RunReport} */
   const report = {
     startedAt: startedAt.toISOString(),
     durationSeconds,
     quick: settings.quick,
     complete: failure === null,
     machine,
-    configuration: {
-      pairs: settings.pairs,
-      httpSeconds: settings.httpSeconds,
-      argon2Seconds: settings.argon2Seconds,
-      warmupSeconds: settings.warmupSeconds,
-      httpConnections: settings.httpConnections,
-      argon2Connections: settings.argon2Connections,
-      mixedMeConnections: settings.mixedMeConnections,
-      baselineUsers: settings.baselineUsers.toLocaleString('en-US'),
-      scaledUsers: settings.scaledUsers.toLocaleString('en-US'),
-      quickScaledUsers: readSettings(['--quick'], {}).scaledUsers.toLocaleString('en-US'),
-      sqliteRefreshTokens: true,
-      argon2MemoryKiB: settings.argon2.memoryKiB,
-      argon2TimeCost: settings.argon2.timeCost,
-      argon2Parallelism: settings.argon2.parallelism,
-      hashConcurrency: settings.hashConcurrency,
-      hashQueueLimit: settings.hashQueueLimit,
-      nodeFlags: START_NODE_FLAGS.join(' '),
-      fastifyVersion: require('fastify/package.json').version,
-      autocannonVersion: require('autocannon/package.json').version,
-    },
+    configuration: describeConfiguration(settings),
     rows,
     skipped,
   }
@@ -246,7 +211,7 @@ if (rows.length > 0) {
   }
   const written = await writeResults(report)
   log(`\nWritten ${written.json} and ${written.markdown}`)
-  if (!settings.quick && failure === null) log(`Written ${await writePerformanceDoc(report)}`)
+  if (!settings.quick && failure === null) log(`Written ${await writePerformancePage(report)}`)
   log(`Run took ${Math.round(durationSeconds)} s.`)
 }
 if (failure !== null) {

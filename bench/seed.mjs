@@ -3,11 +3,8 @@
 // whose first digit is not 0, a unique e-mail, ISO 8601 created_at.
 import { createHash } from 'node:crypto'
 import { hash } from '@node-rs/argon2'
+import { argon2Options, BENCH_PASSWORD } from './argon2-options.mjs'
 
-/** Every seeded account has this password; its hash is computed once with the service's parameters. */
-export const SEED_PASSWORD = 'correct horse battery staple'
-
-const ARGON2ID = 2
 /** Rows per INSERT: 4 parameters each, well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
 const ROWS_PER_INSERT = 2_000
 /** INSERTs per transaction. */
@@ -29,23 +26,19 @@ export function seededUser(index) {
 }
 
 /**
- * An Argon2id hash of SEED_PASSWORD with the service's parameters (so a login does not re-hash it).
- * @param {{ memoryKiB: number, timeCost: number, parallelism: number }} argon2
+ * The hash every seeded account has: BENCH_PASSWORD with the service's parameters (so a login does not re-hash it).
+ * @param {import('./argon2-options.mjs').Argon2Cost} argon2
  */
 export function seedPasswordHash(argon2) {
-  return hash(SEED_PASSWORD, {
-    algorithm: /** @type {any} */ (ARGON2ID),
-    memoryCost: argon2.memoryKiB,
-    timeCost: argon2.timeCost,
-    parallelism: argon2.parallelism,
-  })
+  return hash(BENCH_PASSWORD, argon2Options(argon2))
 }
 
 /**
  * Inserts accounts 0 … count-1 into `users` and, when asked, a stored refresh token for each (the digest of a string
  * that is no token, so none matches it: the table has the size it would have with every account logged in), in
  * large batches inside transactions.
- * @param {{ db: import('kysely').Kysely<any> }} dialect a dialect from dist/storage/<backend>/
+ * @param {Pick<import('../src/storage/sql/sql-dialect.js').SqlDialect, 'db'>} dialect a dialect from
+ *   dist/storage/<backend>/
  * @param {{ count: number, passwordHash: string, refreshTokens: boolean,
  *   onProgress?: (done: number) => void }} options
  */

@@ -41,16 +41,20 @@ export async function startService(name, env, options = {}) {
 
 /** The Node.js flags `npm start` gives the service (package.json scripts.start), so the benchmark runs it the same. */
 export const START_NODE_FLAGS = (() => {
-  const start = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start
+  const manifest = /** @type {{ scripts?: { start?: unknown } }} */ (
+    JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
+  )
+  const start = String(manifest.scripts?.start)
   const match = /^node((?:\s+--\S+)*)\s+\S*bin\/tessera\.js\s+serve$/.exec(start)
   if (!match)
     throw new Error(`package.json scripts.start is not "node [flags] ./bin/tessera.js serve": ${start}`)
-  return match[1].trim().split(/\s+/).filter(Boolean)
+  return (match[1] ?? '').trim().split(/\s+/).filter(Boolean)
 })()
 
 /**
  * Runs `tessera migrate` on the given variables and resolves when it has exited 0.
  * @param {Record<string, string>} env
+ * @returns {Promise<void>}
  */
 export function migrateWithService(env) {
   return new Promise((resolve, reject) => {
@@ -68,7 +72,7 @@ export function migrateWithService(env) {
     })
     child.once('error', reject)
     child.once('exit', (code) => {
-      if (code === 0) resolve(undefined)
+      if (code === 0) resolve()
       else reject(new Error(`tessera migrate exited with ${code}: ${output.trim()}`))
     })
   })
@@ -82,7 +86,10 @@ export function startBareFastify() {
   return startServerProcess('bare fastify', [BARE_FASTIFY], { NODE_ENV: 'production' })
 }
 
-/** A port of 127.0.0.1 that nothing listens on now. */
+/**
+ * A port of 127.0.0.1 that nothing listens on now.
+ * @returns {Promise<number>}
+ */
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer()

@@ -21,7 +21,7 @@ const ALL_FIGURES = /** @type {Figure[]} */ (['health', 'me', 'refresh', 'login'
  * @property {number} scaledUsers accounts in the large store
  * @property {boolean} postgresScale whether the large-store comparison runs on PostgreSQL as well
  * @property {{ embedded: Figure[], postgres: Figure[] }} figures what each backend measures
- * @property {{ memoryKiB: number, timeCost: number, parallelism: number }} argon2
+ * @property {import('./argon2-options.mjs').Argon2Cost} argon2
  * @property {number} hashConcurrency the service's AUTH_HASH_CONCURRENCY
  * @property {number} hashQueueLimit the service's AUTH_HASH_QUEUE_LIMIT
  * @property {{ databaseUrl: string, redisUrl: string } | null} postgres

@@ -6,6 +6,11 @@ import { migrateWithService } from './service-process.mjs'
 
 /** Long enough for the seeding's large transactions, which the dialect's statement timeout also bounds. */
 const POSTGRES_TIMEOUT_MS = 120_000
+/**
+ * The built storage modules. Imported by a computed URL, which the type check does not follow: they are typed by
+ * their sources below, so `tsc` needs no dist/ (the benchmark builds it before it runs).
+ */
+const DIST = new URL('../dist/', import.meta.url)
 
 /**
  * @typedef {object} SeedOptions
@@ -22,7 +27,9 @@ const POSTGRES_TIMEOUT_MS = 120_000
  */
 export async function seedSqliteStore(dataDir, options) {
   await migrateWithService(options.serviceEnv)
-  const { createSqliteDialect } = await import('../dist/storage/sqlite/sqlite-dialect.js')
+  const { createSqliteDialect } = /** @type {typeof import('../src/storage/sqlite/sqlite-dialect.js')} */ (
+    await import(new URL('storage/sqlite/sqlite-dialect.js', DIST).href)
+  )
   const dialect = createSqliteDialect(`${dataDir}/app.db`)
   try {
     await seed(dialect, options, true)
@@ -39,7 +46,10 @@ export async function seedSqliteStore(dataDir, options) {
  */
 export async function seedPostgresStore(databaseUrl, options) {
   await migrateWithService(options.serviceEnv)
-  const { createPostgresDialect } = await import('../dist/storage/postgres/postgres-dialect.js')
+  const { createPostgresDialect } =
+    /** @type {typeof import('../src/storage/postgres/postgres-dialect.js')} */ (
+      await import(new URL('storage/postgres/postgres-dialect.js', DIST).href)
+    )
   const dialect = createPostgresDialect(databaseUrl, {
     maxConnections: 2,
     timeoutMs: POSTGRES_TIMEOUT_MS,
@@ -56,7 +66,7 @@ export async function seedPostgresStore(databaseUrl, options) {
 }
 
 /**
- * @param {{ db: import('kysely').Kysely<any> }} dialect
+ * @param {import('../src/storage/sql/sql-dialect.js').SqlDialect} dialect
  * @param {SeedOptions} options
  * @param {boolean} refreshTokens
  */
