@@ -1,5 +1,7 @@
-// What a run writes: its report as JSON and Markdown under bench/results/ (not committed), and for a full run
-// docs/performance.md, whose notes section is kept from one run to the next.
+// What a run writes: its report as JSON and Markdown under bench/results/ (not committed), and for a full run the
+// page docs/performance.md would be with this run, written to bench/results/latest.md or, with --write-docs, over
+// docs/performance.md itself. The page's notes section is taken from docs/performance.md, so it is kept from one
+// run to the next.
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -11,6 +13,7 @@ import { describeMiss, markdownTable, missedTargets } from './table.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
+const LATEST_PAGE = `${RESULTS_DIR}latest.md`
 const PERFORMANCE_DOC = fileURLToPath(new URL('../docs/performance.md', import.meta.url))
 const NOTES_START = '<!-- notes:start -->'
 const NOTES_END = '<!-- notes:end -->'
@@ -78,11 +81,13 @@ export async function writeResults(report) {
 }
 
 /**
- * Rewrites docs/performance.md with this run, keeping the notes section of the file there. Returns its path,
- * relative to the repository.
+ * Writes the performance page with this run, its notes section taken from docs/performance.md: over
+ * docs/performance.md itself when `overDocs` (--write-docs), else to bench/results/latest.md, which is not
+ * committed. Returns the path written, relative to the repository.
  * @param {RunReport} report
+ * @param {{ overDocs: boolean }} options
  */
-export async function writePerformancePage(report) {
+export async function writePerformancePage(report, options) {
   let notes = `${NOTES_START}\n${NOTES_END}`
   if (existsSync(PERFORMANCE_DOC)) {
     const current = await readFile(PERFORMANCE_DOC, 'utf8')
@@ -90,8 +95,10 @@ export async function writePerformancePage(report) {
     const end = current.indexOf(NOTES_END)
     if (start !== -1 && end > start) notes = current.slice(start, end + NOTES_END.length)
   }
-  await writeFile(PERFORMANCE_DOC, `${performancePage(report, notes)}\n`)
-  return relative(ROOT, PERFORMANCE_DOC)
+  const path = options.overDocs ? PERFORMANCE_DOC : LATEST_PAGE
+  await mkdir(RESULTS_DIR, { recursive: true })
+  await writeFile(path, `${performancePage(report, notes)}\n`)
+  return relative(ROOT, path)
 }
 
 /** @param {RunReport} report */
@@ -128,7 +135,9 @@ figure of the service right next to the limit of the same machine that bounds it
 figure (B) alternate, A B A B, ${config.pairs} pairs, and the table gives the median of the pairs' ratios (each pair's
 ratio in brackets), because the shared machines this runs on drift by ±30 % within minutes.
 
-This page is rewritten by every full run of \`npm run bench\`, except the notes section at the end.
+This page is rewritten, except the notes section at the end, by a full run with \`--write-docs\`
+(\`npm run bench -- --write-docs\`); a full run without it writes the page it would make to
+\`bench/results/latest.md\` instead, and leaves this one as it is.
 
 ## Latest run
 
@@ -165,9 +174,11 @@ npm run bench -- --quick   # about a minute: 2 pairs of 1 s phases, ${config.qui
 \`\`\`
 
 Without \`BENCH_POSTGRES_URL\` and \`BENCH_REDIS_URL\` the PostgreSQL + Redis run is skipped, and the output says so;
-the PostgreSQL user needs the right to create databases. Each run writes its table to \`bench/results/<time>.json\`
-and \`.md\` (not committed); a full run also rewrites this page. The command exits non-zero only when the run itself
-fails; missed targets are listed at the end of its output.
+the PostgreSQL user needs the right to create databases. Each run prints its table and writes it to
+\`bench/results/<time>.json\` and \`.md\`; a full run also writes this page with its figures to
+\`bench/results/latest.md\` (\`diff docs/performance.md bench/results/latest.md\` compares the two runs), or over
+this page with \`--write-docs\`. Nothing under \`bench/results/\` is committed. The command exits non-zero only when
+the run itself fails; missed targets are listed at the end of its output.
 
 ## Notes
 

@@ -1,6 +1,8 @@
 // `npm run bench` (after `npm run build`): the service's figures next to the machine's own limits, on the embedded
 // default and, when BENCH_POSTGRES_URL and BENCH_REDIS_URL are set, on PostgreSQL + Redis. `--quick` for a short
-// run. Exits non-zero only when the run itself fails; missed targets are listed.
+// run; `--write-docs` to have a full run rewrite docs/performance.md (without it, the page goes to
+// bench/results/latest.md, which is not committed). `--help` for the usage. Exits non-zero only when the run itself
+// fails; missed targets are listed.
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -13,14 +15,25 @@ import { compareScale } from './scale-figures.mjs'
 import { seedPasswordHash } from './seed.mjs'
 import { benchmarkService } from './service-figures.mjs'
 import { startBareFastify, startService } from './service-process.mjs'
-import { readSettings } from './settings.mjs'
+import { readSettings, USAGE } from './settings.mjs'
 import { seedPostgresStore, seedSqliteStore } from './stores.mjs'
 import { describeMiss, missedTargets, textTable } from './table.mjs'
 
 const EMBEDDED = 'embedded (SQLite)'
 const POSTGRES = 'PostgreSQL + Redis'
 
-const settings = readSettings(process.argv.slice(2), process.env)
+const settings = (() => {
+  try {
+    return readSettings(process.argv.slice(2), process.env)
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`)
+    process.exit(2)
+  }
+})()
+if (settings.help) {
+  process.stdout.write(`${USAGE}\n`)
+  process.exit(0)
+}
 const startedAt = new Date()
 const runId = startedAt.getTime().toString(36)
 const log = (/** @type {string} */ line) => process.stdout.write(`${line}\n`)
@@ -211,7 +224,14 @@ if (rows.length > 0) {
   }
   const written = await writeResults(report)
   log(`\nWritten ${written.json} and ${written.markdown}`)
-  if (!settings.quick && failure === null) log(`Written ${await writePerformancePage(report)}`)
+  if (!settings.quick && failure === null) {
+    const page = await writePerformancePage(report, { overDocs: settings.writeDocs })
+    log(
+      `Written ${page}${settings.writeDocs ? '' : ' (docs/performance.md is unchanged: --write-docs rewrites it)'}`,
+    )
+  } else if (settings.writeDocs) {
+    log('docs/performance.md is unchanged: the run did not complete')
+  }
   log(`Run took ${Math.round(durationSeconds)} s.`)
 }
 if (failure !== null) {

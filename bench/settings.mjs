@@ -1,7 +1,19 @@
-// What a run does: the full run (under 10 minutes) or --quick (about a minute), and the service's Argon2 cost and
-// concurrency, read the way the service reads them so the ceilings use the same values.
+// What a run does: the full run (under 10 minutes) or --quick (about a minute), whether it rewrites
+// docs/performance.md, and the service's Argon2 cost and concurrency, read the way the service reads them so the
+// ceilings use the same values.
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
+
+export const USAGE = `Usage: npm run bench -- [--quick] [--write-docs]
+
+Measures the service (built by npm run build) against bare Fastify and raw Argon2, in alternating pairs, on the
+embedded SQLite default and, when BENCH_POSTGRES_URL and BENCH_REDIS_URL are set, on PostgreSQL + Redis.
+Prints the table and writes it to bench/results/<time>.json and .md. A full run also writes the performance page
+with its figures to bench/results/latest.md.
+
+  --quick       short phases and a smaller large store (about a minute): figures are indicative only
+  --write-docs  a full run writes the page over docs/performance.md instead (its notes section is kept)
+  --help        this text`
 
 /** @typedef {'health' | 'me' | 'refresh' | 'login' | 'register' | 'mixed'} Figure */
 
@@ -10,6 +22,8 @@ const ALL_FIGURES = /** @type {Figure[]} */ (['health', 'me', 'refresh', 'login'
 /**
  * @typedef {object} Settings
  * @property {boolean} quick
+ * @property {boolean} writeDocs whether a full run rewrites docs/performance.md (--write-docs)
+ * @property {boolean} help
  * @property {number} pairs A B pairs per ratio
  * @property {number} httpSeconds duration of one HTTP phase (and of its bare Fastify limit)
  * @property {number} argon2Seconds duration of one Argon2-bound phase (and of its raw Argon2 limit)
@@ -32,19 +46,29 @@ const ALL_FIGURES = /** @type {Figure[]} */ (['health', 'me', 'refresh', 'login'
  * @param {readonly string[]} argv
  * @param {Readonly<Record<string, string | undefined>>} env
  * @returns {Settings}
+ * @throws when an argument or variable is not valid (the message says which)
  */
 export function readSettings(argv, env) {
   const { values } = parseArgs({
     args: [...argv],
-    options: { quick: { type: 'boolean', default: false } },
+    options: {
+      quick: { type: 'boolean', default: false },
+      'write-docs': { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
     allowPositionals: false,
   })
   const quick = values.quick === true
+  const writeDocs = values['write-docs'] === true
+  // quick figures are indicative only: they never replace a full run's in the docs
+  if (quick && writeDocs) throw new Error('--write-docs needs a full run: it cannot be used with --quick')
   const hashConcurrency = integer(env, 'AUTH_HASH_CONCURRENCY', availableParallelism())
   const postgresUrl = env.BENCH_POSTGRES_URL?.trim() || null
   const redisUrl = env.BENCH_REDIS_URL?.trim() || null
   return {
     quick,
+    writeDocs,
+    help: values.help === true,
     pairs: quick ? 2 : 3,
     httpSeconds: quick ? 1 : 3,
     argon2Seconds: quick ? 1 : 4,
