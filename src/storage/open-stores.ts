@@ -1,9 +1,9 @@
 import { type Config, ConfigError } from '../config.js'
 import { migrate } from './sql/migrate.js'
-import type { SqlDialect } from './sql/sql-dialect.js'
+import type { SqlDatabase } from './sql/sql-database.js'
 import { createSqlRefreshTokenStore } from './sql/sql-refresh-token-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
-import { createSqliteDialect } from './sqlite/sqlite-dialect.js'
+import { openSqliteDatabase } from './sqlite/sqlite-database.js'
 import { createStorageCall } from './storage-call.js'
 import type { Stores } from './stores.js'
 
@@ -21,23 +21,23 @@ const silent: StorageLog = { warn() {}, info() {} }
  * be reached at start is a ConfigError naming its variable.
  */
 export async function openStores(storage: Config['storage'], log: StorageLog = silent): Promise<Stores> {
-  const dialect = await openDialect(storage, log)
-  const call = createStorageCall(dialect.synchronous ? null : storage.operationTimeoutMs)
+  const database = await openDatabase(storage, log)
+  const call = createStorageCall(database.synchronous ? null : storage.operationTimeoutMs)
   try {
-    await migrate(dialect)
+    await migrate(database)
   } catch (error) {
-    await dialect.close().catch(() => {})
+    await database.close().catch(() => {})
     throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   }
-  const database = async () => void (await call('database.ping', () => dialect.run('SELECT 1', [])))
+  const probeDatabase = async () => void (await call('database.ping', () => database.run('SELECT 1', [])))
   if (storage.redisUrl === null) {
     return {
-      users: createSqlUserStore(dialect, call),
-      refreshTokens: createSqlRefreshTokenStore(dialect, call),
-      probes: { database },
+      users: createSqlUserStore(database, call),
+      refreshTokens: createSqlRefreshTokenStore(database, call),
+      probes: { database: probeDatabase },
       sharedCounters: null,
-      description: dialect.description,
-      close: () => dialect.close(),
+      description: database.description,
+      close: () => database.close(),
     }
   }
 
@@ -53,57 +53,58 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
     await redis.connect()
   } catch (error) {
     redis.disconnect()
-    await dialect.close()
+    await database.close()
     throw new ConfigError('REDIS_URL', `could not be reached: ${describeError(firstError ?? error)}`)
   } finally {
     redis.off('error', remember)
   }
   const redisCall = createStorageCall(storage.operationTimeoutMs)
   const redisLocation = new URL(storage.redisUrl)
+  const inRedis = { keyPrefix: storage.redisKeyPrefix, call: redisCall }
   return {
-    users: createSqlUserStore(dialect, call),
-    refreshTokens: createRedisRefreshTokenStore(redis, {
-      keyPrefix: storage.redisKeyPrefix,
-      call: redisCall,
-    }),
-    probes: { database, redis: async () => void (await redisCall('redis.ping', () => redis.ping())) },
+    users: createSqlUserStore(database, call),
+    refreshTokens: createRedisRefreshTokenStore(redis, inRedis),
+    probes: {
+      database: probeDatabase,
+      redis: async () => void (await redisCall('redis.ping', () => redis.ping())),
+    },
     sharedCounters: { redis, nameSpace: `${storage.redisKeyPrefix}rate-limit:` },
-    description: `${dialect.description}, refresh tokens in redis ${redisLocation.host}${redisLocation.pathname}`,
+    description: `${database.description}, refresh tokens in redis ${redisLocation.host}${redisLocation.pathname}`,
     async close() {
       await redis.quit().catch(() => redis.disconnect())
-      await dialect.close()
+      await database.close()
     },
   }
 }
 
 /** Applies pending migrations and closes the connection again (`tessera migrate`). Returns the names applied. */
 export async function migrateDatabase(storage: Config['storage']): Promise<string[]> {
-  const dialect = await openDialect(storage, silent)
+  const database = await openDatabase(storage, silent)
   try {
-    return await migrate(dialect)
+    return await migrate(database)
   } catch (error) {
     throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   } finally {
-    await dialect.close()
+    await database.close()
   }
 }
 
-/** The dialect of DATABASE_URL. Only its driver is loaded: each one costs start-up time and memory. */
-async function openDialect(storage: Config['storage'], log: StorageLog): Promise<SqlDialect> {
+/** The database of DATABASE_URL. Only its driver is loaded: each one costs start-up time and memory. */
+async function openDatabase(storage: Config['storage'], log: StorageLog): Promise<SqlDatabase> {
   const url = storage.databaseUrl
   const options = { maxConnections: storage.maxConnections, timeoutMs: storage.operationTimeoutMs }
   try {
-    if (url.startsWith('sqlite:')) return createSqliteDialect(sqlitePath(url))
+    if (url.startsWith('sqlite:')) return openSqliteDatabase(sqlitePath(url))
     const protocol = new URL(url).protocol
     if (protocol === 'postgres:' || protocol === 'postgresql:') {
-      const { createPostgresDialect } = await import('./postgres/postgres-dialect.js')
-      return createPostgresDialect(url, {
+      const { openPostgresDatabase } = await import('./postgres/postgres-database.js')
+      return openPostgresDatabase(url, {
         ...options,
         onIdleError: (error) => log.warn({ err: error }, 'database connection lost; the pool will reconnect'),
       })
     }
-    const { createMysqlDialect } = await import('./mysql/mysql-dialect.js')
-    return createMysqlDialect(url, options)
+    const { openMysqlDatabase } = await import('./mysql/mysql-database.js')
+    return openMysqlDatabase(url, options)
   } catch (error) {
     throw new ConfigError('DATABASE_URL', `could not be opened: ${describeError(error)}`)
   }

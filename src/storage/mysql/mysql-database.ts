@@ -1,8 +1,9 @@
 import { Kysely, MysqlDialect, sql } from 'kysely'
 import { createPool } from 'mysql2'
 import { withSessionLock } from '../sql/migration-lock.js'
-import type { Database } from '../sql/schema.js'
-import { runCompiled, type SqlDialect } from '../sql/sql-dialect.js'
+import { runPooled, type SqlDatabase } from '../sql/sql-database.js'
+import type { Tables } from '../sql/tables.js'
+import { mysqlStatements } from './statements.js'
 
 export interface MysqlOptions {
   maxConnections: number
@@ -13,7 +14,7 @@ export interface MysqlOptions {
 const MIGRATION_LOCK_NAME = 'tessera_migrations'
 
 /** MySQL 8 or MariaDB 10.11 through a mysql2 pool of DATABASE_MAX_CONNECTIONS connections. */
-export function createMysqlDialect(url: string, options: MysqlOptions): SqlDialect {
+export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDatabase {
   const location = new URL(url)
   // mariadb:// is accepted as a synonym; mysql2 wants mysql://
   const uri = location.protocol === 'mariadb:' ? `mysql:${url.slice('mariadb:'.length)}` : url
@@ -29,14 +30,15 @@ export function createMysqlDialect(url: string, options: MysqlOptions): SqlDiale
   // mysql2 listens for a pooled connection's first error only; a second (a write to the dead socket) must not crash
   // the process. The query that was running fails with the error, which is handled.
   pool.on('connection', (connection) => connection.on('error', () => {}))
-  const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) })
+  const db = new Kysely<Tables>({ dialect: new MysqlDialect({ pool }) })
 
   return {
-    name: 'mysql',
+    engine: 'mysql',
+    statements: mysqlStatements,
     db,
     synchronous: false,
-    run: (text, parameters) => runCompiled(db, text, parameters),
-    write: (text, parameters) => runCompiled(db, text, parameters),
+    run: (text, parameters) => runPooled(db, text, parameters),
+    write: (text, parameters) => runPooled(db, text, parameters),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === 'ER_DUP_ENTRY',
     withMigrationLock: (fn) =>
       withSessionLock(
@@ -54,7 +56,6 @@ export function createMysqlDialect(url: string, options: MysqlOptions): SqlDiale
       ),
     // MySQL commits DDL implicitly; the lock alone keeps instances from applying a migration twice
     transactionalMigrations: false,
-    upsertSyntax: 'on-duplicate-key',
     description: `mysql ${location.host}${location.pathname}`,
     close: () => db.destroy(),
   }

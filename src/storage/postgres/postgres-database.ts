@@ -1,8 +1,9 @@
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { withSessionLock } from '../sql/migration-lock.js'
-import type { Database } from '../sql/schema.js'
-import { runCompiled, type SqlDialect } from '../sql/sql-dialect.js'
+import { runPooled, type SqlDatabase } from '../sql/sql-database.js'
+import type { Tables } from '../sql/tables.js'
+import { postgresStatements } from './statements.js'
 
 export interface PostgresOptions {
   maxConnections: number
@@ -16,7 +17,7 @@ export interface PostgresOptions {
 const MIGRATION_LOCK_KEY = 4_821_039_576
 
 /** PostgreSQL through a pg pool of DATABASE_MAX_CONNECTIONS connections. */
-export function createPostgresDialect(url: string, options: PostgresOptions): SqlDialect {
+export function openPostgresDatabase(url: string, options: PostgresOptions): SqlDatabase {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections,
@@ -29,15 +30,16 @@ export function createPostgresDialect(url: string, options: PostgresOptions): Sq
   // pg emits 'error' on a client whose connection dies; the pool listens only while the client is idle, so one that
   // is checked out at that moment would crash the process. Its query fails with the same error, which is handled.
   pool.on('connect', (client) => client.on('error', () => {}))
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
   const location = new URL(url)
 
   return {
-    name: 'postgres',
+    engine: 'postgres',
+    statements: postgresStatements,
     db,
     synchronous: false,
-    run: (text, parameters) => runCompiled(db, text, parameters),
-    write: (text, parameters) => runCompiled(db, text, parameters),
+    run: (text, parameters) => runPooled(db, text, parameters),
+    write: (text, parameters) => runPooled(db, text, parameters),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === '23505',
     withMigrationLock: (fn) =>
       withSessionLock(
@@ -54,7 +56,6 @@ export function createPostgresDialect(url: string, options: PostgresOptions): Sq
         fn,
       ),
     transactionalMigrations: true,
-    upsertSyntax: 'on-conflict',
     description: `postgres ${location.host}${location.pathname}`,
     close: () => db.destroy(),
   }

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { type Kysely, sql } from 'kysely'
-import type { Database } from './schema.js'
-import type { SqlDialect } from './sql-dialect.js'
+import type { SqlDatabase, SqlEngine } from './sql-database.js'
+import type { Tables } from './tables.js'
 
 const MIGRATIONS_ROOT = new URL('../../../migrations/', import.meta.url)
 const FILE_NAME = /^(\d{4})_[a-z0-9_]+\.sql$/
@@ -12,9 +12,9 @@ export interface Migration {
   statements: string[]
 }
 
-/** The migrations of a dialect, in version order: migrations/<dialect>/NNNN_name.sql, up-only. */
-export async function readMigrations(dialect: SqlDialect['name']): Promise<Migration[]> {
-  const directory = new URL(`${dialect}/`, MIGRATIONS_ROOT)
+/** The migrations of an engine, in version order: migrations/<engine>/NNNN_name.sql, up-only. */
+export async function readMigrations(engine: SqlEngine): Promise<Migration[]> {
+  const directory = new URL(`${engine}/`, MIGRATIONS_ROOT)
   const files = (await readdir(directory)).filter((file) => FILE_NAME.test(file)).sort()
   return Promise.all(
     files.map(async (file) => ({
@@ -34,12 +34,12 @@ export function splitStatements(text: string): string[] {
 }
 
 /**
- * Applies the migrations not yet recorded in `schema_migrations`, under the dialect's migration lock: instances that
+ * Applies the migrations not yet recorded in `schema_migrations`, under the database's migration lock: instances that
  * start together wait for each other, and none applies a migration twice. Returns the names applied.
  */
-export async function migrate(dialect: SqlDialect): Promise<string[]> {
-  const migrations = await readMigrations(dialect.name)
-  return dialect.withMigrationLock(async (db) => {
+export async function migrate(database: SqlDatabase): Promise<string[]> {
+  const migrations = await readMigrations(database.engine)
+  return database.withMigrationLock(async (db) => {
     await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER NOT NULL PRIMARY KEY,
       name VARCHAR(255) NOT NULL,
@@ -53,12 +53,12 @@ export async function migrate(dialect: SqlDialect): Promise<string[]> {
     const done: string[] = []
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue
-      const apply = async (conn: Kysely<Database>) => {
+      const apply = async (conn: Kysely<Tables>) => {
         for (const statement of migration.statements) await sql.raw(statement).execute(conn)
         await sql`INSERT INTO schema_migrations (version, name, applied_at)
           VALUES (${migration.version}, ${migration.name}, ${new Date().toISOString()})`.execute(conn)
       }
-      if (dialect.transactionalMigrations) await inTransaction(db, apply)
+      if (database.transactionalMigrations) await inTransaction(db, apply)
       else await apply(db)
       done.push(migration.name)
     }
@@ -67,10 +67,7 @@ export async function migrate(dialect: SqlDialect): Promise<string[]> {
 }
 
 /** BEGIN/COMMIT on the locked connection itself, so the lock and the transaction share one session. */
-async function inTransaction(
-  db: Kysely<Database>,
-  work: (db: Kysely<Database>) => Promise<void>,
-): Promise<void> {
+async function inTransaction(db: Kysely<Tables>, work: (db: Kysely<Tables>) => Promise<void>): Promise<void> {
   await sql`BEGIN`.execute(db)
   try {
     await work(db)

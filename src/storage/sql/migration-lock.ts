@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
-import type { Database } from './schema.js'
+import type { Tables } from './tables.js'
 
 /** How long a starting instance waits for another one's migrations. */
 export const MIGRATION_LOCK_WAIT_MS = 120_000
@@ -8,8 +8,8 @@ export const MIGRATION_LOCK_WAIT_MS = 120_000
 /** A server-side named lock held by one session: PostgreSQL's advisory locks, MySQL's GET_LOCK. */
 export interface SessionLock {
   /** Takes the lock without waiting; true when it was free. */
-  tryLock(connection: Kysely<Database>): Promise<boolean>
-  unlock(connection: Kysely<Database>): Promise<unknown>
+  tryLock(connection: Kysely<Tables>): Promise<boolean>
+  unlock(connection: Kysely<Tables>): Promise<unknown>
 }
 
 /**
@@ -17,9 +17,9 @@ export interface SessionLock {
  * in one statement, which the statement timeout would cut short; after MIGRATION_LOCK_WAIT_MS it gives up.
  */
 export function withSessionLock<T>(
-  db: Kysely<Database>,
+  db: Kysely<Tables>,
   lock: SessionLock,
-  fn: (connection: Kysely<Database>) => Promise<T>,
+  fn: (connection: Kysely<Tables>) => Promise<T>,
 ): Promise<T> {
   return db.connection().execute(async (connection) => {
     const deadline = Date.now() + MIGRATION_LOCK_WAIT_MS

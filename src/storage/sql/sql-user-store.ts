@@ -1,7 +1,6 @@
 import type { StorageCall } from '../storage-call.js'
 import type { UserRecord, UserStore } from '../stores.js'
-import { param, prepareQuery } from './prepared-query.js'
-import type { SqlDialect } from './sql-dialect.js'
+import type { SqlDatabase } from './sql-database.js'
 
 interface UserRow {
   id: string
@@ -10,69 +9,48 @@ interface UserRow {
   created_at: string
 }
 
-/** UserStore on any SQL dialect: queries built by Kysely once, run by the dialect. */
-export function createSqlUserStore(dialect: SqlDialect, call: StorageCall): UserStore {
-  const { db } = dialect
-  const columns = ['id', 'email', 'password_hash', 'created_at'] as const
-  const queries = {
-    findById: prepareQuery<'value'>(
-      db.selectFrom('users').select(columns).where('id', '=', param<string>('value')),
-    ),
-    findByEmail: prepareQuery<'value'>(
-      db.selectFrom('users').select(columns).where('email', '=', param<string>('value')),
-    ),
-    insert: prepareQuery<keyof UserRow>(
-      db.insertInto('users').values({
-        id: param<string>('id'),
-        email: param<string>('email'),
-        password_hash: param<string>('password_hash'),
-        created_at: param<string>('created_at'),
-      }),
-    ),
-    updatePasswordHash: prepareQuery<'id' | 'hash'>(
-      db
-        .updateTable('users')
-        .set({ password_hash: param<string>('hash') })
-        .where('id', '=', param<string>('id')),
-    ),
-  }
+/** UserStore in the `users` table of any SQL engine, with that engine's statements. */
+export function createSqlUserStore(database: SqlDatabase, call: StorageCall): UserStore {
+  const { statements } = database
 
-  const findBy = async (query: 'findById' | 'findByEmail', value: string): Promise<UserRecord | null> => {
-    const { rows } = await call(`users.${query}`, () =>
-      dialect.run(queries[query].sql, queries[query].bind({ value })),
-    )
+  const findOne = async (operation: string, sql: string, parameters: readonly unknown[]) => {
+    const { rows } = await call(operation, () => database.run(sql, parameters))
     const row = rows[0] as UserRow | undefined
-    return row
-      ? { id: row.id, email: row.email, passwordHash: row.password_hash, createdAt: row.created_at }
-      : null
+    return row ? toUser(row) : null
+  }
+  const findByEmail = (email: string) => {
+    const { sql, parameters } = statements.findUserByEmail(email)
+    return findOne('users.findByEmail', sql, parameters)
   }
 
   return {
     async create(user) {
-      const row: UserRow = {
-        id: user.id,
-        email: user.email,
-        password_hash: user.passwordHash,
-        created_at: user.createdAt,
-      }
+      const { sql, parameters } = statements.insertUser(user)
       const inserted = await call('users.create', () =>
-        dialect.write(queries.insert.sql, queries.insert.bind(row)).then(
+        database.write(sql, parameters).then(
           () => true,
           (error: unknown) => {
-            if (dialect.isUniqueViolation(error)) return false
+            if (database.isUniqueViolation(error)) return false
             throw error
           },
         ),
       )
       if (inserted) return 'created'
       // which constraint failed is read back rather than parsed from engine-specific error text
-      return (await findBy('findByEmail', user.email)) ? 'email_taken' : 'id_taken'
+      return (await findByEmail(user.email)) ? 'email_taken' : 'id_taken'
     },
-    findByEmail: (email) => findBy('findByEmail', email),
-    findById: (id) => findBy('findById', id),
-    async updatePasswordHash(id, hash) {
-      const { sql, bind } = queries.updatePasswordHash
-      await call('users.updatePasswordHash', () => dialect.write(sql, bind({ id, hash })))
+    findByEmail,
+    findById(id) {
+      const { sql, parameters } = statements.findUserById(id)
+      return findOne('users.findById', sql, parameters)
+    },
+    async updatePasswordHash(id, passwordHash) {
+      const { sql, parameters } = statements.updatePasswordHash(id, passwordHash)
+      await call('users.updatePasswordHash', () => database.write(sql, parameters))
     },
   }
+}
+
+function toUser(row: UserRow): UserRecord {
+  return { id: row.id, email: row.email, passwordHash: row.password_hash, createdAt: row.created_at }
 }

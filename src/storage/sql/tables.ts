@@ -1,12 +1,12 @@
 import type { ColumnType } from 'kysely'
 
-/** The tables of migrations/<dialect>/, as Kysely sees them. */
-export interface Database {
+/** The tables of migrations/<engine>/, as Kysely sees them. */
+export interface Tables {
   users: {
     id: string
     email: string
     password_hash: string
-    /** ISO 8601 UTC with milliseconds: the value the API returns, identical in every dialect. */
+    /** ISO 8601 UTC with milliseconds: the value the API returns, identical in every engine. */
     created_at: string
   }
   refresh_tokens: {

@@ -1,11 +1,12 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { Kysely, SqliteDialect, sql } from 'kysely'
-import type { Database } from '../sql/schema.js'
-import type { SqlDialect } from '../sql/sql-dialect.js'
+import type { SqlDatabase } from '../sql/sql-database.js'
+import type { Tables } from '../sql/tables.js'
 import { loadBetterSqlite3 } from './better-sqlite3.js'
 import { createSqliteExecutor } from './sqlite-executor.js'
 import { createSqliteWriter } from './sqlite-writer.js'
+import { sqliteStatements } from './statements.js'
 
 /**
  * Every connection's settings: WAL, and `synchronous=FULL` so that every acknowledged write survives a process kill
@@ -18,19 +19,20 @@ const PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'busy_timeout = 500
  * of their own with a second connection, committed in groups (see createSqliteWriter), so no fsync ever blocks the
  * event loop. An in-memory database cannot be shared with a thread, and needs no fsync: its writes run here too.
  */
-export function createSqliteDialect(filename: string): SqlDialect {
+export function openSqliteDatabase(filename: string): SqlDatabase {
   const inMemory = filename === ':memory:'
   if (!inMemory) mkdirSync(dirname(filename), { recursive: true })
   const BetterSqlite3 = loadBetterSqlite3()
-  const database = new BetterSqlite3(filename)
-  for (const pragma of PRAGMAS) database.pragma(pragma)
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
-  // the stores run their statements here, beside Kysely's own driver (which runs the migrations, before them)
-  const executor = createSqliteExecutor(database)
+  const connection = new BetterSqlite3(filename)
+  for (const pragma of PRAGMAS) connection.pragma(pragma)
+  // Kysely runs the migrations on this connection, before any store statement runs beside it
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) })
+  const executor = createSqliteExecutor(connection)
   const writer = inMemory ? null : createSqliteWriter(filename, PRAGMAS)
 
   return {
-    name: 'sqlite',
+    engine: 'sqlite',
+    statements: sqliteStatements,
     db,
     synchronous: true,
     run: executor.run,
@@ -44,20 +46,19 @@ export function createSqliteDialect(filename: string): SqlDialect {
       return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
     },
     withMigrationLock: (fn) =>
-      db.connection().execute(async (connection) => {
+      db.connection().execute(async (locked) => {
         // IMMEDIATE takes the write lock at once: a second process waits (busy timeout) instead of racing
-        await sql`BEGIN IMMEDIATE`.execute(connection)
+        await sql`BEGIN IMMEDIATE`.execute(locked)
         try {
-          const result = await fn(connection)
-          await sql`COMMIT`.execute(connection)
+          const result = await fn(locked)
+          await sql`COMMIT`.execute(locked)
           return result
         } catch (error) {
-          await sql`ROLLBACK`.execute(connection)
+          await sql`ROLLBACK`.execute(locked)
           throw error
         }
       }),
     transactionalMigrations: false,
-    upsertSyntax: 'on-conflict',
     description: `sqlite ${filename}`,
   }
 }

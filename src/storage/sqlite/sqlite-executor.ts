@@ -1,32 +1,13 @@
-import type BetterSqlite3 from 'better-sqlite3'
-import type { SqlResult } from '../sql/sql-dialect.js'
+import type { SqlResult } from '../sql/sql-database.js'
+import { createStatementCache, type SqliteConnection } from './statement-cache.js'
 
-type Statement = BetterSqlite3.Statement<unknown[]>
-
-/**
- * Runs compiled statements on one better-sqlite3 connection, each prepared once and kept for the life of the
- * connection (preparing costs more than running a primary-key lookup).
- */
-export function createSqliteExecutor(database: BetterSqlite3.Database) {
-  const statements = new Map<string, Statement>()
-  const prepare = (sql: string): Statement => {
-    let statement = statements.get(sql)
-    if (statement === undefined) {
-      statement = database.prepare(sql)
-      statements.set(sql, statement)
-    }
-    return statement
-  }
-
+/** Runs statements on one connection on the event loop (the reads), as promises, each prepared once. */
+export function createSqliteExecutor(connection: SqliteConnection) {
+  const cache = createStatementCache(connection)
   return {
     run(sql: string, parameters: readonly unknown[]): Promise<SqlResult> {
       try {
-        const statement = prepare(sql)
-        return Promise.resolve(
-          statement.reader
-            ? { rows: statement.all(...parameters) as Record<string, unknown>[], changes: 0 }
-            : { rows: [], changes: statement.run(...parameters).changes },
-        )
+        return Promise.resolve(cache.run(sql, parameters))
       } catch (error) {
         return Promise.reject(error)
       }

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads'
-import type { SqlResult } from '../sql/sql-dialect.js'
+import type { SqlResult } from '../sql/sql-database.js'
 import { betterSqlite3Path } from './better-sqlite3.js'
+import type { ThreadError, WriterReply, WriterRequest, WriterThreadData } from './sqlite-writer-protocol.js'
 
 export interface SqliteWriter {
   /** Runs one statement that writes; resolves once the transaction holding it is committed (durable). */
@@ -19,77 +20,6 @@ interface PendingWrite {
   reject(error: unknown): void
 }
 
-/** An error as it crosses from the thread: SQLite's code (SQLITE_CONSTRAINT_UNIQUE …) travels with the message. */
-interface ThreadError {
-  message: string
-  code?: string
-}
-
-type Reply =
-  | { outcomes: Array<{ result: SqlResult } | { error: ThreadError }> }
-  | { error: ThreadError }
-  | { fatal: ThreadError }
-  | { closed: true }
-
-// CommonJS, evaluated in the thread: the driver's path comes from the parent, so it works from src/ and dist/ alike
-const THREAD_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads')
-const describe = (error) => ({ message: String((error && error.message) || error), code: error && error.code })
-const open = () => {
-  try {
-    const database = new (require(workerData.driver))(workerData.filename)
-    for (const pragma of workerData.pragmas) database.pragma(pragma)
-    return database
-  } catch (error) {
-    // reported, then the thread ends: the parent starts a new one for the next write
-    parentPort.postMessage({ fatal: describe(error) })
-    parentPort.close()
-    return null
-  }
-}
-const database = open()
-if (database !== null) {
-  const statements = new Map()
-  const execute = (sql, parameters) => {
-    let statement = statements.get(sql)
-    if (statement === undefined) {
-      statement = database.prepare(sql)
-      statements.set(sql, statement)
-    }
-    return statement.reader
-      ? { rows: statement.all(...parameters), changes: 0 }
-      : { rows: [], changes: statement.run(...parameters).changes }
-  }
-  const inSavepoint = database.transaction(execute)
-  const commitGroup = database.transaction((writes) =>
-    writes.map(([sql, parameters]) => {
-      try {
-        return { result: inSavepoint(sql, parameters) }
-      } catch (error) {
-        // an error that ended the whole transaction (a full disk, an I/O error) fails the whole group
-        if (!database.inTransaction) throw error
-        return { error: describe(error) }
-      }
-    }),
-  )
-  parentPort.on('message', (message) => {
-    if (message === 'close') {
-      database.close()
-      parentPort.postMessage({ closed: true })
-      parentPort.close()
-      return
-    }
-    let reply
-    try {
-      reply = { outcomes: commitGroup.immediate(message) }
-    } catch (error) {
-      reply = { error: describe(error) }
-    }
-    parentPort.postMessage(reply)
-  })
-}
-`
-
 function toError({ message, code }: ThreadError): Error {
   return Object.assign(new Error(message), code === undefined ? {} : { code })
 }
@@ -106,7 +36,7 @@ function toError({ message, code }: ThreadError): Error {
  * not), the writes it held fail, and the next write starts a new one.
  */
 export function createSqliteWriter(filename: string, pragmas: readonly string[]): SqliteWriter {
-  const workerData = { driver: betterSqlite3Path(), filename, pragmas: [...pragmas] }
+  const workerData: WriterThreadData = { driver: betterSqlite3Path(), filename, pragmas: [...pragmas] }
   let worker: Worker | null = null
   let queued: PendingWrite[] = []
   /** The group in a thread, and which thread has it. */
@@ -126,14 +56,14 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
   }
 
   const start = (): Worker => {
-    const thread = new Worker(THREAD_SOURCE, {
-      eval: true,
+    // the module beside this one: src/ under the tests, dist/ in production
+    const thread = new Worker(new URL('./sqlite-writer-thread.js', import.meta.url), {
       workerData,
       // the thread holds one group's statements and rows at a time
       resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 },
     })
     thread.unref()
-    thread.on('message', (reply: Reply) => {
+    thread.on('message', (reply: WriterReply) => {
       if ('closed' in reply) return
       if ('fatal' in reply) {
         lost(thread, toError(reply.fatal))
@@ -180,7 +110,8 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
     inFlight = { thread: worker, group }
     // a group in the thread keeps the process alive: an accepted write is not dropped by an exit
     worker.ref()
-    worker.postMessage(group.map((write) => [write.sql, write.parameters]))
+    const request: WriterRequest = group.map((write) => [write.sql, write.parameters])
+    worker.postMessage(request)
   }
 
   return {
@@ -202,7 +133,7 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
         worker = null
         if (thread === null) return
         const exited = new Promise((resolve) => thread.once('exit', resolve))
-        thread.postMessage('close')
+        thread.postMessage('close' satisfies WriterRequest)
         await exited
       })()
       return closed

@@ -49,6 +49,24 @@ describe('createSqliteExecutor', () => {
     ])
     await expect(executor.run('SELEC nonsense', [])).rejects.toThrow(/syntax error/)
   })
+
+  it('prepares each statement once; later runs only bind values', async () => {
+    const prepared: string[] = []
+    const executor = createSqliteExecutor({
+      prepare(sql) {
+        prepared.push(sql)
+        return database.prepare(sql)
+      },
+    })
+    for (const [k, v] of [
+      ['a', 1],
+      ['b', 2],
+    ] as const) {
+      await executor.run('INSERT INTO t VALUES (?, ?)', [k, v])
+    }
+    for (const k of ['a', 'b', 'a']) await executor.run('SELECT v FROM t WHERE k = ?', [k])
+    expect(prepared).toEqual(['INSERT INTO t VALUES (?, ?)', 'SELECT v FROM t WHERE k = ?'])
+  })
 })
 
 describe('createSqliteWriter', () => {

@@ -1,0 +1,35 @@
+import type { SqlStatements } from '../sql/sql-statements.js'
+
+/** The SQL stores' statements for PostgreSQL: `$n` placeholders, INSERT … ON CONFLICT for the upsert. */
+export const postgresStatements: SqlStatements = {
+  findUserById: (id) => ({
+    sql: 'SELECT id, email, password_hash, created_at FROM users WHERE id = $1',
+    parameters: [id],
+  }),
+  findUserByEmail: (email) => ({
+    sql: 'SELECT id, email, password_hash, created_at FROM users WHERE email = $1',
+    parameters: [email],
+  }),
+  insertUser: (user) => ({
+    sql: 'INSERT INTO users (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)',
+    parameters: [user.id, user.email, user.passwordHash, user.createdAt],
+  }),
+  updatePasswordHash: (id, passwordHash) => ({
+    sql: 'UPDATE users SET password_hash = $1 WHERE id = $2',
+    parameters: [passwordHash, id],
+  }),
+  putRefreshToken: (userId, token) => ({
+    sql: `INSERT INTO refresh_tokens (user_id, token_digest, expires_at) VALUES ($1, $2, $3)
+      ON CONFLICT (user_id) DO UPDATE SET token_digest = excluded.token_digest, expires_at = excluded.expires_at`,
+    parameters: [userId, token.digest, token.expiresAt],
+  }),
+  rotateRefreshToken: (userId, currentDigest, next, now) => ({
+    sql: `UPDATE refresh_tokens SET token_digest = $1, expires_at = $2
+      WHERE user_id = $3 AND token_digest = $4 AND expires_at > $5`,
+    parameters: [next.digest, next.expiresAt, userId, currentDigest, now],
+  }),
+  deleteRefreshToken: (userId) => ({
+    sql: 'DELETE FROM refresh_tokens WHERE user_id = $1',
+    parameters: [userId],
+  }),
+}

@@ -1,0 +1,31 @@
+import type { StoredRefreshToken, UserRecord } from '../stores.js'
+
+/** One statement: its text, and its values in the order of the text's placeholders. */
+export interface SqlQuery {
+  sql: string
+  parameters: readonly unknown[]
+}
+
+/**
+ * The statements of the SQL stores, written out in each engine's SQL (`statements.ts` in sqlite/, postgres/,
+ * mysql/). Each text is fixed, so a call builds only the list of its values, and SQLite prepares each text once
+ * for the life of its connection.
+ */
+export interface SqlStatements {
+  /** The account's row (id, email, password_hash, created_at), or none. */
+  findUserById(id: string): SqlQuery
+  /** The account's row (id, email, password_hash, created_at), or none. */
+  findUserByEmail(email: string): SqlQuery
+  /** Inserts the account; fails with a unique violation when its id or e-mail is taken. */
+  insertUser(user: UserRecord): SqlQuery
+  updatePasswordHash(id: string, passwordHash: string): SqlQuery
+  /** Inserts the user's refresh token, or replaces the one the user has (one row per user). */
+  putRefreshToken(userId: string, token: StoredRefreshToken): SqlQuery
+  /**
+   * Replaces the user's token with `next` only if the current one has `currentDigest` and expires after `now`:
+   * one conditional UPDATE that changes one row or none. The engine's row lock serializes concurrent rotations; the
+   * loser re-reads the new digest, matches nothing and changes no row.
+   */
+  rotateRefreshToken(userId: string, currentDigest: string, next: StoredRefreshToken, now: number): SqlQuery
+  deleteRefreshToken(userId: string): SqlQuery
+}
