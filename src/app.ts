@@ -11,6 +11,7 @@ import { createAuthenticate } from './http/authenticate.js'
 import { createNotFoundHandler, handleError } from './http/error-handler.js'
 import { acceptOnlyJsonBodies } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
+import { rateLimitStore } from './http/rate-limit-store.js'
 import { LazyChildLogger, RequestLogController } from './http/request-log.js'
 import { ErrorResponse } from './http/schemas.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
@@ -18,7 +19,7 @@ import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
 import { siteConfigRoutes } from './routes/site-config-routes.js'
 import { statusRoutes } from './routes/status-routes.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
-import type { HealthProbe, Stores } from './storage/stores.js'
+import type { HealthProbe, RateCounterStore } from './storage/stores.js'
 
 export interface AppDeps {
   config: Config
@@ -26,7 +27,7 @@ export interface AppDeps {
   tokens: Pick<TokenService, 'verifyAccess'>
   probes: Readonly<Record<string, HealthProbe>>
   /** Rate-limit counters shared by all instances (Redis); null keeps them per process. */
-  sharedCounters: Stores['sharedCounters']
+  rateCounters: RateCounterStore | null
   appInfo: { name: string; version: string }
   /** The validated SITE_CONFIG_FILE, or null when none is configured. */
   siteConfig: SiteConfig | null
@@ -77,7 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (limited) {
     await app.register(rateLimit, {
       global: false,
-      ...(deps.sharedCounters ?? {}),
+      ...(deps.rateCounters === null ? {} : { store: rateLimitStore(deps.rateCounters) }),
       // a counter store that is down does not lock everyone out; the stores the request needs answer for it
       skipOnError: true,
       errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000)),

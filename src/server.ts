@@ -75,7 +75,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       accounts,
       tokens,
       probes: stores.probes,
-      sharedCounters: stores.sharedCounters,
+      rateCounters: stores.rateCounters,
       appInfo: options.appInfo ?? (await readAppInfo()),
       siteConfig,
       clock,

@@ -4,6 +4,8 @@ import { fetchJson } from './support/fetch-json.js'
 import { type RunningService, startProcess } from './support/process.js'
 
 const PASSWORD = 'correct horse battery'
+/** High enough for every request of this suite; the rate-limit test reads how much of it is left. */
+const RATE_LIMIT = { RATE_LIMIT_PER_MINUTE: '1000' }
 
 describe.each(backends)('two service processes sharing one store [$name]', (backend) => {
   let instance: BackendInstance
@@ -12,7 +14,8 @@ describe.each(backends)('two service processes sharing one store [$name]', (back
   beforeAll(async () => {
     instance = await backend.setup()
     // one after the other would hide a migration race; both start at once
-    ;[first, second] = await Promise.all([startProcess(instance.env), startProcess(instance.env)])
+    const env = { ...instance.env, ...RATE_LIMIT }
+    ;[first, second] = await Promise.all([startProcess(env), startProcess(env)])
   })
   afterAll(async () => {
     await Promise.all([first?.stop(), second?.stop()])
@@ -54,4 +57,27 @@ describe.each(backends)('two service processes sharing one store [$name]', (back
     expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)
     expect(replies.filter((reply) => reply.status === 401)).toHaveLength(39)
   })
+
+  it(
+    backend.redis
+      ? 'count rate limits together, in Redis'
+      : 'count rate limits each for itself (no Redis to share counters in)',
+    async () => {
+      /** What is left of this address's budget for POST /auth/register after one more (invalid) request. */
+      const remaining = async (service: RunningService) => {
+        const reply = await fetch(`${service.url}/auth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+        expect(reply.status).toBe(400)
+        return Number(reply.headers.get('x-ratelimit-remaining'))
+      }
+      const before = await remaining(second)
+      await remaining(first)
+      await remaining(first)
+      // the two requests on the first count on the second too only when the counters are shared
+      expect(await remaining(second)).toBe(before - 1 - (backend.redis ? 2 : 0))
+    },
+  )
 })

@@ -35,7 +35,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
       users: createSqlUserStore(database, call),
       refreshTokens: createSqlRefreshTokenStore(database, call),
       probes: { database: probeDatabase },
-      sharedCounters: null,
+      rateCounters: null,
       description: database.description,
       close: () => database.close(),
     }
@@ -43,6 +43,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
 
   const { createRedisClient } = await import('./redis/redis-client.js')
   const { createRedisRefreshTokenStore } = await import('./redis/redis-refresh-token-store.js')
+  const { createRedisRateCounterStore } = await import('./redis/redis-rate-counter-store.js')
   const redis = createRedisClient(storage.redisUrl, { timeoutMs: storage.operationTimeoutMs, log })
   let firstError: unknown
   const remember = (error: unknown) => {
@@ -68,7 +69,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
       database: probeDatabase,
       redis: async () => void (await redisCall('redis.ping', () => redis.ping())),
     },
-    sharedCounters: { redis, nameSpace: `${storage.redisKeyPrefix}rate-limit:` },
+    rateCounters: createRedisRateCounterStore(redis, inRedis),
     description: `${database.description}, refresh tokens in redis ${redisLocation.host}${redisLocation.pathname}`,
     async close() {
       await redis.quit().catch(() => redis.disconnect())

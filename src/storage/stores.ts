@@ -46,6 +46,26 @@ export interface RefreshTokenStore {
   delete(userId: string): Promise<void>
 }
 
+/** A count of hits in a window, as RateCounterStore.increment reports it. */
+export interface RateCount {
+  /** Hits on the key in the current window, this one included. */
+  count: number
+  /** Milliseconds until the window ends and the count starts again from zero. */
+  resetAfterMs: number
+}
+
+/**
+ * Hit counters in fixed windows, shared by every instance that uses the same store: what rate limits count with.
+ * A key is whatever the caller counts by (an endpoint and a client address).
+ */
+export interface RateCounterStore {
+  /**
+   * Counts one hit on `key`. The first hit opens a window of `windowMs`; hits within it add up; the first hit after
+   * it ends opens a new one. Atomic: of concurrent hits from any number of processes, each gets its own count.
+   */
+  increment(key: string, windowMs: number): Promise<RateCount>
+}
+
 /** Resolves when the dependency answers; rejects otherwise. */
 export type HealthProbe = () => Promise<void>
 
@@ -55,11 +75,8 @@ export interface Stores {
   refreshTokens: RefreshTokenStore
   /** One probe per dependency, by the name that /health reports (`database`, `redis`). */
   probes: Readonly<Record<string, HealthProbe>>
-  /**
-   * Where rate-limit counters are shared between instances: an ioredis client for @fastify/rate-limit and the key
-   * prefix to use. Null keeps the counters in each process.
-   */
-  sharedCounters: { redis: object; nameSpace: string } | null
+  /** Rate-limit counters shared by every instance (in Redis); null when each process counts for itself. */
+  rateCounters: RateCounterStore | null
   /** A description for the start-up log line, without credentials. */
   description: string
   /** Closes every connection. */

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateUserId } from '../../src/auth/user-id.js'
 import { loadConfig } from '../../src/config.js'
@@ -133,6 +134,60 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       const results = await Promise.all(Array.from({ length: 50 }, (_, i) => rotate(user.id, 50, 100 + i)))
       expect(results.filter(Boolean)).toHaveLength(1)
     })
+  })
+
+  describe.runIf(backend.redis)('RateCounterStore', () => {
+    const counters = () => {
+      if (stores.rateCounters === null) throw new Error('no rate counters with Redis')
+      return stores.rateCounters
+    }
+    let keys = 0
+    const newKey = () => `contract-${keys++}-${Date.now()}`
+
+    it('counts the hits on a key within its window, each key apart', async () => {
+      const [first, second] = [newKey(), newKey()]
+      expect(await counters().increment(first, 60_000)).toEqual({ count: 1, resetAfterMs: 60_000 })
+      const again = await counters().increment(first, 60_000)
+      expect(again.count).toBe(2)
+      expect(again.resetAfterMs).toBeGreaterThan(0)
+      expect(again.resetAfterMs).toBeLessThanOrEqual(60_000)
+      expect(await counters().increment(second, 60_000)).toEqual({ count: 1, resetAfterMs: 60_000 })
+    })
+
+    it('starts again from 1 once the window has ended', async () => {
+      const key = newKey()
+      await counters().increment(key, 20)
+      await counters().increment(key, 20)
+      // waiting longer than the window can only make it more certain that it has ended
+      await new Promise((resolve) => setTimeout(resolve, 60))
+      expect((await counters().increment(key, 60_000)).count).toBe(1)
+    })
+
+    it('of 50 concurrent hits on one key each gets its own count', async () => {
+      const key = newKey()
+      const counts = await Promise.all(Array.from({ length: 50 }, () => counters().increment(key, 60_000)))
+      expect(counts.map((hit) => hit.count).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 50 }, (_, i) => i + 1),
+      )
+    })
+
+    it('keeps each counter under <REDIS_KEY_PREFIX>rate-limit:, expiring with its window', async () => {
+      const key = newKey()
+      await counters().increment(key, 60_000)
+      const redis = new Redis(instance.env.REDIS_URL as string, { lazyConnect: true })
+      await redis.connect()
+      try {
+        const ttl = await redis.pttl(`${instance.env.REDIS_KEY_PREFIX}rate-limit:${key}`)
+        expect(ttl).toBeGreaterThan(0)
+        expect(ttl).toBeLessThanOrEqual(60_000)
+      } finally {
+        redis.disconnect()
+      }
+    })
+  })
+
+  it.skipIf(backend.redis)('without Redis each process counts for itself: no shared rate counters', () => {
+    expect(stores.rateCounters).toBeNull()
   })
 
   describe('probes', () => {

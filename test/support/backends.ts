@@ -16,6 +16,8 @@ export interface BackendInstance {
 /** A storage configuration the auth suites run against. */
 export interface Backend {
   name: string
+  /** Whether it sets REDIS_URL: refresh tokens and rate-limit counters then live in Redis. */
+  redis: boolean
   setup(): Promise<BackendInstance>
 }
 
@@ -95,6 +97,7 @@ function redisNamespace(serverUrl: string) {
 
 const sqlite: Backend = {
   name: 'sqlite',
+  redis: false,
   async setup() {
     const { dir, remove } = await temporaryDirectory()
     return { env: { DATABASE_URL: `sqlite:${dir}/app.db`, DATA_DIR: dir }, teardown: remove }
@@ -104,6 +107,7 @@ const sqlite: Backend = {
 function serverBacked(name: string, databaseUrl: string | undefined, redisUrl: string | undefined): Backend {
   return {
     name,
+    redis: redisUrl !== undefined,
     async setup() {
       const { dir, remove } = await temporaryDirectory()
       const database = databaseUrl?.startsWith('postgres')

@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import type { StorageCall } from '../storage-call.js'
 import type { RefreshTokenStore, StoredRefreshToken } from '../stores.js'
+import { createRedisScript } from './redis-script.js'
 
 /**
  * The compare-and-swap of a refresh in one script, which Redis runs atomically: the stored value must still be the
  * current digest and unexpired at `now`. KEYS[1] the user's key; ARGV current digest, now, next digest, next expiry.
  */
-const ROTATE_SCRIPT = `
+const ROTATE = createRedisScript(`
 local stored = redis.call('GET', KEYS[1])
 if not stored then return 0 end
 local separator = string.find(stored, ':', 1, true)
@@ -16,9 +16,7 @@ if string.sub(stored, 1, separator - 1) ~= ARGV[1] then return 0 end
 if tonumber(string.sub(stored, separator + 1)) <= tonumber(ARGV[2]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[3] .. ':' .. ARGV[4], 'PXAT', ARGV[4])
 return 1
-`
-
-const ROTATE_SHA = createHash('sha1').update(ROTATE_SCRIPT).digest('hex')
+`)
 
 /** The slice of ioredis the store uses. */
 type RedisCommands = Pick<Redis, 'set' | 'del' | 'evalsha' | 'eval'>
@@ -42,16 +40,9 @@ export function createRedisRefreshTokenStore(
       await call('refreshTokens.put', () => redis.set(key(userId), value(token), 'PXAT', token.expiresAt))
     },
     async rotate(userId, currentDigest, next, now) {
-      const args = [key(userId), currentDigest, now, next.digest, next.expiresAt] as const
-      const result = await call('refreshTokens.rotate', async () => {
-        try {
-          // by digest: the script is sent only when the server does not have it yet
-          return await redis.evalsha(ROTATE_SHA, 1, ...args)
-        } catch (error) {
-          if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error
-          return redis.eval(ROTATE_SCRIPT, 1, ...args)
-        }
-      })
+      const result = await call('refreshTokens.rotate', () =>
+        ROTATE.run(redis, [key(userId)], [currentDigest, now, next.digest, next.expiresAt]),
+      )
       return result === 1
     },
     async delete(userId) {
