@@ -9,7 +9,7 @@ import {
 import type { RefreshTokenStore, UserRecord, UserStore } from '../storage/stores.js'
 import { normalizeEmail } from './email.js'
 import type { PasswordHasher } from './password-hasher.js'
-import { isAcceptablePassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './password-policy.js'
+import { newPasswordProblem } from './password-policy.js'
 import { refreshTokenDigest, type TokenPair, type TokenService } from './token-service.js'
 import { generateUserId } from './user-id.js'
 
@@ -87,14 +87,10 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       const email = normalizeEmail(input.email)
       if (email === null)
         throw new ValidationError([{ field: '/email', message: 'must be a valid e-mail address' }])
-      if (!isAcceptablePassword(input.password)) {
-        throw new ValidationError([
-          {
-            field: '/password',
-            message: `must have ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters of well-formed Unicode`,
-          },
-        ])
-      }
+      // the service is also called without HTTP: it applies the policy itself, with the message the schema gives
+      const passwordProblem = newPasswordProblem(input.password)
+      if (passwordProblem !== null)
+        throw new ValidationError([{ field: '/password', message: passwordProblem }])
       // the 409 reveals a registered e-mail by design (spec 4.3); checking first spares an Argon2 hash
       if (await users.findByEmail(email)) throw new EmailTakenError()
       const user = await createUser(email, await hasher.hash(input.password))

@@ -2,7 +2,8 @@ import { type Static, type TSchema, Type } from 'typebox'
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/password-policy.js'
 
 // One schema per request and response: it validates the request, types the handler and feeds the OpenAPI document.
-// `format: email` and `format: password` are the service's own checks (see http/validation.ts).
+// `format: email` and `format: password` are the service's own checks, and `x-password` applies the password policy
+// with its one message, ahead of the length limits that document it (see http/validation.ts).
 
 const Email = Type.String({
   format: 'email',
@@ -24,17 +25,24 @@ const RefreshToken = Type.String({ description: 'JWT, token_type Refresh; 7 days
 export const RegisterBody = Type.Object({
   email: Email,
   password: Type.String({
+    'x-password': 'new',
     format: 'password',
     minLength: PASSWORD_MIN_LENGTH,
     maxLength: PASSWORD_MAX_LENGTH,
-    description: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} Unicode characters`,
+    description: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} Unicode characters (code points), well-formed`,
   }),
 })
 export type RegisterBody = Static<typeof RegisterBody>
 
 export const LoginBody = Type.Object({
   email: Email,
-  password: Type.String({ format: 'password', minLength: 1, maxLength: PASSWORD_MAX_LENGTH }),
+  password: Type.String({
+    'x-password': 'login',
+    format: 'password',
+    minLength: 1,
+    maxLength: PASSWORD_MAX_LENGTH,
+    description: 'not empty; a wrong password of any length is a 401',
+  }),
 })
 export type LoginBody = Static<typeof LoginBody>
 

@@ -1,12 +1,30 @@
+import type { SchemaValidateFunction } from 'ajv'
 import type { FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
 import { isValidEmail } from '../auth/email.js'
-import { isWellFormedPassword } from '../auth/password-policy.js'
+import { isWellFormedPassword, loginPasswordProblem, newPasswordProblem } from '../auth/password-policy.js'
 import { type FieldError, ValidationError } from '../errors.js'
+
+/**
+ * The `x-password` keyword: the password policy itself, so that a request and the account service are refused with
+ * one message. `'x-password': 'new'` is the rule of a new password (register), `'login'` the looser check of a login
+ * password (any wrong one is a 401, spec 4.4 rule 1).
+ */
+const PASSWORD_CHECKS: Readonly<Record<string, (value: string) => string | null>> = {
+  new: newPasswordProblem,
+  login: loginPasswordProblem,
+}
+
+const checkPassword: SchemaValidateFunction = (mode: string, value: string) => {
+  const problem = PASSWORD_CHECKS[mode]?.(value) ?? null
+  checkPassword.errors =
+    problem === null ? [] : [{ keyword: 'x-password', message: problem, params: { mode } }]
+  return problem === null
+}
 
 /**
  * Ajv as the schemas need it: no type coercion (a number where a string belongs is a 400, DECISIONS), nothing
  * removed or defaulted behind the caller's back, the first error only (allErrors is a DoS vector), and the service's
- * own `email` and `password` formats.
+ * own `email` and `password` formats and `x-password` keyword.
  */
 export const ajvOptions: NonNullable<FastifyServerOptions['ajv']> = {
   customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false },
@@ -14,6 +32,17 @@ export const ajvOptions: NonNullable<FastifyServerOptions['ajv']> = {
     // after ajv-formats, so these replace its looser `email`
     ajv.addFormat('email', { type: 'string', validate: isValidEmail })
     ajv.addFormat('password', { type: 'string', validate: isWellFormedPassword })
+    ajv.addKeyword({
+      keyword: 'x-password',
+      type: 'string',
+      schemaType: 'string',
+      metaSchema: { enum: Object.keys(PASSWORD_CHECKS) },
+      // checked before maxLength, minLength and format: with the first error only, the policy's message is the one
+      // a client reads, and those keywords stay in the schema to document the limits in the OpenAPI document
+      before: 'maxLength',
+      errors: true,
+      validate: checkPassword,
+    })
   },
 }
 
@@ -30,9 +59,15 @@ function describe(error: FastifySchemaValidationError): FieldError {
     case 'type':
       return { field: error.instancePath, message: `must be ${article(String(params.type))}` }
     case 'minLength':
-      return { field: error.instancePath, message: `must have at least ${String(params.limit)} characters` }
+      return {
+        field: error.instancePath,
+        message: params.limit === 1 ? 'must not be empty' : `must have at least ${characters(params.limit)}`,
+      }
     case 'maxLength':
-      return { field: error.instancePath, message: `must have at most ${String(params.limit)} characters` }
+      return { field: error.instancePath, message: `must have at most ${characters(params.limit)}` }
+    case 'x-password':
+      // the password policy's own message (auth/password-policy.ts)
+      return { field: error.instancePath, message: error.message ?? 'is invalid' }
     case 'format':
       return {
         field: error.instancePath,
@@ -44,6 +79,10 @@ function describe(error: FastifySchemaValidationError): FieldError {
     default:
       return { field: error.instancePath, message: error.message ?? 'is invalid' }
   }
+}
+
+function characters(count: unknown): string {
+  return count === 1 ? '1 character' : `${String(count)} characters`
 }
 
 function article(type: string): string {

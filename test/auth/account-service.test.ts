@@ -142,16 +142,36 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
     expect(calls).toEqual([])
   })
 
-  it('validates its input without the HTTP layer', async () => {
+  it('validates its input without the HTTP layer, with the messages of the request schema', async () => {
+    const { hasher, calls } = observedHasher(cheap)
+    const accounts = service(hasher)
+    const refusal = (email: string, password: string) =>
+      accounts.register({ email, password }).then(
+        () => expect.unreachable('registered'),
+        (error: unknown) => {
+          expect(error).toBeInstanceOf(ValidationError)
+          return (error as ValidationError).data.errors
+        },
+      )
+    expect(await refusal('nope', 'correct horse')).toEqual([
+      { field: '/email', message: 'must be a valid e-mail address' },
+    ])
+    const passwordRule = [
+      { field: '/password', message: 'must have 8 to 100 characters of well-formed Unicode' },
+    ]
+    for (const password of ['short', '😀'.repeat(7), 'a'.repeat(101), 'abcdefgh\ud800']) {
+      expect(await refusal('a@example.com', password)).toEqual(passwordRule)
+    }
+    expect(calls).toEqual([])
+  })
+
+  it('a wrong password of any length is a wrong password (401), not a refused one', async () => {
     const accounts = service(observedHasher(cheap).hasher)
-    await expect(accounts.register({ email: 'nope', password: 'correct horse' })).rejects.toBeInstanceOf(
-      ValidationError,
-    )
-    await expect(accounts.register({ email: 'a@example.com', password: 'short' })).rejects.toBeInstanceOf(
-      ValidationError,
-    )
-    await expect(
-      accounts.register({ email: 'a@example.com', password: 'abcdefgh\ud800' }),
-    ).rejects.toBeInstanceOf(ValidationError)
+    await accounts.register({ email: 'ada@example.com', password: 'correct horse' })
+    for (const password of ['wrong', 'x', 'a'.repeat(100)]) {
+      await expect(
+        accounts.login({ email: 'ada@example.com', password, clientAddress: '192.0.2.7' }),
+      ).rejects.toBeInstanceOf(InvalidCredentialsError)
+    }
   })
 })
