@@ -13,6 +13,19 @@ Options:
   --config <file.json>       read variables from a JSON object; the environment wins
   -h, --help                 show this text
   -v, --version              print the version
+
+Main environment variables:
+  NODE_ENV                   development (default), test or production
+  HOST, PORT                 where to listen (0.0.0.0, 3000)
+  DATABASE_URL               sqlite:<file> (default sqlite:./data/app.db), postgres://… or mysql://…
+  REDIS_URL                  redis://…: refresh tokens and rate-limit counters live in Redis
+  AUTH_JWT_SECRET            HS256 signing secret, at least 32 characters; required in production
+  CORS_ORIGINS               production: the comma-separated origins allowed to call
+  WORKERS                    worker processes on one port (1; auto: one per core)
+  LOG_LEVEL                  fatal, error, warn, info (default), debug, trace or silent
+  SITE_CONFIG_FILE           a site configuration (JSON or YAML) to validate at start and serve
+
+See README.md for every variable.
 `
 
 /**
