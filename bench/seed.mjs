@@ -37,13 +37,13 @@ export function seedPasswordHash(argon2) {
  * Inserts accounts 0 … count-1 into `users` and, when asked, a stored refresh token for each (the digest of a string
  * that is no token, so none matches it: the table has the size it would have with every account logged in), in
  * large batches inside transactions.
- * @param {Pick<import('../src/storage/sql/sql-dialect.js').SqlDialect, 'db'>} dialect a dialect from
- *   dist/storage/<backend>/
+ * @param {Pick<import('../src/storage/sql/sql-database.js').SqlDatabase, 'db'>} database a database opened by
+ *   dist/storage/<engine>/
  * @param {{ count: number, passwordHash: string, refreshTokens: boolean,
  *   onProgress?: (done: number) => void }} options
  */
-export async function seedUsers(dialect, options) {
-  const { db } = dialect
+export async function seedUsers(database, options) {
+  const { db } = database
   const expiresAt = Date.now() + 30 * 86_400_000
   const batchesPerTransaction = ROWS_PER_INSERT * INSERTS_PER_TRANSACTION
   for (let start = 0; start < options.count; start += batchesPerTransaction) {

@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import { seedUsers } from './seed.mjs'
 import { migrateWithService } from './service-process.mjs'
 
-/** Long enough for the seeding's large transactions, which the dialect's statement timeout also bounds. */
+/** Long enough for the seeding's large transactions, which the database's statement timeout also bounds. */
 const POSTGRES_TIMEOUT_MS = 120_000
 /**
  * The built storage modules. Imported by a computed URL, which the type check does not follow: they are typed by
@@ -27,14 +27,14 @@ const DIST = new URL('../dist/', import.meta.url)
  */
 export async function seedSqliteStore(dataDir, options) {
   await migrateWithService(options.serviceEnv)
-  const { createSqliteDialect } = /** @type {typeof import('../src/storage/sqlite/sqlite-dialect.js')} */ (
-    await import(new URL('storage/sqlite/sqlite-dialect.js', DIST).href)
+  const { openSqliteDatabase } = /** @type {typeof import('../src/storage/sqlite/sqlite-database.js')} */ (
+    await import(new URL('storage/sqlite/sqlite-database.js', DIST).href)
   )
-  const dialect = createSqliteDialect(`${dataDir}/app.db`)
+  const database = openSqliteDatabase(`${dataDir}/app.db`)
   try {
-    await seed(dialect, options, true)
+    await seed(database, options, true)
   } finally {
-    await dialect.close()
+    await database.close()
   }
 }
 
@@ -46,35 +46,35 @@ export async function seedSqliteStore(dataDir, options) {
  */
 export async function seedPostgresStore(databaseUrl, options) {
   await migrateWithService(options.serviceEnv)
-  const { createPostgresDialect } =
-    /** @type {typeof import('../src/storage/postgres/postgres-dialect.js')} */ (
-      await import(new URL('storage/postgres/postgres-dialect.js', DIST).href)
+  const { openPostgresDatabase } =
+    /** @type {typeof import('../src/storage/postgres/postgres-database.js')} */ (
+      await import(new URL('storage/postgres/postgres-database.js', DIST).href)
     )
-  const dialect = createPostgresDialect(databaseUrl, {
+  const database = openPostgresDatabase(databaseUrl, {
     maxConnections: 2,
     timeoutMs: POSTGRES_TIMEOUT_MS,
     onIdleError: () => {},
   })
   try {
-    await seed(dialect, options, false)
+    await seed(database, options, false)
     // a table that has held its accounts for long is vacuumed and analysed; right after a bulk load, PostgreSQL's
     // autovacuum would instead do that work during the measurement, on the same two cores
-    await sql`VACUUM ANALYZE users`.execute(dialect.db)
+    await sql`VACUUM ANALYZE users`.execute(database.db)
   } finally {
-    await dialect.close()
+    await database.close()
   }
 }
 
 /**
- * @param {import('../src/storage/sql/sql-dialect.js').SqlDialect} dialect
+ * @param {import('../src/storage/sql/sql-database.js').SqlDatabase} database
  * @param {SeedOptions} options
  * @param {boolean} refreshTokens
  */
-async function seed(dialect, options, refreshTokens) {
+async function seed(database, options, refreshTokens) {
   const started = performance.now()
   const step = Math.max(1, Math.floor(options.count / 4))
   let reported = 0
-  await seedUsers(dialect, {
+  await seedUsers(database, {
     count: options.count,
     passwordHash: options.passwordHash,
     refreshTokens,
