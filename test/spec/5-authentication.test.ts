@@ -22,7 +22,8 @@ function craftToken(
   return sign(claims)
 }
 
-describe.each(backends)('spec 5: authentication [$name]', (backend) => {
+// docs/api.md section 5: the Authorization header, the four checks in order, configuration of tokens, CORS.
+describe.each(backends)('R5 authentication [$name]', (backend) => {
   let service: TestService
   let user: Awaited<ReturnType<typeof registerUser>>
   beforeAll(async () => {
@@ -36,44 +37,75 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
     return { sub: user.id, token_type: 'Access', iat: now, exp: now + 600, jti: `jti-${Math.random()}` }
   }
 
-  describe('5.1 protected endpoints require "Authorization: Bearer <access token>", never a URL parameter', () => {
-    it('a valid bearer token is accepted', async () => {
+  describe('R5.1 the access token travels in "Authorization: Bearer <token>" only', () => {
+    it('R5.1 both protected endpoints take the header, and neither takes a token in the URL', async () => {
       expect((await me(service, bearer(user.accessToken))).status).toBe(200)
-    })
-
-    it('a token in the query string is not accepted', async () => {
-      const reply = await call(service.app, 'GET', '/auth/me', { query: { access_token: user.accessToken } })
-      expectError(reply, 401, MESSAGES.authorizationMissing)
+      const inQuery = await call(service.app, 'GET', '/auth/me', {
+        query: { access_token: user.accessToken },
+      })
+      expectError(inQuery, 401, MESSAGES.authorizationMissing)
+      const logoutInQuery = await call(service.app, 'POST', '/auth/delete-refresh-token', {
+        query: { access_token: user.accessToken },
+      })
+      expectError(logoutInQuery, 401, MESSAGES.authorizationMissing)
+      const other = await registerUser(service.app)
+      const logout = await call(service.app, 'POST', '/auth/delete-refresh-token', {
+        headers: bearer(other.accessToken),
+      })
+      expect(logout.status).toBe(200)
     })
   })
 
-  describe('5.2 the checks, in order, each with its own 401', () => {
-    it('check 1: the Authorization header is present', async () => {
+  describe('R5.2 the checks, in order, each with its own 401', () => {
+    it('R5.2.1 the Authorization header must be present', async () => {
       expectError(await me(service), 401, MESSAGES.authorizationMissing)
     })
 
     it.each([
       ['another scheme', `Basic ${Buffer.from('a:b').toString('base64')}`],
+      ['another scheme name', 'Token TOKEN'],
       ['a lower-case scheme', 'bearer TOKEN'],
       ['no token', 'Bearer '],
       ['the scheme alone', 'Bearer'],
       ['two spaces', 'Bearer  TOKEN'],
       ['a token with a space', 'Bearer TOKEN MORE'],
       ['no space', 'BearerTOKEN'],
-    ])('check 2: it starts with "Bearer " (%s is refused)', async (_case, header) => {
+    ])('R5.2.2 the header must be "Bearer <token>": %s is refused', async (_case, header) => {
       const value = header.replace('TOKEN', user.accessToken)
       expectError(await me(service, { authorization: value }), 401, MESSAGES.authorizationMalformed)
     })
 
-    it('check 3: a bad signature is refused', async () => {
-      const forged = craftToken(validClaims(), { key: 'not-the-secret-not-the-secret-0000' })
-      expectError(await me(service, bearer(forged)), 401, MESSAGES.accessTokenInvalid)
+    it.each([
+      ['not a JWT', () => 'x.y.z'],
+      ['a bad signature', () => craftToken(validClaims(), { key: 'not-the-secret-not-the-secret-0000' })],
+      [
+        'a token expired a second ago',
+        () => {
+          const now = Math.floor(Date.now() / 1000)
+          return craftToken({ ...validClaims(), iat: now - 60, exp: now - 1 })
+        },
+      ],
+      [
+        'a token without exp',
+        () => {
+          const { exp: _exp, ...claims } = validClaims()
+          return craftToken(claims)
+        },
+      ],
+      [
+        'alg "none"',
+        () =>
+          `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify(validClaims())).toString('base64url')}.`,
+      ],
+      [
+        'HS512 (only HS256 is accepted)',
+        () => createSigner({ key: TEST_SECRET, algorithm: 'HS512' })(validClaims()),
+      ],
+    ])('R5.2.3 the token must be valid: %s is refused', async (_case, token) => {
+      expectError(await me(service, bearer(token())), 401, MESSAGES.accessTokenInvalid)
     })
 
-    it('check 3: an expired token is refused, with no leeway', async () => {
-      const now = Math.floor(Date.now() / 1000)
-      const expired = craftToken({ ...validClaims(), iat: now - 60, exp: now - 1 })
-      expectError(await me(service, bearer(expired)), 401, MESSAGES.accessTokenInvalid)
+    it('R5.2.3 expiry has no leeway: a token of the service is refused once its 15 minutes are over', async () => {
       const clock = createFixedClock(Date.now())
       const issuedLongAgo = await startTestService(backend, { clock })
       try {
@@ -86,56 +118,50 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
       }
     })
 
-    it('check 3: a token without exp is refused', async () => {
-      const { exp: _exp, ...claims } = validClaims()
-      expectError(await me(service, bearer(craftToken(claims))), 401, MESSAGES.accessTokenInvalid)
-    })
-
-    it('check 3: HS256 is pinned: alg "none" and other algorithms are refused', async () => {
-      const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify(validClaims())).toString('base64url')}.`
-      expectError(await me(service, bearer(unsigned)), 401, MESSAGES.accessTokenInvalid)
-      const hs512 = createSigner({ key: TEST_SECRET, algorithm: 'HS512' })(validClaims())
-      expectError(await me(service, bearer(hs512)), 401, MESSAGES.accessTokenInvalid)
-    })
-
-    it('check 3: header fields kid and jku are ignored, never fetched', async () => {
+    it('R5.2.3 header fields kid and jku are ignored, never fetched', async () => {
       const token = craftToken(validClaims(), {
         header: { kid: 'other', jku: 'http://127.0.0.1:1/keys.json' },
       })
       expect((await me(service, bearer(token))).status).toBe(200)
     })
 
-    it('check 4: token_type must be Access: a refresh token is refused with its own message', async () => {
+    it('R5.2.4 token_type must be Access: a refresh token is refused with its own message', async () => {
       expectError(await me(service, bearer(user.refreshToken)), 401, MESSAGES.tokenWrongType)
     })
 
-    it('the checks run in order: an expired refresh token fails check 3, not check 4', async () => {
+    it('R5.2.5 the first failing check answers: an expired refresh token fails R5.2.3, not R5.2.4', async () => {
       const now = Math.floor(Date.now() / 1000)
       const expiredRefresh = craftToken({ ...validClaims(), token_type: 'Refresh', exp: now - 1 })
       expectError(await me(service, bearer(expiredRefresh)), 401, MESSAGES.accessTokenInvalid)
     })
 
-    it('the four failure messages are distinct texts', () => {
-      const texts = [
-        MESSAGES.authorizationMissing,
-        MESSAGES.authorizationMalformed,
-        MESSAGES.accessTokenInvalid,
-        MESSAGES.tokenWrongType,
+    it('R5.2.6 the four failures answer four distinct messages, the documented ones', async () => {
+      const failures: Array<{ headers: Record<string, string>; message: string }> = [
+        { headers: {}, message: MESSAGES.authorizationMissing },
+        { headers: { authorization: 'Token x' }, message: MESSAGES.authorizationMalformed },
+        { headers: bearer('x.y.z'), message: MESSAGES.accessTokenInvalid },
+        { headers: bearer(user.refreshToken), message: MESSAGES.tokenWrongType },
       ]
-      expect(new Set(texts).size).toBe(4)
+      const answered: string[] = []
+      for (const { headers, message } of failures) {
+        const reply = await me(service, headers)
+        expectError(reply, 401, message)
+        answered.push(reply.body.message)
+      }
+      expect(new Set(answered).size).toBe(4)
     })
   })
 
-  describe('5.3 the user id from sub is handed to the handler', () => {
-    it('each caller sees their own account', async () => {
+  describe('R5.3 the user id from sub is handed to the handler', () => {
+    it('R5.3 each caller sees their own account', async () => {
       const other = await registerUser(service.app)
       expect((await me(service, bearer(user.accessToken))).body.data.id).toBe(user.id)
       expect((await me(service, bearer(other.accessToken))).body.data.id).toBe(other.id)
     })
   })
 
-  describe('5.5 lifetimes and secret are configurable', () => {
-    it('AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES and AUTH_REFRESH_TOKEN_EXPIRATION_DAYS set the lifetimes', async () => {
+  describe('R5.5 lifetimes and secrets are configuration', () => {
+    it('R5.5.1 AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES and AUTH_REFRESH_TOKEN_EXPIRATION_DAYS set the lifetimes', async () => {
       const custom = await startTestService(backend, {
         env: { AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES: '5', AUTH_REFRESH_TOKEN_EXPIRATION_DAYS: '30' },
       })
@@ -150,7 +176,7 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
       }
     })
 
-    it('AUTH_JWT_SECRET signs; AUTH_JWT_PREVIOUS_SECRETS still verify but never sign', async () => {
+    it('R5.5.2 AUTH_JWT_SECRET signs; AUTH_JWT_PREVIOUS_SECRETS still verify but never sign', async () => {
       const oldSecret = 'the-old-secret-the-old-secret-0000'
       const newSecret = 'the-new-secret-the-new-secret-1111'
       const instance = await backend.setup()
@@ -186,8 +212,8 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
     })
   })
 
-  describe('5.8 cross-origin', () => {
-    it('development: any origin, method and header', async () => {
+  describe('R5.8 cross-origin requests', () => {
+    it('R5.8.1 outside production: any origin, the headers it asks for, and every method the service serves', async () => {
       const reply = await service.app.inject({
         method: 'OPTIONS',
         url: '/auth/login',
@@ -200,9 +226,10 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
       expect(reply.statusCode).toBe(204)
       expect(reply.headers['access-control-allow-origin']).toBe('https://anywhere.example')
       expect(reply.headers['access-control-allow-headers']).toBe('x-custom')
+      expect(reply.headers['access-control-allow-methods']).toBe('GET,HEAD,POST')
     })
 
-    it('production: only CORS_ORIGINS, methods GET, POST, PUT, DELETE and headers content-type, authorization', async () => {
+    it('R5.8.2 production: only CORS_ORIGINS, methods GET, POST, PUT, DELETE and headers content-type, authorization', async () => {
       const production = await startTestService(backend, {
         env: { NODE_ENV: 'production', CORS_ORIGINS: 'https://app.example.com' },
       })
@@ -226,7 +253,7 @@ describe.each(backends)('spec 5: authentication [$name]', (backend) => {
       }
     })
 
-    it('production without CORS_ORIGINS: no origin is allowed', async () => {
+    it('R5.8.3 production without CORS_ORIGINS: no origin is allowed', async () => {
       const closed = await startTestService(backend, { env: { NODE_ENV: 'production' } })
       try {
         for (const method of ['OPTIONS', 'POST'] as const) {

@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backends } from '../support/backends.js'
+import { call, expectError, PASSWORD, uniqueEmail } from '../support/http.js'
+import { MESSAGES } from '../support/messages.js'
+import { startTestService, type TestService } from '../support/test-service.js'
+
+// docs/api.md R1.9 and R1.10: the errors src/http/error-handler.ts makes of Fastify's own (body too large, no route).
+describe('error-handler: Fastify errors and unknown routes as envelopes', () => {
+  let service: TestService
+  beforeAll(async () => {
+    service = await startTestService(backends[0]!)
+  })
+  afterAll(() => service.close())
+
+  it('R1.9 a body over 16 KiB (20 KiB sent) is a 413, and nothing is created', async () => {
+    const email = uniqueEmail()
+    const reply = await call(service.app, 'POST', '/auth/register', {
+      body: { email, password: PASSWORD, padding: 'x'.repeat(20 * 1024) },
+    })
+    expectError(reply, 413, MESSAGES.payloadTooLarge)
+    expectError(
+      await call(service.app, 'POST', '/auth/login', { body: { email, password: PASSWORD } }),
+      401,
+      MESSAGES.invalidCredentials,
+    )
+  })
+
+  it('R1.10 an unknown path is a 404; a known path with another method a 405 with Allow', async () => {
+    expectError(await call(service.app, 'GET', '/nowhere'), 404, MESSAGES.notFound)
+    expectError(await call(service.app, 'POST', '/auth/registers', { body: {} }), 404, MESSAGES.notFound)
+    const login = await call(service.app, 'GET', '/auth/login')
+    expectError(login, 405, MESSAGES.methodNotAllowed)
+    expect(login.headers.allow).toBe('POST')
+    const health = await call(service.app, 'DELETE', '/health')
+    expectError(health, 405, MESSAGES.methodNotAllowed)
+    expect(health.headers.allow).toBe('GET, HEAD')
+  })
+})

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backends } from '../support/backends.js'
+import { call, PASSWORD, uniqueEmail } from '../support/http.js'
+import { FIELD_MESSAGES } from '../support/messages.js'
+import { startTestService, type TestService } from '../support/test-service.js'
+
+// docs/api.md R1.5 to R1.8, implemented by src/http/validation.ts and the schemas of src/http/schemas.ts.
+describe('validation: the 400 of a request that does not fit its schema', () => {
+  let service: TestService
+  beforeAll(async () => {
+    service = await startTestService(backends[0]!)
+  })
+  afterAll(() => service.close())
+
+  const post = (url: string, body: unknown) => call(service.app, 'POST', url, { body })
+
+  it.each([
+    ['an array', '[]'],
+    ['a string', '"a@example.com"'],
+    ['null', 'null'],
+    ['a number', '42'],
+    ['no body at all', undefined],
+  ])('R1.5 a body that is not an object is a 400: %s', async (_case, text) => {
+    const reply = await post('/auth/login', text)
+    expect(reply.status).toBe(400)
+    expect(reply.body).toEqual({
+      code: 400,
+      message: `Invalid request: body ${FIELD_MESSAGES.notObject}`,
+      data: { errors: [{ field: '', message: FIELD_MESSAGES.notObject }] },
+    })
+  })
+
+  it('R1.6 the 400 names the first failing field by JSON Pointer, and only that one', async () => {
+    const reply = await post('/auth/register', { password: 7 })
+    expect(reply.status).toBe(400)
+    expect(reply.body).toEqual({
+      code: 400,
+      message: `Invalid request: /email ${FIELD_MESSAGES.required}`,
+      data: { errors: [{ field: '/email', message: FIELD_MESSAGES.required }] },
+    })
+  })
+
+  it.each([
+    ['a number', 12345678],
+    ['a boolean', true],
+    ['null', null],
+    ['an array', ['correct horse']],
+    ['an object', { value: 'correct horse' }],
+  ])('R1.7 no type coercion: %s where a string belongs is a 400', async (_case, password) => {
+    const reply = await post('/auth/register', { email: uniqueEmail(), password })
+    expect(reply.status).toBe(400)
+    expect(reply.body.data.errors).toEqual([{ field: '/password', message: FIELD_MESSAGES.notString }])
+  })
+
+  it('R1.8 fields the schema does not name are ignored', async () => {
+    const email = uniqueEmail()
+    const reply = await post('/auth/register', { email, password: PASSWORD, role: 'admin', id: '1' })
+    expect(reply.status).toBe(200)
+    expect(Object.keys(reply.body.data).sort()).toEqual([
+      'access_token',
+      'created_at',
+      'email',
+      'refresh_token',
+    ])
+    const login = await post('/auth/login', { email, password: PASSWORD })
+    expect(login.body.data.id).not.toBe('1')
+  })
+})
