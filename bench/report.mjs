@@ -30,12 +30,10 @@ const NOTES_END = '<!-- notes:end -->'
  * @property {string[]} skipped
  */
 
-/**
- * @typedef {ReturnType<typeof describeConfiguration>} Configuration what the run measured with, as the page
- *   describes it
- */
+/** @typedef {ReturnType<typeof describeConfiguration>} Configuration */
 
 /**
+ * The run's parameters and tool versions, saved in its JSON report and written out on the performance page.
  * @param {import('./settings.mjs').Settings} settings
  */
 export function describeConfiguration(settings) {
