@@ -62,6 +62,7 @@ export interface RateCounterStore {
   /**
    * Counts one hit on `key`. The first hit opens a window of `windowMs`; hits within it add up; the first hit after
    * it ends opens a new one. Atomic: of concurrent hits from any number of processes, each gets its own count.
+   * Throws StorageError when the store fails; what an uncounted request means is the caller's decision.
    */
   increment(key: string, windowMs: number): Promise<RateCount>
 }
