@@ -21,6 +21,7 @@ describe.each(backends)('R8 limits [$name]', (backend) => {
       expect(replies.map((reply) => reply.status)).toEqual([401, 401, 429])
       expect(replies[0]?.headers['x-ratelimit-limit']).toBe('2')
       expect(replies[0]?.headers['x-ratelimit-remaining']).toBe('1')
+      expect(Number(replies[0]?.headers['x-ratelimit-reset'])).toBeGreaterThan(0)
       const reply = await call(limited.app, 'POST', '/auth/login', { body })
       expectError(reply, 429, MESSAGES.rateLimited)
       expect(Number(reply.headers['retry-after'])).toBeGreaterThan(0)
