@@ -2,6 +2,9 @@ import { Writable } from 'node:stream'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { LazyChildLogger } from '../../src/http/request-log.js'
+import { backends } from '../support/backends.js'
+import { call } from '../support/http.js'
+import { startTestService } from '../support/test-service.js'
 
 function capture() {
   const lines: Record<string, unknown>[] = []
@@ -40,5 +43,31 @@ describe('LazyChildLogger', () => {
     await new Promise((resolve) => setImmediate(resolve))
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatchObject({ level: 30, reqId: 'req-7', code: 'X', msg: 'hello' })
+  })
+})
+
+describe('RequestLogController', () => {
+  it('writes one line per request: its id, method, path without the query, status and client address, no header', async () => {
+    const service = await startTestService(backends[0]!)
+    try {
+      const token = 'not-a-token-but-secret'
+      await call(service.app, 'GET', '/auth/me', {
+        headers: { authorization: `Bearer ${token}` },
+        query: { access_token: token },
+      })
+      const lines = service.logs().filter((record) => record.msg === 'request' && record.path === '/auth/me')
+      expect(lines).toHaveLength(1)
+      expect(lines[0]).toMatchObject({
+        level: 30,
+        reqId: expect.any(String),
+        method: 'GET',
+        statusCode: 401,
+        clientAddress: '127.0.0.1',
+        durationMs: expect.any(Number),
+      })
+      expect(service.logLines.join('\n')).not.toContain(token)
+    } finally {
+      await service.close()
+    }
   })
 })
