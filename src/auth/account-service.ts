@@ -39,7 +39,7 @@ export interface AccountService {
   refresh(refreshToken: string): Promise<Session['tokens']>
   /** spec 4.6: deletes the user's stored refresh token. */
   logout(userId: string): Promise<void>
-  /** GET /auth/me (DECISIONS). Throws AccessTokenInvalidError when the account no longer exists. */
+  /** GET /auth/me (docs/api.md §4.7). Throws AccessTokenInvalidError when the account no longer exists. */
   me(userId: string): Promise<Account>
 }
 
@@ -129,7 +129,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
 
     async refresh(refreshToken) {
       const userId = tokens.verifyRefresh(refreshToken)
-      // DECISIONS: a token whose sub names no account is refused. The rotation below sees to it: a stored token
+      // docs/api.md R4.5.3, R4.7.2: a token whose sub names no account is refused. The rotation below sees to it: a stored token
       // implies its account (a foreign key in SQL; in Redis, tokens are stored only for accounts that exist, and
       // the service deletes no account), so a valid token of no account finds nothing to rotate.
       const pair = tokens.issuePair(userId)

@@ -1,5 +1,5 @@
 /**
- * The WHATWG HTML "valid e-mail address" grammar (DECISIONS: E-mail), applied to the trimmed value.
+ * The WHATWG HTML "valid e-mail address" grammar (docs/api.md R2.1.2), applied to the trimmed value.
  * https://html.spec.whatwg.org/multipage/input.html#valid-e-mail-address
  */
 const VALID_EMAIL =

@@ -1,4 +1,4 @@
-/** spec 4.3 / 8: a password has 8 to 100 characters, counted as Unicode code points (DECISIONS). */
+/** spec 4.3 / 8: a password has 8 to 100 characters, counted as Unicode code points (docs/api.md R2.1.5). */
 export const PASSWORD_MIN_LENGTH = 8
 export const PASSWORD_MAX_LENGTH = 100
 
@@ -15,7 +15,7 @@ const EMPTY_PASSWORD = 'must not be empty'
 
 /**
  * A password must be well-formed Unicode: a lone surrogate would be replaced when encoded to UTF-8 for hashing, so
- * two different strings could share a hash (DECISIONS: Password length).
+ * two different strings could share a hash (docs/api.md R2.1.5).
  */
 export function isWellFormedPassword(value: string): boolean {
   return value.isWellFormed()

@@ -7,7 +7,7 @@ import { createHs256Signer } from './hs256-signer.js'
 import { isUserId } from './user-id.js'
 import { createVerifiedTokenMemory } from './verified-token-memory.js'
 
-/** DECISIONS: token_type is serialized as the enumeration's own names. */
+/** docs/api.md R2.3.1: token_type is serialized as the enumeration's own names. */
 export type TokenType = 'Access' | 'Refresh'
 
 export interface TokenClaims {

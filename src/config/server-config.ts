@@ -24,7 +24,7 @@ export function readServerConfig(read: EnvReader, cores: number): ServerConfig {
     workers: read.countOrAuto('WORKERS', 1, cores, 256),
     requestTimeoutMs: read.integer('REQUEST_TIMEOUT_MS', 10_000, { min: 1 }),
     headersTimeoutMs: read.integer('HEADERS_TIMEOUT_MS', 5_000, { min: 1 }),
-    // DECISIONS: bodies over 16 KiB are a 413
+    // docs/api.md R1.9: bodies over 16 KiB are a 413
     bodyLimitBytes: 16 * 1024,
   }
 }

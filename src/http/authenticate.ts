@@ -9,7 +9,7 @@ declare module 'fastify' {
   }
 }
 
-/** spec 5.2 / DECISIONS: exactly "Bearer", one space, then a token without spaces. */
+/** spec 5.2 / docs/api.md R5.2.2: exactly "Bearer", one space, then a token without spaces. */
 const BEARER = /^Bearer ([^\s]+)$/
 
 /**

@@ -5,7 +5,7 @@ export function success<T>(data: T): { code: 200; message: 'Success'; data: T } 
   return { code: 200, message: 'Success', data }
 }
 
-/** DECISIONS: errors use the same envelope, with the HTTP status as `code`. */
+/** docs/api.md R1.2: errors use the same envelope, with the HTTP status as `code`. */
 export function failure(error: AppError): { code: number; message: string; data: unknown } {
   return { code: error.statusCode, message: error.message, data: error.data }
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 
 /**
- * JSON is the only body type: any other Content-Type is a 415 (DECISIONS). The parser is Fastify's own, with its
+ * JSON is the only body type: any other Content-Type is a 415 (docs/api.md R1.3, R1.4, R4.6.2). The parser is Fastify's own, with its
  * __proto__ and constructor poisoning checks set to reject, except that an empty body parses to undefined: logout
  * takes no body, with or without a JSON Content-Type. Routes that need a body still answer 400, from their schema.
  */

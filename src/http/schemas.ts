@@ -83,7 +83,7 @@ export const RefreshResponse = Envelope(
 export const LogoutResponse = Envelope(Type.Null())
 export const MeResponse = Envelope(Type.Object({ id: UserId, email: Email, created_at: CreatedAt }))
 
-/** DECISIONS: every error uses the envelope, with the HTTP status as `code`. */
+/** docs/api.md R1.2: every error uses the envelope, with the HTTP status as `code`. */
 export const ErrorResponse = Type.Object(
   {
     code: Type.Integer({ description: 'the HTTP status' }),

@@ -22,7 +22,7 @@ const checkPassword: SchemaValidateFunction = (mode: string, value: string) => {
 }
 
 /**
- * Ajv as the schemas need it: no type coercion (a number where a string belongs is a 400, DECISIONS), nothing
+ * Ajv as the schemas need it: no type coercion (a number where a string belongs is a 400, docs/api.md R1.7), nothing
  * removed or defaulted behind the caller's back, the first error only (allErrors is a DoS vector), and the service's
  * own `email` and `password` formats and `x-password` keyword.
  */
@@ -46,7 +46,7 @@ export const ajvOptions: NonNullable<FastifyServerOptions['ajv']> = {
   },
 }
 
-/** Turns Fastify's schema validation failure into the 400 of DECISIONS, naming the field by JSON Pointer. */
+/** Turns Fastify's schema validation failure into the 400 of docs/api.md R1.6, naming the field by JSON Pointer. */
 export function toValidationError(errors: readonly FastifySchemaValidationError[]): ValidationError {
   return new ValidationError(errors.map(describe))
 }

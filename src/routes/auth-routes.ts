@@ -94,7 +94,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
   )
 }
 
-/** spec 4.6 and DECISIONS' /auth/me: registered inside the scope that runs the authentication guard. */
+/** spec 4.6 and docs/api.md §4.7 (GET /auth/me): registered inside the scope that runs the authentication guard. */
 export const protectedAuthRoutes: FastifyPluginAsyncTypebox<Pick<AuthRoutesOptions, 'accounts'>> = async (
   app,
   { accounts },

@@ -25,7 +25,7 @@ export interface UserStore {
   updatePasswordHash(id: string, passwordHash: string): Promise<void>
 }
 
-/** A refresh token as stored: its SHA-256 digest and expiry, never the token (DECISIONS: Storage). */
+/** A refresh token as stored: its SHA-256 digest and expiry, never the token (docs/api.md §2.4). */
 export interface StoredRefreshToken {
   digest: string
   /** Epoch milliseconds; from then on the token is gone for every operation. */

@@ -10,7 +10,7 @@ import { sqliteStatements } from './statements.js'
 
 /**
  * Every connection's settings: WAL, and `synchronous=FULL` so that every acknowledged write survives a process kill
- * and a power loss (DECISIONS: Storage); the busy timeout lets several processes share the file.
+ * and a power loss (docs/api.md §2.4); the busy timeout lets several processes share the file.
  */
 const PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'busy_timeout = 5000', 'foreign_keys = ON']
 
