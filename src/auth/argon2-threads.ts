@@ -33,7 +33,7 @@ interface Pending {
   reject(error: Error): void
 }
 
-// a file of its own beside this one, in src/ (Vitest) as in dist/ (tsc copies it there)
+// a file of its own beside this one, in src/ (Vitest) as in dist/ (where tsc emits it with the compiled code)
 const THREAD_FILE = new URL('./argon2-thread.js', import.meta.url)
 
 /**
