@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { isStrongSecret, SECRET_RULE } from './config/auth-config.js'
 
 /**
  * The development JWT secret: read from `<dataDir>/jwt-secret`, created there (mode 0600) on first start so that
  * tokens survive a restart. The file appears with its content in one step (written aside, then hard-linked into
  * place, which fails if another process got there first), so processes starting together share one secret and
- * none reads a half-written file.
+ * none reads a half-written file. The data directory, when this creates it, is the owner's only (0700): it holds
+ * this secret and the SQLite files with the password hashes (docs/api.md R5.5.4).
  */
 export async function loadOrCreateDevSecret(dataDir: string): Promise<string> {
   const file = join(dataDir, 'jwt-secret')
-  await mkdir(dataDir, { recursive: true })
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
   await writeFile(draft, `${randomBytes(48).toString('base64url')}\n`, { mode: 0o600 })
   try {
@@ -21,7 +23,10 @@ export async function loadOrCreateDevSecret(dataDir: string): Promise<string> {
     await unlink(draft)
   }
   const secret = (await readFile(file, 'utf8')).trim()
-  if (secret.length < 32)
-    throw new Error(`${file} holds a secret shorter than 32 characters; delete it to renew`)
+  if (!isStrongSecret(secret)) {
+    throw new Error(
+      `${file} holds a secret of fewer than ${SECRET_RULE.minLength} characters or ${SECRET_RULE.minDistinct} distinct ones; delete it to renew`,
+    )
+  }
   return secret
 }

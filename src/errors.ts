@@ -21,6 +21,9 @@ export const ERROR_CODES = [
   'rate_limited',
   'internal_error',
   'service_busy',
+  'https_required',
+  'body_not_utf8',
+  'write_outcome_unknown',
   // failures inside the process, never an HTTP answer of their own
   'storage_failed',
   'config_invalid',
@@ -87,9 +90,18 @@ export class InvalidCredentialsError extends AppError {
   }
 }
 
+/**
+ * docs/api.md R5.4: the challenge of a 401 about a bearer token (RFC 6750 §3). A request without usable credentials
+ * (no header, another scheme, a malformed one) gets the bare challenge, with no error attribute (RFC 6750 §3.1); a
+ * token that was presented and refused gets `error="invalid_token"`.
+ */
+const BEARER_CHALLENGE = { 'www-authenticate': 'Bearer' } as const
+const INVALID_TOKEN_CHALLENGE = { 'www-authenticate': 'Bearer error="invalid_token"' } as const
+
 export class AuthorizationMissingError extends AppError {
   readonly statusCode = 401
   readonly code = 'authorization_missing'
+  override readonly headers: Readonly<Record<string, string>> = BEARER_CHALLENGE
   constructor() {
     super('Authorization header is missing')
   }
@@ -98,6 +110,7 @@ export class AuthorizationMissingError extends AppError {
 export class AuthorizationMalformedError extends AppError {
   readonly statusCode = 401
   readonly code = 'authorization_malformed'
+  override readonly headers: Readonly<Record<string, string>> = BEARER_CHALLENGE
   constructor() {
     super('Authorization header must have the form "Bearer <token>"')
   }
@@ -106,6 +119,7 @@ export class AuthorizationMalformedError extends AppError {
 export class AccessTokenInvalidError extends AppError {
   readonly statusCode = 401
   readonly code = 'access_token_invalid'
+  override readonly headers: Readonly<Record<string, string>> = INVALID_TOKEN_CHALLENGE
   constructor(cause?: unknown) {
     super('Access token is invalid or expired', { cause })
   }
@@ -114,6 +128,8 @@ export class AccessTokenInvalidError extends AppError {
 export class RefreshTokenInvalidError extends AppError {
   readonly statusCode = 401
   readonly code = 'refresh_token_invalid'
+  // docs/api.md R5.4: a refresh token is a bearer credential too, only sent in the body instead of the header
+  override readonly headers: Readonly<Record<string, string>> = INVALID_TOKEN_CHALLENGE
   constructor(cause?: unknown) {
     super('Refresh token is invalid, expired or already used', { cause })
   }
@@ -122,8 +138,18 @@ export class RefreshTokenInvalidError extends AppError {
 export class TokenWrongTypeError extends AppError {
   readonly statusCode = 401
   readonly code = 'token_wrong_type'
+  override readonly headers: Readonly<Record<string, string>> = INVALID_TOKEN_CHALLENGE
   constructor() {
     super('Token is of the wrong type for this endpoint')
+  }
+}
+
+/** docs/api.md R5.7.2: behind a proxy (TRUST_PROXY) in production, a request with credentials came over plain HTTP. */
+export class HttpsRequiredError extends AppError {
+  readonly statusCode = 403
+  readonly code = 'https_required'
+  constructor() {
+    super('HTTPS is required')
   }
 }
 
@@ -206,7 +232,40 @@ export class ServiceBusyError extends AppError {
   }
 }
 
-/** Thrown by a storage backend when its server cannot be reached or fails; answered as a 500. */
+/** docs/api.md R1.4: JSON is UTF-8 (RFC 8259 §8.1); other bytes are refused rather than decoded as U+FFFD. */
+export class BodyNotUtf8Error extends AppError {
+  readonly statusCode = 400
+  readonly code = 'body_not_utf8'
+  constructor() {
+    super('Request body is not valid UTF-8')
+  }
+}
+
+/**
+ * docs/api.md R7.3: a write whose outcome the service cannot know (it was sent, and no answer came within
+ * STORAGE_TIMEOUT_MS or the connection was lost before one did). A 500 means the change was not made; this one
+ * means it may have been.
+ */
+export class WriteOutcomeUnknownError extends AppError {
+  readonly statusCode = 503
+  readonly code = 'write_outcome_unknown'
+  override readonly headers: Readonly<Record<string, string>> = { 'retry-after': '1' }
+  constructor(cause?: unknown) {
+    super('The change may or may not have been applied; retry', { cause })
+  }
+}
+
+/**
+ * Thrown by a storage backend when its server cannot be reached or fails; answered as a 500, which means the
+ * operation did not take effect, or with `outcomeUnknown` (a write that may have) as a WriteOutcomeUnknownError.
+ */
 export class StorageError extends TesseraError {
   readonly code = 'storage_failed'
+  /** True for a write that was sent and may have been applied: the client must be told it may have been. */
+  readonly outcomeUnknown: boolean
+
+  constructor(message: string, options?: { cause?: unknown; outcomeUnknown?: boolean }) {
+    super(message, options)
+    this.outcomeUnknown = options?.outcomeUnknown ?? false
+  }
 }

@@ -4,7 +4,12 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { type Config, ConfigError, configWarnings, type Env, loadConfig } from '../src/config.js'
 
-const SECRET = 'x'.repeat(32)
+/** A strong secret: 48 random bytes in base64, as `openssl rand -base64 48` prints them. */
+const SECRET = 'kX3v9Qm2Lr8TzP1wYb6NcHs0Jd4Fg7Ea5Uo+Ri/Vt2Mq8Wn1Ky3Ze6Bx9Ca0Dp4Gh7S'
+/** `openssl rand -hex 32`: 64 characters of 16 possible. */
+const HEX_SECRET = '9f2c4e1a7b3d8f60a5c2e9b14d7f3a8c6e0b2d5f9a1c4e7b3d8f2a6c0e5b9d14'
+const weakSecret = (what: string) =>
+  `${what} must have at least 32 characters, 10 of them distinct, in production`
 const CORES = availableParallelism()
 /** Production with what it requires, and nothing it warns about. */
 const PRODUCTION: Env = {
@@ -120,34 +125,71 @@ const VARIABLES: Record<string, Variable> = {
       [SECRET, SECRET],
       ['short', 'short'],
       [SECRET, SECRET, { NODE_ENV: 'production' }],
+      [HEX_SECRET, HEX_SECRET, { NODE_ENV: 'production' }],
     ],
     bad: [
-      ['', 'AUTH_JWT_SECRET must be set to at least 32 characters in production', { NODE_ENV: 'production' }],
       [
+        '',
+        'AUTH_JWT_SECRET must be set in production (openssl rand -base64 48 makes one)',
+        { NODE_ENV: 'production' },
+      ],
+      // trimmed like every variable: 32 spaces are no secret at all
+      [
+        ' '.repeat(32),
+        'AUTH_JWT_SECRET must be set in production (openssl rand -base64 48 makes one)',
+        { NODE_ENV: 'production' },
+      ],
+      // docs/api.md R5.5.3: at least 32 characters, 10 of them distinct
+      ...[
+        'secret',
         'x'.repeat(31),
-        'AUTH_JWT_SECRET must be set to at least 32 characters in production',
-        { NODE_ENV: 'production' },
-      ],
-      // trimmed like every variable: 31 characters between the spaces
-      [
-        ` ${'x'.repeat(31)} `,
-        'AUTH_JWT_SECRET must be set to at least 32 characters in production',
-        { NODE_ENV: 'production' },
-      ],
+        // 31 characters between the spaces
+        ` ${SECRET.slice(0, 31)} `,
+        'x'.repeat(32),
+        '0'.repeat(64),
+        'secretsecretsecretsecretsecretsecret',
+        'abcdefghiabcdefghiabcdefghiabcdefghi',
+      ].map((value): Entry<string> => [value, weakSecret('AUTH_JWT_SECRET'), { NODE_ENV: 'production' }]),
     ],
     warnings: [
-      ['short', ['AUTH_JWT_SECRET is shorter than 32 characters; production refuses it']],
+      [
+        'short',
+        ['AUTH_JWT_SECRET must have at least 32 characters, 10 of them distinct; production refuses it'],
+      ],
+      [
+        'x'.repeat(40),
+        ['AUTH_JWT_SECRET must have at least 32 characters, 10 of them distinct; production refuses it'],
+      ],
       [SECRET, []],
+      [HEX_SECRET, []],
     ],
   },
   AUTH_JWT_PREVIOUS_SECRETS: {
     read: (config) => config.auth.previousJwtSecrets,
+    with: { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET, CORS_ORIGINS: 'https://app.example' },
     default: [],
     good: [
-      ['old-one, old-two', ['old-one', 'old-two']],
-      ['one,,two,', ['one', 'two']],
+      [`${HEX_SECRET}, ${SECRET}`, [HEX_SECRET, SECRET]],
+      [`${HEX_SECRET},,${SECRET},`, [HEX_SECRET, SECRET]],
+      // outside production a weak previous secret is only warned about
+      ['old-one, old-two', ['old-one', 'old-two'], {}],
     ],
-    bad: [],
+    // the error names the entry, never its value
+    bad: [
+      ['secret', weakSecret('AUTH_JWT_PREVIOUS_SECRETS entry 1')],
+      [`${HEX_SECRET},${'y'.repeat(32)}`, weakSecret('AUTH_JWT_PREVIOUS_SECRETS entry 2')],
+      [`${SECRET},abcdefghijabcdefghij`, weakSecret('AUTH_JWT_PREVIOUS_SECRETS entry 2')],
+    ],
+    warnings: [
+      [
+        `${SECRET},secret`,
+        [
+          'AUTH_JWT_PREVIOUS_SECRETS entry 2 must have at least 32 characters, 10 of them distinct; production refuses it',
+        ],
+        {},
+      ],
+      [`${SECRET},${HEX_SECRET}`, []],
+    ],
   },
   AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES: {
     read: (config) => config.auth.accessTokenTtlSeconds,
@@ -497,7 +539,7 @@ describe('loadConfig', () => {
   it('reads every variable at once', () => {
     const config = loadConfig({
       ...PRODUCTION,
-      AUTH_JWT_PREVIOUS_SECRETS: 'old-one, old-two',
+      AUTH_JWT_PREVIOUS_SECRETS: HEX_SECRET,
       AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES: '5',
       AUTH_REFRESH_TOKEN_EXPIRATION_DAYS: '30',
       AUTH_ARGON2_MEMORY_KIB: '65536',
@@ -536,7 +578,7 @@ describe('loadConfig', () => {
       },
       auth: {
         jwtSecret: SECRET,
-        previousJwtSecrets: ['old-one', 'old-two'],
+        previousJwtSecrets: [HEX_SECRET],
         accessTokenTtlSeconds: 300,
         refreshTokenTtlSeconds: 30 * 86_400,
         argon2: { memoryKiB: 65536, timeCost: 3, parallelism: 2 },

@@ -63,6 +63,12 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     code: 'token_wrong_type',
     message: 'Token is of the wrong type for this endpoint',
   },
+  HttpsRequiredError: {
+    error: new errors.HttpsRequiredError(),
+    status: 403,
+    code: 'https_required',
+    message: 'HTTPS is required',
+  },
   NotFoundError: { error: new errors.NotFoundError(), status: 404, code: 'not_found', message: 'Not found' },
   MethodNotAllowedError: {
     error: new errors.MethodNotAllowedError(['GET']),
@@ -105,6 +111,18 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     status: 503,
     code: 'service_busy',
     message: 'Server is busy, retry shortly',
+  },
+  BodyNotUtf8Error: {
+    error: new errors.BodyNotUtf8Error(),
+    status: 400,
+    code: 'body_not_utf8',
+    message: 'Request body is not valid UTF-8',
+  },
+  WriteOutcomeUnknownError: {
+    error: new errors.WriteOutcomeUnknownError(),
+    status: 503,
+    code: 'write_outcome_unknown',
+    message: 'The change may or may not have been applied; retry',
   },
 }
 
@@ -211,6 +229,7 @@ describe('errors', () => {
     expect(new errors.MethodNotAllowedError(['GET', 'HEAD']).headers).toEqual({ allow: 'GET, HEAD' })
     expect(new errors.RateLimitedError(12).headers).toEqual({ 'retry-after': '12' })
     expect(new errors.ServiceBusyError().headers).toEqual({ 'retry-after': '1' })
+    expect(new errors.WriteOutcomeUnknownError().headers).toEqual({ 'retry-after': '1' })
   })
 })
 
@@ -237,6 +256,17 @@ describe('toAppError', () => {
       expect(mapped.cause).toBe(error)
     },
   )
+
+  it('answers a write whose outcome is unknown with the 503 of its own, a failed one with the 500', () => {
+    const cause = new Error('no answer within 1000 ms')
+    const unknown = new errors.StorageError('refreshTokens.rotate failed', { cause, outcomeUnknown: true })
+    const mapped = toAppError(unknown)
+    expect(mapped).toBeInstanceOf(errors.WriteOutcomeUnknownError)
+    expect(mapped.cause).toBe(unknown)
+    const failed = new errors.StorageError('refreshTokens.rotate failed', { cause })
+    expect(failed.outcomeUnknown).toBe(false)
+    expect(toAppError(failed)).toBeInstanceOf(errors.InternalError)
+  })
 
   it('maps an unknown 4xx from Fastify to its status with the standard text', () => {
     const mapped = toAppError(

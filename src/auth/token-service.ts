@@ -64,6 +64,10 @@ export const refreshTokenDigest: (token: string) => string =
  */
 export function createTokenService(settings: TokenSettings, clock: Clock): TokenService {
   const sign = createHs256Signer(settings.secret)
+  const lifetimes: Record<TokenType, number> = {
+    Access: settings.accessTokenTtlSeconds,
+    Refresh: settings.refreshTokenTtlSeconds,
+  }
   const keys = [settings.secret, ...settings.previousSecrets]
   const verifiers = keys.map((key) =>
     createVerifier({
@@ -104,6 +108,7 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
         const claims: unknown = verify(token)
         // no leeway (RFC 7519 4.1.4): from the millisecond exp * 1000 on, the token is refused
         if (!hasTokenShape(claims) || claims.exp * 1000 <= now || notYetValid(claims, now)) return null
+        if (!plausibleTimes(claims, now, lifetimes[claims.token_type])) return null
         if (expected === 'Access') remembered.remember(token, claims)
         return claims
       } catch (error) {
@@ -135,6 +140,16 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
   }
 }
 
+/**
+ * docs/api.md R5.5.5: a token this service issued has `iat` at or before now (by the injected clock, with no leeway,
+ * like `exp`) and `exp` exactly its type's lifetime after `iat`. A token issued in the future, or living longer than
+ * the configured lifetime (an `exp` of 1e300), was not made by this configuration and is refused: a lifetime
+ * shortened since then ends the longer tokens issued before.
+ */
+function plausibleTimes(claims: TokenClaims, nowMs: number, lifetimeSeconds: number): boolean {
+  return claims.iat * 1000 <= nowMs && claims.exp > claims.iat && claims.exp - claims.iat <= lifetimeSeconds
+}
+
 /** A token carrying `nbf` (this service issues none) is refused before that second. */
 function notYetValid(claims: object, nowMs: number): boolean {
   const { nbf } = claims as { nbf?: unknown }
@@ -147,8 +162,8 @@ function hasTokenShape(claims: unknown): claims is TokenClaims {
   return (
     isUserId(c.sub) &&
     (c.token_type === 'Access' || c.token_type === 'Refresh') &&
-    Number.isInteger(c.exp) &&
-    Number.isInteger(c.iat) &&
+    Number.isSafeInteger(c.exp) &&
+    Number.isSafeInteger(c.iat) &&
     typeof c.jti === 'string'
   )
 }

@@ -22,7 +22,35 @@ export interface AuthConfig {
   hashQueueLimit: number
 }
 
-const MIN_SECRET_LENGTH = 32
+/**
+ * docs/api.md R5.5.3: the strength rule of every signing secret, current and previous. HS256 needs a key of 256
+ * bits; a secret typed by hand or left as a placeholder ("secret", "changeme…", one character repeated) is
+ * guessable offline from any token it signed. No rule can prove a string random, so this one refuses what is
+ * plainly not: fewer than 32 characters, or fewer than 10 distinct ones. `openssl rand -base64 48` (64 characters,
+ * about 40 distinct) and `openssl rand -hex 32` (64 characters of 16 possible; fewer than 10 distinct happens
+ * about once in 10^16) always pass.
+ */
+export const SECRET_RULE = { minLength: 32, minDistinct: 10 } as const
+
+const WEAK_SECRET = `must have at least ${SECRET_RULE.minLength} characters, ${SECRET_RULE.minDistinct} of them distinct`
+
+/** Whether `secret` meets SECRET_RULE. */
+export function isStrongSecret(secret: string): boolean {
+  return secret.length >= SECRET_RULE.minLength && new Set(secret).size >= SECRET_RULE.minDistinct
+}
+
+/** The weak secrets among AUTH_JWT_SECRET and AUTH_JWT_PREVIOUS_SECRETS, each named without its value. */
+function weakSecrets(
+  jwtSecret: string | null,
+  previous: readonly string[],
+): [variable: string, what: string][] {
+  const weak: [string, string][] = []
+  if (jwtSecret !== null && !isStrongSecret(jwtSecret)) weak.push(['AUTH_JWT_SECRET', ''])
+  previous.forEach((secret, index) => {
+    if (!isStrongSecret(secret)) weak.push(['AUTH_JWT_PREVIOUS_SECRETS', `entry ${index + 1} `])
+  })
+  return weak
+}
 
 /**
  * OWASP's Argon2id settings, each as strong as the others: a configuration at or above one row is fine.
@@ -45,13 +73,15 @@ export function readAuthConfig(
   context: { env: Environment; cores: number; workers: number },
 ): AuthConfig {
   const jwtSecret = read.optional('AUTH_JWT_SECRET')
-  if (context.env === 'production' && (jwtSecret === null || jwtSecret.length < MIN_SECRET_LENGTH)) {
-    throw new ConfigError(
-      'AUTH_JWT_SECRET',
-      `must be set to at least ${MIN_SECRET_LENGTH} characters in production`,
-    )
+  if (context.env === 'production' && jwtSecret === null) {
+    throw new ConfigError('AUTH_JWT_SECRET', 'must be set in production (openssl rand -base64 48 makes one)')
   }
   const previousJwtSecrets = read.list('AUTH_JWT_PREVIOUS_SECRETS')
+  // a previous secret still verifies: a weak one lets anyone forge tokens as surely as a weak current one
+  const [weak] = weakSecrets(jwtSecret, previousJwtSecrets)
+  if (context.env === 'production' && weak !== undefined) {
+    throw new ConfigError(weak[0], `${weak[1]}${WEAK_SECRET}, in production`)
+  }
   const accessMinutes = read.integer('AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES', 15, { min: 1, max: 525_600 })
   const refreshDays = read.integer('AUTH_REFRESH_TOKEN_EXPIRATION_DAYS', 7, { min: 1, max: 3650 })
   const argon2 = {
@@ -99,8 +129,8 @@ export function authWarnings(auth: AuthConfig, env: Environment): string[] {
       `AUTH_ARGON2_MEMORY_KIB=${memoryKiB} with AUTH_ARGON2_TIME_COST=${timeCost} is below the OWASP minimum (19456 KiB, t=2)`,
     )
   }
-  if (auth.jwtSecret !== null && auth.jwtSecret.length < MIN_SECRET_LENGTH) {
-    warnings.push(`AUTH_JWT_SECRET is shorter than ${MIN_SECRET_LENGTH} characters; production refuses it`)
+  for (const [variable, what] of weakSecrets(auth.jwtSecret, auth.previousJwtSecrets)) {
+    warnings.push(`${variable} ${what}${WEAK_SECRET}; production refuses it`)
   }
   return warnings
 }

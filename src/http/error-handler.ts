@@ -8,7 +8,9 @@ import {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  StorageError,
   UnsupportedMediaTypeError,
+  WriteOutcomeUnknownError,
 } from '../errors.js'
 import { failure } from './envelope.js'
 
@@ -23,6 +25,8 @@ const FASTIFY_ERRORS: Readonly<Record<string, () => AppError>> = {
 /** Any thrown value as the AppError the client is told about; unknown failures become a generic 500. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error
+  // docs/api.md R7.3: a 500 means "not done"; a write that may have been done is a 503 of its own
+  if (error instanceof StorageError && error.outcomeUnknown) return new WriteOutcomeUnknownError(error)
   const fastifyError = error as Partial<FastifyError> | null
   const known = fastifyError?.code ? FASTIFY_ERRORS[fastifyError.code] : undefined
   if (known) return known()

@@ -54,6 +54,40 @@ describe('createTokenService', () => {
     expect(tokens.verifyAccess(signByHand(claims))).toBe(USER)
   })
 
+  it('refuses a token whose iat lies in the future, by the injected clock and with no leeway', () => {
+    const clock = createFixedClock(Date.UTC(2030, 0, 1))
+    const tokens = createTokenService(settings, clock)
+    const now = Math.floor(clock.now() / 1000)
+    const future = { sub: USER, token_type: 'Access', iat: now + 1, exp: now + 60, jti: 'a' }
+    expect(() => tokens.verifyAccess(signByHand(future))).toThrow(AccessTokenInvalidError)
+    const refresh = { ...future, token_type: 'Refresh', iat: now + 3600, exp: now + 7200 }
+    expect(() => tokens.verifyRefresh(signByHand(refresh))).toThrow(RefreshTokenInvalidError)
+    // from the second of iat on, the same token is good
+    clock.advance(1_000)
+    expect(tokens.verifyAccess(signByHand(future))).toBe(USER)
+  })
+
+  it('refuses a token whose exp is absurd: 1e300, or more than its lifetime after iat', () => {
+    const clock = createFixedClock(Date.UTC(2030, 0, 1))
+    const tokens = createTokenService(settings, clock)
+    const now = Math.floor(clock.now() / 1000)
+    const access = { sub: USER, token_type: 'Access', iat: now, jti: 'a' }
+    const refresh = { ...access, token_type: 'Refresh' }
+    for (const exp of [1e300, Number.MAX_SAFE_INTEGER + 1, now + 901, now + 10 * 365 * 86_400]) {
+      expect(() => tokens.verifyAccess(signByHand({ ...access, exp }))).toThrow(AccessTokenInvalidError)
+    }
+    for (const exp of [1e300, now + 604_801]) {
+      expect(() => tokens.verifyRefresh(signByHand({ ...refresh, exp }))).toThrow(RefreshTokenInvalidError)
+    }
+    // exactly the configured lifetimes are what the service issues
+    expect(tokens.verifyAccess(signByHand({ ...access, exp: now + 900 }))).toBe(USER)
+    expect(tokens.verifyRefresh(signByHand({ ...refresh, exp: now + 604_800 }))).toBe(USER)
+    // an access lifetime is not enough for a refresh token, and the other way round
+    expect(() => tokens.verifyAccess(signByHand({ ...access, exp: now + 604_800 }))).toThrow(
+      AccessTokenInvalidError,
+    )
+  })
+
   it('verifies with previous secrets but signs only with the current one', () => {
     const old = createTokenService(
       { ...settings, secret: 'old-secret-old-secret-old-secret' },

@@ -55,4 +55,39 @@ describe('json-body: request bodies are JSON only', () => {
     expectError(await post('/auth/register', text), 400, MESSAGES.malformedBody)
     expect(({} as Record<string, unknown>).admin).toBeUndefined()
   })
+  /** A login body whose password holds the given bytes, the rest ASCII. */
+  const bodyWithPasswordBytes = (email: string, bytes: number[]) =>
+    Buffer.concat([
+      Buffer.from(`{"email":"${email}","password":"correct horse `),
+      Buffer.from(bytes),
+      Buffer.from('"}'),
+    ])
+  const postBytes = (url: string, payload: Buffer) =>
+    service.app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload })
+
+  it.each([
+    ['a lone continuation byte', [0x80]],
+    ['bytes that are never UTF-8', [0xff, 0xfe]],
+    ['a truncated sequence', [0xe2, 0x82]],
+    ['an overlong encoding of "/"', [0xc0, 0xaf]],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+  ])(
+    'R1.4 a body that is not valid UTF-8 is a 400 that says so, and changes nothing: %s',
+    async (_case, bytes) => {
+      const email = uniqueEmail()
+      const reply = await postBytes('/auth/register', bodyWithPasswordBytes(email, bytes))
+      expect(reply.statusCode).toBe(400)
+      expect(reply.json()).toEqual({ code: 400, message: 'Request body is not valid UTF-8', data: null })
+      // the account was not created: the e-mail is still free
+      expect((await post('/auth/register', { email, password: PASSWORD })).status).toBe(200)
+    },
+  )
+
+  it('R1.4 valid UTF-8 of every length is read as sent, U+FFFD included', async () => {
+    const email = uniqueEmail()
+    const password = 'correct horse é€😀\uFFFD'
+    expect((await post('/auth/register', { email, password })).status).toBe(200)
+    const login = await postBytes('/auth/login', Buffer.from(JSON.stringify({ email, password }), 'utf8'))
+    expect(login.statusCode).toBe(200)
+  })
 })

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import type { SqlDatabase } from '../sql/sql-database.js'
@@ -15,13 +15,23 @@ import { sqliteStatements } from './statements.js'
 const PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'busy_timeout = 5000', 'foreign_keys = ON']
 
 /**
+ * docs/api.md R5.5.4: the file holds the password hashes, so it is the owner's only. The directory is created 0700
+ * and the file 0600 before SQLite opens it; SQLite creates `-wal` and `-shm` with the database file's mode. The
+ * process umask is left alone (it can only take bits away). Files that already exist keep their mode.
+ */
+function createPrivately(filename: string): void {
+  mkdirSync(dirname(filename), { recursive: true, mode: 0o700 })
+  closeSync(openSync(filename, 'a', 0o600))
+}
+
+/**
  * The embedded default: one SQLite file. Reads run on the event loop, on this connection; writes run on a thread
  * of their own with a second connection, committed in groups (see createSqliteWriter), so no fsync ever blocks the
  * event loop. An in-memory database cannot be shared with a thread, and needs no fsync: its writes run here too.
  */
 export function openSqliteDatabase(filename: string): SqlDatabase {
   const inMemory = filename === ':memory:'
-  if (!inMemory) mkdirSync(dirname(filename), { recursive: true })
+  if (!inMemory) createPrivately(filename)
   const BetterSqlite3 = loadBetterSqlite3()
   const connection = new BetterSqlite3(filename)
   for (const pragma of PRAGMAS) connection.pragma(pragma)
