@@ -45,6 +45,81 @@ async function signUp(base: string) {
   }
 }
 
+/** What became of one write that a dependency's pause caught: its answer, and whether it took effect in the end. */
+interface LateWrite {
+  kind: 'refresh' | 'register'
+  status: number
+  applied: boolean
+}
+
+/**
+ * Issue 11, "Outages: a 500 must mean 'not done'": registrations (started just before) and refreshes (started
+ * during) are caught by a pause of the dependency longer than STORAGE_TIMEOUT_MS; once it resumes, each is checked:
+ * a refresh took effect if its old token no longer works, a registration if the account logs in.
+ */
+async function writesCaughtByPause(
+  base: string,
+  pause: () => Promise<void>,
+  resume: () => Promise<void>,
+  options: { registrations: number; refreshes: number },
+): Promise<LateWrite[]> {
+  const users = []
+  for (let i = 0; i < options.refreshes; i++) users.push(await signUp(base))
+  const emails = Array.from(
+    { length: options.registrations },
+    (_, i) => `late-${i}-${Date.now()}@example.com`,
+  )
+  // the registrations read first, then hash (AUTH_ARGON2_* below make that take a while), then insert: the pause
+  // comes between, so their inserts meet it
+  const registering = emails.map((email) =>
+    request(`${base}/auth/register`, { body: { email, password: PASSWORD } }),
+  )
+  await sleep(30)
+  await pause()
+  const refreshing = users.map((user) =>
+    request(`${base}/auth/refresh`, { body: { refresh_token: user.refresh } }),
+  )
+  const [registered, refreshed] = await Promise.all([Promise.all(registering), Promise.all(refreshing)])
+  await resume()
+  await eventually(async () => (await request(`${base}/health`)).status === 200)
+  // time for what the dependency held to run, if it is going to
+  await sleep(1_500)
+  const writes: LateWrite[] = []
+  for (const [i, user] of users.entries()) {
+    const again = await request(`${base}/auth/refresh`, { body: { refresh_token: user.refresh } })
+    expect([200, 401]).toContain(again.status)
+    writes.push({ kind: 'refresh', status: refreshed[i]?.status ?? 0, applied: again.status === 401 })
+  }
+  for (const [i, email] of emails.entries()) {
+    const login = await request(`${base}/auth/login`, { body: { email, password: PASSWORD } })
+    expect([200, 401]).toContain(login.status)
+    writes.push({ kind: 'register', status: registered[i]?.status ?? 0, applied: login.status === 200 })
+  }
+  return writes
+}
+
+/** Per kind and answer: how many writes, and how many of them took effect. */
+function summarize(writes: LateWrite[]): Record<string, string> {
+  const summary: Record<string, string> = {}
+  for (const kind of ['refresh', 'register'] as const) {
+    for (const status of new Set(writes.filter((w) => w.kind === kind).map((w) => w.status))) {
+      const these = writes.filter((w) => w.kind === kind && w.status === status)
+      summary[`${kind} ${status}`] = `${these.filter((w) => w.applied).length} of ${these.length} applied`
+    }
+  }
+  return summary
+}
+
+/**
+ * docs/api.md R7.2, R7.3: a write answered 500 did not happen, not even later; one whose outcome is unknown is a 503
+ * write_outcome_unknown; no write answers anything else while the dependency is paused.
+ */
+function expectHonestAnswers(writes: LateWrite[]): void {
+  expect(writes.filter((w) => w.status === 500 && w.applied)).toEqual([])
+  for (const write of writes) expect([200, 500, 503]).toContain(write.status)
+  expect(writes.filter((w) => w.status === 200 && !w.applied)).toEqual([])
+}
+
 const REDIS_SERVER = '/usr/bin/redis-server'
 const haveRedisServer = existsSync(REDIS_SERVER)
 if (!haveRedisServer) console.warn(`skipping the Redis outage suite: no ${REDIS_SERVER}`)
@@ -140,6 +215,20 @@ describe.skipIf(!haveRedisServer)(
       expect(service.stdout.some((line) => line.includes('redis connection lost'))).toBe(true)
       expect(service.stdout.some((line) => line.includes('redis connection restored'))).toBe(true)
     })
+
+    it('a refresh that answered 500 while Redis was paused did not rotate once it woke up (none did: past its deadline)', async () => {
+      const writes = await writesCaughtByPause(
+        service.url,
+        async () => void redis?.kill('SIGSTOP'),
+        async () => void redis?.kill('SIGCONT'),
+        { registrations: 0, refreshes: 16 },
+      )
+      console.log(`late writes, redis: ${JSON.stringify(summarize(writes))}`)
+      expectHonestAnswers(writes)
+      // each script reached Redis before the pause and ran after it, past the deadline it carries
+      expect(writes.filter((w) => w.applied)).toEqual([])
+      expect(service.child.exitCode).toBeNull()
+    })
   },
 )
 
@@ -160,7 +249,14 @@ describe.each(serverDatabases)(
       const url = new URL(instance.env.DATABASE_URL as string)
       proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port) })
       url.port = String(proxy.port)
-      service = await startProcess({ ...instance.env, DATABASE_URL: url.toString(), ...TIMEOUTS })
+      service = await startProcess({
+        ...instance.env,
+        DATABASE_URL: url.toString(),
+        ...TIMEOUTS,
+        // hashing that takes a while, so that a registration's insert comes well after its read
+        AUTH_ARGON2_MEMORY_KIB: '19456',
+        AUTH_ARGON2_TIME_COST: '8',
+      })
     })
     afterAll(async () => {
       await service?.stop()
@@ -209,6 +305,18 @@ describe.each(serverDatabases)(
       await expectOutage(user)
       await proxy.mode('forward')
       await expectRecovery(user)
+    })
+
+    it('a write that answered 500 while the server was paused did not happen once it woke up', async () => {
+      const writes = await writesCaughtByPause(
+        service.url,
+        () => proxy.mode('hold'),
+        () => proxy.mode('forward'),
+        { registrations: 8, refreshes: 16 },
+      )
+      console.log(`late writes, ${backend.name}: ${JSON.stringify(summarize(writes))}`)
+      expectHonestAnswers(writes)
+      expect(service.child.exitCode).toBeNull()
     })
   },
 )

@@ -1,13 +1,13 @@
 import { Kysely, MysqlDialect, sql } from 'kysely'
-import { createPool } from 'mysql2'
+import { createPool, type PoolConnection, type ResultSetHeader } from 'mysql2'
 import { withSessionLock } from '../sql/migration-lock.js'
-import { runPooled, type SqlDatabase } from '../sql/sql-database.js'
+import { runPooled, type SqlDatabase, type WriteConnection, writeInTransaction } from '../sql/sql-database.js'
 import type { Tables } from '../sql/tables.js'
 import { mysqlStatements } from './statements.js'
 
 export interface MysqlOptions {
   maxConnections: number
-  /** Bound on connecting. Statements are bounded by the stores' own timeout. */
+  /** Bound on connecting and on lock waits. Statements are bounded by the stores' own timeout. */
   timeoutMs: number
 }
 
@@ -29,8 +29,22 @@ export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDataba
   })
   // mysql2 listens for a pooled connection's first error only; a second (a write to the dead socket) must not crash
   // the process. The query that was running fails with the error, which is handled.
-  pool.on('connection', (connection) => connection.on('error', () => {}))
+  // docs/api.md R7.2: a write waiting for a row lock gives up on the server before the service gives up on it
+  const lockWaitSeconds = Math.max(1, Math.floor(options.timeoutMs / 1000))
+  pool.on('connection', (connection) => {
+    connection.on('error', () => {})
+    connection.query(`SET SESSION innodb_lock_wait_timeout = ${lockWaitSeconds}`, () => {})
+  })
   const db = new Kysely<Tables>({ dialect: new MysqlDialect({ pool }) })
+  // mysql2's pool has no bound on the wait for a connection: writeInTransaction sends nothing on a connection that
+  // comes after its caller stopped waiting
+  const acquire = () =>
+    new Promise<WriteConnection>((resolve, reject) => {
+      pool.getConnection((error, connection: PoolConnection) => {
+        if (error) reject(error)
+        else resolve(writeConnection(connection))
+      })
+    })
 
   return {
     engine: 'mysql',
@@ -38,7 +52,7 @@ export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDataba
     db,
     synchronous: false,
     run: (text, parameters) => runPooled(db, text, parameters),
-    write: (text, parameters) => runPooled(db, text, parameters),
+    write: (text, parameters, attempt) => writeInTransaction(acquire, text, parameters, attempt),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === 'ER_DUP_ENTRY',
     withMigrationLock: (fn) =>
       withSessionLock(
@@ -58,5 +72,19 @@ export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDataba
     transactionalMigrations: false,
     description: `mysql ${location.host}${location.pathname}`,
     close: () => db.destroy(),
+  }
+}
+
+function writeConnection(connection: PoolConnection): WriteConnection {
+  return {
+    query: (text, parameters) =>
+      new Promise((resolve, reject) => {
+        connection.query<ResultSetHeader>(text, [...parameters], (error, result) => {
+          if (error) reject(error)
+          else resolve({ rows: [], changes: result.affectedRows ?? 0 })
+        })
+      }),
+    release: () => connection.release(),
+    destroy: () => connection.destroy(),
   }
 }

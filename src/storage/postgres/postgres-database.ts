@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { withSessionLock } from '../sql/migration-lock.js'
-import { runPooled, type SqlDatabase } from '../sql/sql-database.js'
+import { runPooled, type SqlDatabase, type WriteConnection, writeInTransaction } from '../sql/sql-database.js'
 import type { Tables } from '../sql/tables.js'
 import { postgresStatements } from './statements.js'
 
@@ -18,12 +18,18 @@ const MIGRATION_LOCK_KEY = 4_821_039_576
 
 /** PostgreSQL through a pg pool of DATABASE_MAX_CONNECTIONS connections. */
 export function openPostgresDatabase(url: string, options: PostgresOptions): SqlDatabase {
+  // docs/api.md R7.2: the server gives up on a statement, a lock wait or an abandoned transaction before the
+  // service gives up on it, so what the service reports as failed is a failure on the server too
+  const serverTimeoutMs = Math.max(1, Math.floor(options.timeoutMs * 0.8))
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections,
+    // no wait for a pooled connection outlives the request that waits
     connectionTimeoutMillis: options.timeoutMs,
     query_timeout: options.timeoutMs,
-    statement_timeout: options.timeoutMs,
+    statement_timeout: serverTimeoutMs,
+    lock_timeout: serverTimeoutMs,
+    idle_in_transaction_session_timeout: options.timeoutMs,
     keepAlive: true,
   })
   pool.on('error', options.onIdleError)
@@ -32,6 +38,17 @@ export function openPostgresDatabase(url: string, options: PostgresOptions): Sql
   pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
   const location = new URL(url)
+  const acquire = async (): Promise<WriteConnection> => {
+    const client = await pool.connect()
+    return {
+      query: async (text, parameters) => {
+        const result = await client.query(text, [...parameters])
+        return { rows: result.rows, changes: result.rowCount ?? 0 }
+      },
+      release: () => client.release(),
+      destroy: () => client.release(true),
+    }
+  }
 
   return {
     engine: 'postgres',
@@ -39,7 +56,7 @@ export function openPostgresDatabase(url: string, options: PostgresOptions): Sql
     db,
     synchronous: false,
     run: (text, parameters) => runPooled(db, text, parameters),
-    write: (text, parameters) => runPooled(db, text, parameters),
+    write: (text, parameters, attempt) => writeInTransaction(acquire, text, parameters, attempt),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === '23505',
     withMigrationLock: (fn) =>
       withSessionLock(

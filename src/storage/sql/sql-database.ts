@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely'
+import type { StorageAttempt } from '../storage-call.js'
 import type { SqlStatements } from './sql-statements.js'
 import type { Tables } from './tables.js'
 
@@ -28,9 +29,9 @@ export interface SqlDatabase {
   /**
    * Runs one statement that writes. Resolves once it is durable. SQLite commits writes in groups on a thread of its
    * own (one fsync for each group), each in a savepoint of its own so one failing leaves the others be; the servers
-   * commit each on its own.
+   * commit each in a transaction of its own (see writeInTransaction), which `attempt` can still abandon.
    */
-  write(sql: string, parameters: readonly unknown[]): Promise<SqlResult>
+  write(sql: string, parameters: readonly unknown[], attempt?: StorageAttempt): Promise<SqlResult>
   /** True for a violated UNIQUE or PRIMARY KEY constraint. */
   isUniqueViolation(error: unknown): boolean
   /**
@@ -54,4 +55,70 @@ export async function runPooled(
 ): Promise<SqlResult> {
   const result = await db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(sql, [...parameters]))
   return { rows: [...result.rows], changes: Number(result.numAffectedRows ?? 0) }
+}
+
+/** One pooled connection of a database server, as writeInTransaction uses it. */
+export interface WriteConnection {
+  query(sql: string, parameters: readonly unknown[]): Promise<SqlResult>
+  /** Gives the connection back to the pool. */
+  release(): void
+  /** Closes the connection: the server rolls back whatever transaction it has open. */
+  destroy(): void
+}
+
+/**
+ * docs/api.md R7.2: a statement on a server, in a transaction of its own that commits only while the caller still
+ * waits. A statement sent to a server that stops answering (paused, overloaded, cut off) may run when it resumes;
+ * in autocommit it would take effect then, long after the client was told it failed. Here it runs between BEGIN
+ * and a COMMIT sent only if `attempt` is still waiting once the statement has answered. When the caller stops
+ * waiting first, the connection is closed at once, so the server rolls the transaction back whenever it gets to
+ * it (a paused server reads the statement, then the end of the connection). Only a failure after COMMIT was sent
+ * leaves the outcome unknown. The cost is two more round trips per write.
+ */
+export async function writeInTransaction(
+  acquire: () => Promise<WriteConnection>,
+  sql: string,
+  parameters: readonly unknown[],
+  attempt: StorageAttempt | undefined,
+): Promise<SqlResult> {
+  const connection = await acquire()
+  // the pool took longer than the caller waits (no wait for a connection outlives its caller): nothing was sent
+  if (attempt?.signal.aborted) {
+    connection.release()
+    throw attempt.signal.reason
+  }
+  let finished = false
+  const finish = (reuse: boolean) => {
+    if (finished) return
+    finished = true
+    attempt?.signal.removeEventListener('abort', abandon)
+    if (reuse) connection.release()
+    else connection.destroy()
+  }
+  const abandon = () => finish(false)
+  attempt?.signal.addEventListener('abort', abandon, { once: true })
+  try {
+    await connection.query('BEGIN', [])
+    let result: SqlResult
+    try {
+      result = await connection.query(sql, parameters)
+    } catch (error) {
+      // the statement failed (a unique violation): roll back and keep the connection
+      if (!finished) {
+        await connection.query('ROLLBACK', []).then(
+          () => finish(true),
+          () => finish(false),
+        )
+      }
+      throw error
+    }
+    if (attempt !== undefined && !attempt.commit()) throw new Error('abandoned before COMMIT')
+    await connection.query('COMMIT', [])
+    finish(true)
+    return result
+  } catch (error) {
+    // a connection in an unknown state (a transaction open, an answer pending) is never reused
+    finish(false)
+    throw error
+  }
 }

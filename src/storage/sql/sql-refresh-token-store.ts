@@ -8,16 +8,18 @@ export function createSqlRefreshTokenStore(database: SqlDatabase, call: StorageC
   return {
     async put(userId, token) {
       const { sql, parameters } = statements.putRefreshToken(userId, token)
-      await call('refreshTokens.put', () => database.write(sql, parameters))
+      await call('refreshTokens.put', (attempt) => database.write(sql, parameters, attempt))
     },
     async rotate(userId, currentDigest, next, now) {
       const { sql, parameters } = statements.rotateRefreshToken(userId, currentDigest, next, now)
-      const { changes } = await call('refreshTokens.rotate', () => database.write(sql, parameters))
+      const { changes } = await call('refreshTokens.rotate', (attempt) =>
+        database.write(sql, parameters, attempt),
+      )
       return changes === 1
     },
     async delete(userId) {
       const { sql, parameters } = statements.deleteRefreshToken(userId)
-      await call('refreshTokens.delete', () => database.write(sql, parameters))
+      await call('refreshTokens.delete', (attempt) => database.write(sql, parameters, attempt))
     },
   }
 }

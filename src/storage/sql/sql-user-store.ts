@@ -26,8 +26,8 @@ export function createSqlUserStore(database: SqlDatabase, call: StorageCall): Us
   return {
     async create(user) {
       const { sql, parameters } = statements.insertUser(user)
-      const inserted = await call('users.create', () =>
-        database.write(sql, parameters).then(
+      const inserted = await call('users.create', (attempt) =>
+        database.write(sql, parameters, attempt).then(
           () => true,
           (error: unknown) => {
             if (database.isUniqueViolation(error)) return false
@@ -46,7 +46,7 @@ export function createSqlUserStore(database: SqlDatabase, call: StorageCall): Us
     },
     async updatePasswordHash(id, passwordHash) {
       const { sql, parameters } = statements.updatePasswordHash(id, passwordHash)
-      await call('users.updatePasswordHash', () => database.write(sql, parameters))
+      await call('users.updatePasswordHash', (attempt) => database.write(sql, parameters, attempt))
     },
   }
 }
