@@ -8,7 +8,12 @@ const target = new URL('../schemas/site-config.schema.json', import.meta.url)
 await writeFile(target, `${format(siteConfigSchemaDocument(), '')}\n`)
 process.stdout.write(`wrote ${target.pathname}\n`)
 
-/** JSON with two-space indentation and arrays of scalars on one line, the layout `biome format` gives. */
+/**
+ * JSON with two-space indentation and arrays of scalars on one line, the layout `biome format` gives.
+ * @param {unknown} value
+ * @param {string} indent
+ * @returns {string}
+ */
 function format(value, indent) {
   if (value === null || typeof value !== 'object') return JSON.stringify(value)
   const inner = `${indent}  `
