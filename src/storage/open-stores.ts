@@ -36,6 +36,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
       refreshTokens: createSqlRefreshTokenStore(database, call),
       probes: { database: probeDatabase },
       rateCounters: null,
+      loginAttempts: null,
       description: database.description,
       close: () => database.close(),
     }
@@ -44,6 +45,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
   const { createRedisClient } = await import('./redis/redis-client.js')
   const { createRedisRefreshTokenStore } = await import('./redis/redis-refresh-token-store.js')
   const { createRedisRateCounterStore } = await import('./redis/redis-rate-counter-store.js')
+  const { createRedisLoginAttemptStore } = await import('./redis/redis-login-attempt-store.js')
   const redis = createRedisClient(storage.redisUrl, { timeoutMs: storage.operationTimeoutMs, log })
   let firstError: unknown
   const remember = (error: unknown) => {
@@ -70,6 +72,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
       redis: async () => void (await redisCall('redis.ping', () => redis.ping())),
     },
     rateCounters: createRedisRateCounterStore(redis, inRedis),
+    loginAttempts: createRedisLoginAttemptStore(redis, inRedis),
     description: `${database.description}, refresh tokens in redis ${redisLocation.host}${redisLocation.pathname}`,
     async close() {
       await redis.quit().catch(() => redis.disconnect())

@@ -67,6 +67,43 @@ export interface RateCounterStore {
   increment(key: string, windowMs: number): Promise<RateCount>
 }
 
+/** How a key's attempts are spaced out: a few free, then a wait that doubles with each further attempt. */
+export interface BackoffPolicy {
+  /** Attempts taken without any wait since the key's record began. */
+  free: number
+  /** The wait before the first attempt past the free ones; each further attempt doubles it. */
+  baseDelayMs: number
+  /** The longest wait between two attempts. */
+  maxDelayMs: number
+  /** A record is forgotten this long after its last attempt, and the key starts again with its free attempts. */
+  forgetAfterMs: number
+}
+
+/**
+ * Login attempts per key (an account, a client address, an account at an address), shared by every instance that
+ * uses the same store: what the login throttle counts with (docs/api.md R8.4 to R8.6). A record is a count of
+ * attempts and the time of the last one. Times are the service clock's, passed in. Every method is atomic: of
+ * concurrent calls from any number of processes, each sees the others' effects. Methods throw StorageError when the
+ * store fails; what that means is the caller's decision.
+ */
+export interface LoginAttemptStore {
+  /**
+   * Takes one attempt on `key` at `now` if `policy` lets it through: counts it and returns 0. Otherwise counts
+   * nothing and returns the milliseconds until an attempt will be let through.
+   */
+  take(key: string, now: number, policy: BackoffPolicy): Promise<number>
+  /** Gives back one attempt taken on `key` (it succeeded), if the key has any. */
+  refund(key: string, now: number): Promise<void>
+  /** Starts `key` afresh with no attempts, kept for `keepMs` from `now`. */
+  remember(key: string, now: number, keepMs: number): Promise<void>
+  /** The attempts counted on a remembered `key` since it was remembered; null when it is not (or no longer). */
+  remembered(key: string, now: number): Promise<number | null>
+  /** Counts one attempt on a remembered `key` without any check; nothing when it is not remembered. */
+  count(key: string, now: number): Promise<void>
+  /** Removes `key`'s record; removing none is not an error. */
+  forget(key: string): Promise<void>
+}
+
 /** Resolves when the dependency answers; rejects otherwise. */
 export type HealthProbe = () => Promise<void>
 
@@ -78,6 +115,8 @@ export interface Stores {
   probes: Readonly<Record<string, HealthProbe>>
   /** Rate-limit counters shared by every instance (in Redis); null when each process counts for itself. */
   rateCounters: RateCounterStore | null
+  /** Login attempts shared by every instance (in Redis); null when each process counts for itself. */
+  loginAttempts: LoginAttemptStore | null
   /** A description for the start-up log line, without credentials. */
   description: string
   /** Closes every connection. */

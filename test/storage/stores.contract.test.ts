@@ -2,8 +2,9 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateUserId } from '../../src/auth/user-id.js'
 import { loadConfig } from '../../src/config.js'
+import { createMemoryLoginAttemptStore } from '../../src/storage/memory/memory-login-attempt-store.js'
 import { openStores } from '../../src/storage/open-stores.js'
-import type { Stores, UserRecord } from '../../src/storage/stores.js'
+import type { BackoffPolicy, LoginAttemptStore, Stores, UserRecord } from '../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
 
 /** The contract every storage backend keeps, run against real servers (DECISIONS: Storage). */
@@ -188,6 +189,82 @@ describe.each(backends)('storage contract [$name]', (backend) => {
 
   it.skipIf(backend.redis)('without Redis each process counts for itself: no shared rate counters', () => {
     expect(stores.rateCounters).toBeNull()
+    expect(stores.loginAttempts).toBeNull()
+  })
+
+  // in Redis with REDIS_URL; otherwise the in-process store the service then uses
+  describe(`LoginAttemptStore (${backend.redis ? 'redis' : 'in-process'})`, () => {
+    let attempts: LoginAttemptStore
+    beforeAll(() => {
+      attempts = stores.loginAttempts ?? createMemoryLoginAttemptStore()
+    })
+    let keys = 0
+    const newKey = () => `contract-${keys++}-${Date.now()}`
+    const policy: BackoffPolicy = { free: 2, baseDelayMs: 1_000, maxDelayMs: 4_000, forgetAfterMs: 60_000 }
+    const t0 = Date.now()
+
+    it('take: the free attempts at once, then a wait that doubles up to the maximum', async () => {
+      const key = newKey()
+      expect(await attempts.take(key, t0, policy)).toBe(0)
+      expect(await attempts.take(key, t0, policy)).toBe(0)
+      expect(await attempts.take(key, t0 + 400, policy)).toBe(600)
+      expect(await attempts.take(key, t0 + 1_000, policy)).toBe(0)
+      expect(await attempts.take(key, t0 + 1_000, policy)).toBe(2_000)
+      expect(await attempts.take(key, t0 + 3_000, policy)).toBe(0)
+      expect(await attempts.take(key, t0 + 3_000, policy)).toBe(4_000)
+      expect(await attempts.take(key, t0 + 7_000, policy)).toBe(0)
+      // capped: 4 s again, not 8
+      expect(await attempts.take(key, t0 + 7_000, policy)).toBe(4_000)
+      // another key has its own record
+      expect(await attempts.take(newKey(), t0 + 7_000, policy)).toBe(0)
+    })
+
+    it('take: a record is forgotten forgetAfterMs after its last attempt', async () => {
+      const key = newKey()
+      const short = { ...policy, forgetAfterMs: 5_000 }
+      for (let i = 0; i < 2; i++) await attempts.take(key, t0, short)
+      expect(await attempts.take(key, t0 + 4_999, short)).toBe(0)
+      expect(await attempts.take(key, t0 + 5_000, short)).toBeGreaterThan(0)
+      expect(await attempts.take(key, t0 + 4_999 + 5_000, short)).toBe(0)
+      expect(await attempts.take(key, t0 + 4_999 + 5_000, short)).toBe(0)
+    })
+
+    it('refund gives back one attempt; forget removes the record', async () => {
+      const key = newKey()
+      await attempts.take(key, t0, policy)
+      await attempts.take(key, t0, policy)
+      await attempts.refund(key, t0)
+      expect(await attempts.take(key, t0, policy)).toBe(0)
+      expect(await attempts.take(key, t0, policy)).toBeGreaterThan(0)
+      await attempts.forget(key)
+      await attempts.forget(key)
+      expect(await attempts.take(key, t0, policy)).toBe(0)
+      // refunding a key without a record creates none
+      const other = newKey()
+      await attempts.refund(other, t0)
+      expect(await attempts.remembered(other, t0)).toBeNull()
+    })
+
+    it('remember, remembered and count: the attempts since a key was remembered, until it expires', async () => {
+      const key = newKey()
+      expect(await attempts.remembered(key, t0)).toBeNull()
+      await attempts.count(key, t0)
+      expect(await attempts.remembered(key, t0)).toBeNull()
+      await attempts.remember(key, t0, 10_000)
+      expect(await attempts.remembered(key, t0)).toBe(0)
+      await attempts.count(key, t0)
+      await attempts.count(key, t0)
+      expect(await attempts.remembered(key, t0)).toBe(2)
+      await attempts.remember(key, t0 + 1_000, 10_000)
+      expect(await attempts.remembered(key, t0 + 1_000)).toBe(0)
+      expect(await attempts.remembered(key, t0 + 11_000)).toBeNull()
+    })
+
+    it('of 50 concurrent takes on one key exactly the free ones are taken', async () => {
+      const key = newKey()
+      const waits = await Promise.all(Array.from({ length: 50 }, () => attempts.take(key, t0, policy)))
+      expect(waits.filter((wait) => wait === 0)).toHaveLength(2)
+    })
   })
 
   describe('probes', () => {
