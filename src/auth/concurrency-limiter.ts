@@ -1,36 +1,83 @@
 import { ServiceBusyError } from '../errors.js'
 
 export interface ConcurrencyLimiter {
-  /** Runs `task` when a slot is free; throws ServiceBusyError at once when the queue is full. */
-  run<T>(task: () => Promise<T>): Promise<T>
+  /**
+   * Runs `task` when a slot is free; throws ServiceBusyError when the queue is full. `key` names whom the task is
+   * for (a client address): waiting tasks are taken round-robin between keys.
+   */
+  run<T>(task: () => Promise<T>, key?: string): Promise<T>
   /** Tasks running and waiting now. */
   stats(): { running: number; waiting: number }
 }
 
+interface Waiter {
+  start(): void
+  refuse(error: Error): void
+}
+
 /**
- * At most `concurrency` tasks run at once; up to `queueLimit` more wait in arrival order. Used for Argon2, so that a
- * flood of logins neither exhausts memory (each hash holds its memory cost) nor takes every libuv thread.
+ * At most `concurrency` tasks run at once; up to `queueLimit` more wait. Used for Argon2, so that a flood of logins
+ * neither exhausts memory (each hash holds its memory cost) nor takes every libuv thread.
+ *
+ * The queue is shared fairly (docs/api.md R8.2): each key waits in a line of its own and a free slot goes to the
+ * next key in turn, so a key with a thousand tasks waiting delays another key's task by one task per other key, not
+ * by a thousand. When the queue is full, a newcomer whose key waits less than the key that waits most takes the
+ * place of that key's newest task (which is refused with 503); otherwise the newcomer is refused.
  */
 export function createConcurrencyLimiter(options: {
   concurrency: number
   queueLimit: number
 }): ConcurrencyLimiter {
   let running = 0
-  const waiting: Array<() => void> = []
+  let waiting = 0
+  /** The lines by key, in turn order: the first key is served next and goes to the back if it still waits. */
+  const lines = new Map<string, Waiter[]>()
 
   const release = () => {
-    const next = waiting.shift()
-    if (next) next()
-    else running--
+    const first = lines.entries().next()
+    if (first.done === true) {
+      running--
+      return
+    }
+    const [key, line] = first.value
+    const next = line.shift() as Waiter
+    waiting--
+    lines.delete(key)
+    if (line.length > 0) lines.set(key, line)
+    // the slot is handed over, so `running` stays counted
+    next.start()
+  }
+
+  /** Makes room for a task of `key` in a full queue by refusing the newest task of the longest other line. */
+  const evictForFairness = (key: string): boolean => {
+    let longest: Waiter[] | undefined
+    let longestKey = ''
+    for (const [otherKey, line] of lines) {
+      if (longest === undefined || line.length > longest.length) {
+        longest = line
+        longestKey = otherKey
+      }
+    }
+    const own = lines.get(key)?.length ?? 0
+    if (longest === undefined || longest.length <= own + 1) return false
+    const evicted = longest.pop() as Waiter
+    waiting--
+    if (longest.length === 0) lines.delete(longestKey)
+    evicted.refuse(new ServiceBusyError())
+    return true
   }
 
   return {
-    async run(task) {
+    async run(task, key = '') {
       if (running < options.concurrency) {
         running++
-      } else if (waiting.length < options.queueLimit) {
-        // the slot is handed over by release(), so `running` stays counted
-        await new Promise<void>((resolve) => waiting.push(resolve))
+      } else if (waiting < options.queueLimit || evictForFairness(key)) {
+        await new Promise<void>((start, refuse) => {
+          const line = lines.get(key)
+          if (line === undefined) lines.set(key, [{ start, refuse }])
+          else line.push({ start, refuse })
+          waiting++
+        })
       } else {
         throw new ServiceBusyError()
       }
@@ -40,6 +87,6 @@ export function createConcurrencyLimiter(options: {
         release()
       }
     },
-    stats: () => ({ running, waiting: waiting.length }),
+    stats: () => ({ running, waiting }),
   }
 }

@@ -8,15 +8,18 @@ import type { ConcurrencyLimiter } from './concurrency-limiter.js'
 const ARGON2ID = 2 as Algorithm
 
 export interface PasswordHasher {
-  /** An Argon2id hash (PHC string) of the password with a fresh random salt. */
-  hash(password: string): Promise<string>
+  /**
+   * An Argon2id hash (PHC string) of the password with a fresh random salt. `requester` (a client address) is whom
+   * the computation is for: the limiter's queue is shared fairly between requesters.
+   */
+  hash(password: string, requester?: string): Promise<string>
   /** Whether the password matches the stored hash. */
-  verify(storedHash: string, password: string): Promise<boolean>
+  verify(storedHash: string, password: string, requester?: string): Promise<boolean>
   /**
    * Verifies against a fixed hash of the configured cost and returns false: a login for an unknown e-mail costs the
    * same time as a wrong password, so timing does not reveal which accounts exist.
    */
-  verifyDummy(password: string): Promise<false>
+  verifyDummy(password: string, requester?: string): Promise<false>
   /** True when the stored hash was made with other parameters than the configured ones. */
   needsRehash(storedHash: string): boolean
 }
@@ -41,11 +44,12 @@ export function createPasswordHasher(
   dummyHash.catch(() => {})
 
   return {
-    hash: (password) => limiter.run(() => argon2.hash(password, options)),
-    verify: (storedHash, password) => limiter.run(() => argon2.verify(storedHash, password)),
-    async verifyDummy(password) {
+    hash: (password, requester) => limiter.run(() => argon2.hash(password, options), requester),
+    verify: (storedHash, password, requester) =>
+      limiter.run(() => argon2.verify(storedHash, password), requester),
+    async verifyDummy(password, requester) {
       const stored = await dummyHash
-      await limiter.run(() => argon2.verify(stored, password))
+      await limiter.run(() => argon2.verify(stored, password), requester)
       return false
     },
     needsRehash(storedHash) {

@@ -48,4 +48,42 @@ describe('createConcurrencyLimiter', () => {
     expect(await limiter.run(async () => 'after')).toBe('after')
     expect(limiter.stats()).toEqual({ running: 0, waiting: 0 })
   })
+
+  it('the Argon2 queue is shared fairly: waiting tasks are taken round-robin between keys', async () => {
+    const limiter = createConcurrencyLimiter({ concurrency: 1, queueLimit: 100 })
+    const gate = deferred()
+    const started: string[] = []
+    const task = (name: string) => async () => {
+      started.push(name)
+      await gate.promise
+    }
+    const runs = [limiter.run(task('flood-0'), 'flood')]
+    for (let i = 1; i <= 5; i++) runs.push(limiter.run(task(`flood-${i}`), 'flood'))
+    runs.push(limiter.run(task('alice'), 'alice'), limiter.run(task('bob'), 'bob'))
+    gate.resolve()
+    await Promise.all(runs)
+    // after the running one, the flood waits its turn: one of its tasks, then one of each other key
+    expect(started.slice(0, 4)).toEqual(['flood-0', 'flood-1', 'alice', 'bob'])
+  })
+
+  it('a full queue makes room for a key that waits less by refusing the newest task of the longest line', async () => {
+    const limiter = createConcurrencyLimiter({ concurrency: 1, queueLimit: 4 })
+    const gate = deferred()
+    const started: string[] = []
+    const task = (name: string) => async () => {
+      started.push(name)
+      await gate.promise
+    }
+    const running = limiter.run(task('flood-0'), 'flood')
+    const flood = [1, 2, 3, 4].map((i) => limiter.run(task(`flood-${i}`), 'flood'))
+    // the queue is full of the flood: the flood itself is refused, another key takes the place of its newest task
+    await expect(limiter.run(task('flood-5'), 'flood')).rejects.toBeInstanceOf(ServiceBusyError)
+    const alice = limiter.run(task('alice'), 'alice')
+    await expect(flood[3]).rejects.toBeInstanceOf(ServiceBusyError)
+    expect(limiter.stats()).toEqual({ running: 1, waiting: 4 })
+    gate.resolve()
+    await Promise.all([running, alice, ...flood.slice(0, 3)])
+    expect(started).toEqual(['flood-0', 'flood-1', 'alice', 'flood-2', 'flood-3'])
+    expect(limiter.stats()).toEqual({ running: 0, waiting: 0 })
+  })
 })
