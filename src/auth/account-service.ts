@@ -4,10 +4,13 @@ import {
   EmailTakenError,
   InvalidCredentialsError,
   RefreshTokenInvalidError,
+  ServiceBusyError,
+  StorageError,
   ValidationError,
 } from '../errors.js'
 import type { RefreshTokenStore, UserRecord, UserStore } from '../storage/stores.js'
 import { normalizeEmail } from './email.js'
+import type { LoginThrottle } from './login-throttle.js'
 import type { PasswordHasher } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
 import { refreshTokenDigest, type TokenPair, type TokenService } from './token-service.js'
@@ -32,8 +35,12 @@ export interface SecurityLog {
 
 export interface AccountService {
   /** spec 4.3: creates the account and logs it in. Throws ValidationError, EmailTakenError. */
-  register(input: { email: string; password: string }): Promise<Session>
-  /** spec 4.4: throws InvalidCredentialsError for a wrong e-mail or password alike. */
+  register(input: { email: string; password: string; clientAddress?: string }): Promise<Session>
+  /**
+   * spec 4.4: throws InvalidCredentialsError for a wrong e-mail or password alike, RateLimitedError when the
+   * throttle refuses the attempt (docs/api.md R8.4, R8.5), and StorageError, whatever the password, when a store
+   * the login needs fails (R4.4.5).
+   */
   login(input: { email: string; password: string; clientAddress: string }): Promise<Session>
   /** spec 4.5: rotates the refresh token. Throws RefreshTokenInvalidError, TokenWrongTypeError. */
   refresh(refreshToken: string): Promise<Session['tokens']>
@@ -50,6 +57,16 @@ export interface AccountServiceDeps {
   tokens: TokenService
   clock: Clock
   log: SecurityLog
+  /** docs/api.md R8.4 to R8.6; without it, logins are not throttled. */
+  throttle?: LoginThrottle
+}
+
+/** What a service without a throttle uses: every attempt is let through and nothing is counted. */
+const UNTHROTTLED: LoginThrottle = {
+  admit: async (email, address) => ({ email, address, remembered: false, degraded: false }),
+  succeeded: async () => {},
+  failed: async () => {},
+  remember: async () => {},
 }
 
 /** Attempts at drawing an unused random id; with 9·10⁹ ids a second attempt is already rare. */
@@ -57,6 +74,18 @@ const ID_ATTEMPTS = 5
 
 export function createAccountService(deps: AccountServiceDeps): AccountService {
   const { users, refreshTokens, hasher, tokens, clock, log } = deps
+  const throttle = deps.throttle ?? UNTHROTTLED
+  /**
+   * docs/api.md R4.4.5: set when a store failed during a login, cleared when a login completes (its session was
+   * stored). While set, a wrong password gets the answer of a failing store, not 401, so that a right password
+   * (whose session could not be stored) and a wrong one cannot be told apart by their status.
+   */
+  let storesFailing = false
+  /** Any failure of a store during a login, as one StorageError: the answer does not depend on which store failed. */
+  const loginStoreFailure = (cause: unknown): StorageError => {
+    storesFailing = true
+    return new StorageError('login could not complete: a store failed', { cause })
+  }
 
   /** spec 3: a new token pair whose refresh token replaces any stored one. */
   const startSession = async (user: UserRecord): Promise<Session> => {
@@ -93,38 +122,60 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         throw new ValidationError([{ field: '/password', message: passwordProblem }])
       // the 409 reveals a registered e-mail by design (spec 4.3); checking first spares an Argon2 hash
       if (await users.findByEmail(email)) throw new EmailTakenError()
-      const user = await createUser(email, await hasher.hash(input.password))
+      const user = await createUser(email, await hasher.hash(input.password, input.clientAddress))
+      // the address that chose the password is one its owner uses (R8.6)
+      if (input.clientAddress !== undefined) await throttle.remember(email, input.clientAddress)
       return startSession(user)
     },
 
     async login(input) {
       const email = normalizeEmail(input.email)
-      const user = email === null ? null : await users.findByEmail(email)
+      const address = input.clientAddress
+      // R8.4, R8.5: refused before any Argon2 work; an address no account can have is throttled as typed
+      const pass = await throttle.admit(email ?? input.email.trim().toLowerCase(), address)
+      if (pass.degraded) throw loginStoreFailure(new Error('the login-attempt store failed'))
+      let user: UserRecord | null
+      try {
+        user = email === null ? null : await users.findByEmail(email)
+      } catch (error) {
+        if (!(error instanceof StorageError)) throw error
+        throw loginStoreFailure(error)
+      }
       if (user === null) {
-        await hasher.verifyDummy(input.password)
-        log.warn(
-          { event: 'login_failed', reason: 'unknown_email', clientAddress: input.clientAddress },
-          'login failed',
-        )
+        await hasher.verifyDummy(input.password, address)
+        log.warn({ event: 'login_failed', reason: 'unknown_email', clientAddress: address }, 'login failed')
+        await throttle.failed(pass)
+        if (storesFailing) throw loginStoreFailure(new Error('a store failed during the login'))
         throw new InvalidCredentialsError()
       }
-      if (!(await hasher.verify(user.passwordHash, input.password))) {
+      if (!(await hasher.verify(user.passwordHash, input.password, address))) {
         // spec 4.4 rule 3
         log.warn(
-          {
-            event: 'login_failed',
-            reason: 'wrong_password',
-            userId: user.id,
-            clientAddress: input.clientAddress,
-          },
+          { event: 'login_failed', reason: 'wrong_password', userId: user.id, clientAddress: address },
           'login failed',
         )
+        await throttle.failed(pass)
+        if (storesFailing) throw loginStoreFailure(new Error('a store failed during the login'))
         throw new InvalidCredentialsError()
       }
-      if (hasher.needsRehash(user.passwordHash)) {
-        await users.updatePasswordHash(user.id, await hasher.hash(input.password))
+      let session: Session
+      try {
+        if (hasher.needsRehash(user.passwordHash)) {
+          // a busy queue skips the re-hash until a later login: a 503 here would answer a right password only
+          const rehashed = await hasher.hash(input.password, address).catch((error: unknown) => {
+            if (error instanceof ServiceBusyError) return null
+            throw error
+          })
+          if (rehashed !== null) await users.updatePasswordHash(user.id, rehashed)
+        }
+        session = await startSession(user)
+      } catch (error) {
+        if (!(error instanceof StorageError)) throw error
+        throw loginStoreFailure(error)
       }
-      return startSession(user)
+      storesFailing = false
+      await throttle.succeeded(pass)
+      return session
     },
 
     async refresh(refreshToken) {

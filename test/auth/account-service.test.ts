@@ -2,14 +2,22 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createAccountService } from '../../src/auth/account-service.js'
 import { createArgon2Threads } from '../../src/auth/argon2-threads.js'
 import { createConcurrencyLimiter } from '../../src/auth/concurrency-limiter.js'
+import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS } from '../../src/auth/login-throttle.js'
 import { createPasswordHasher, type PasswordHasher } from '../../src/auth/password-hasher.js'
 import { createTokenService } from '../../src/auth/token-service.js'
 import { systemClock } from '../../src/clock.js'
 import type { Argon2Params } from '../../src/config.js'
 import { loadConfig } from '../../src/config.js'
-import { EmailTakenError, InvalidCredentialsError, ValidationError } from '../../src/errors.js'
+import {
+  EmailTakenError,
+  InvalidCredentialsError,
+  RateLimitedError,
+  StorageError,
+  ValidationError,
+} from '../../src/errors.js'
+import { createMemoryLoginAttemptStore } from '../../src/storage/memory/memory-login-attempt-store.js'
 import { openStores } from '../../src/storage/open-stores.js'
-import type { Stores } from '../../src/storage/stores.js'
+import type { RefreshTokenStore, Stores } from '../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
 
 const cheap: Argon2Params = { memoryKiB: 1024, timeCost: 1, parallelism: 1 }
@@ -75,6 +83,12 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
       tokens: createTokenService(tokenSettings, systemClock),
       clock: systemClock,
       log,
+      throttle: createLoginThrottle({
+        store: createMemoryLoginAttemptStore(),
+        fallback: null,
+        settings: { ...LOGIN_THROTTLE_DEFAULTS, addressFailuresPerMinute: 0 },
+        clock: systemClock,
+      }),
     })
 
   it('an unknown e-mail still costs an Argon2 verification (of a dummy hash)', async () => {
@@ -173,5 +187,58 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
         accounts.login({ email: 'ada@example.com', password, clientAddress: '192.0.2.7' }),
       ).rejects.toBeInstanceOf(InvalidCredentialsError)
     }
+  })
+  it('Redis down opens the door: no longer, while a store fails a right and a wrong password answer alike', async () => {
+    let failing = false
+    const refreshTokens = stores.refreshTokens
+    const puts: RefreshTokenStore = {
+      ...refreshTokens,
+      put: (userId, token) =>
+        failing
+          ? Promise.reject(new StorageError('refreshTokens.put failed', { cause: new Error('ECONNREFUSED') }))
+          : refreshTokens.put(userId, token),
+    }
+    const accounts = createAccountService({
+      users: stores.users,
+      refreshTokens: puts,
+      hasher: observedHasher(cheap).hasher,
+      tokens: createTokenService(tokenSettings, systemClock),
+      clock: systemClock,
+      log,
+      throttle: createLoginThrottle({
+        store: createMemoryLoginAttemptStore(),
+        fallback: null,
+        settings: { ...LOGIN_THROTTLE_DEFAULTS, addressFailuresPerMinute: 0, accountFreeFailures: 0 },
+        clock: systemClock,
+      }),
+    })
+    await accounts.register({ email: 'ada@example.com', password: 'correct horse' })
+    const outcome = (password: string) =>
+      accounts.login({ email: 'ada@example.com', password, clientAddress: '192.0.2.7' }).then(
+        () => 'logged in',
+        (error: unknown) =>
+          error instanceof StorageError ? `StorageError: ${error.message}` : String(error),
+      )
+    failing = true
+    const right = await outcome('correct horse')
+    expect(right).toMatch(/^StorageError/)
+    expect(await outcome('wrong horse')).toBe(right)
+    // until a login completes again, a wrong password keeps the answer of a failing store
+    failing = false
+    expect(await outcome('wrong horse')).toBe(right)
+    expect(await outcome('correct horse')).toBe('logged in')
+    expect(await outcome('wrong horse')).toMatch(/InvalidCredentialsError/)
+  })
+
+  it('a login refused by the throttle costs no Argon2 work', async () => {
+    const { hasher, calls } = observedHasher(cheap)
+    const accounts = service(hasher)
+    const login = () =>
+      accounts.login({ email: 'ada@example.com', password: 'wrong horse', clientAddress: '192.0.2.7' })
+    for (let i = 0; i < LOGIN_THROTTLE_DEFAULTS.accountFreeFailures; i++)
+      await expect(login()).rejects.toBeInstanceOf(InvalidCredentialsError)
+    calls.length = 0
+    await expect(login()).rejects.toBeInstanceOf(RateLimitedError)
+    expect(calls).toEqual([])
   })
 })
