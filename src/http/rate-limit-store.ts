@@ -1,4 +1,6 @@
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import { systemClock } from '../clock.js'
+import { createMemoryRateCounterStore } from '../storage/memory/memory-rate-counter-store.js'
 import type { RateCounterStore } from '../storage/stores.js'
 
 type IncrCallback = Parameters<FastifyRateLimitStore['incr']>[1]
@@ -12,8 +14,14 @@ interface ChildOptions {
  * @fastify/rate-limit's `store` option, counting in a RateCounterStore. The plugin constructs the class once and
  * asks it for a child per limited route, so that each route counts apart: the counter of a request is
  * `<METHOD>:<url>:<client key>`, in a window of the route's `timeWindow`.
+ *
+ * When `counters` fails, the hit is counted in `fallback` (in this process; by default on the system clock) instead: the limit still holds, per
+ * process, and a failing store never lets requests through uncounted (docs/api.md R8.1).
  */
-export function rateLimitStore(counters: RateCounterStore): FastifyRateLimitStoreCtor {
+export function rateLimitStore(
+  counters: RateCounterStore,
+  fallback: RateCounterStore = createMemoryRateCounterStore(systemClock),
+): FastifyRateLimitStoreCtor {
   class RateCounterAdapter implements FastifyRateLimitStore {
     readonly #route: string
 
@@ -23,11 +31,14 @@ export function rateLimitStore(counters: RateCounterStore): FastifyRateLimitStor
     }
 
     incr(key: string, callback: IncrCallback, timeWindow: number): void {
-      counters.increment(`${this.#route}${key}`, timeWindow).then(
-        ({ count, resetAfterMs }) => callback(null, { current: count, ttl: resetAfterMs }),
-        // the plugin's skipOnError decides what a failing counter means for the request
-        (error: Error) => callback(error),
-      )
+      const counter = `${this.#route}${key}`
+      counters
+        .increment(counter, timeWindow)
+        .catch(() => fallback.increment(counter, timeWindow))
+        .then(
+          ({ count, resetAfterMs }) => callback(null, { current: count, ttl: resetAfterMs }),
+          (error: Error) => callback(error),
+        )
     }
 
     child(options: object): FastifyRateLimitStore {

@@ -3,7 +3,10 @@ import rateLimit from '@fastify/rate-limit'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { systemClock } from '../../src/clock.js'
+import { StorageError } from '../../src/errors.js'
 import { rateLimitStore } from '../../src/http/rate-limit-store.js'
+import { createMemoryRateCounterStore } from '../../src/storage/memory/memory-rate-counter-store.js'
 import { createRedisRateCounterStore } from '../../src/storage/redis/redis-rate-counter-store.js'
 import { createStorageCall } from '../../src/storage/storage-call.js'
 import type { RateCounterStore } from '../../src/storage/stores.js'
@@ -14,7 +17,12 @@ const LIMIT = { max: 2, timeWindow: 60_000 }
 /** An app limited as Tessera's public auth routes are: per route, per client address, counting in `counters`. */
 async function limitedApp(counters: RateCounterStore): Promise<FastifyInstance> {
   const app = Fastify()
-  await app.register(rateLimit, { global: false, store: rateLimitStore(counters), skipOnError: true })
+  const fallback = createMemoryRateCounterStore(systemClock)
+  await app.register(rateLimit, {
+    global: false,
+    store: rateLimitStore(counters, fallback),
+    skipOnError: false,
+  })
   app.post('/a', { config: { rateLimit: LIMIT } }, async () => ({ ok: true }))
   app.post('/b', { config: { rateLimit: LIMIT } }, async () => ({ ok: true }))
   app.get('/free', async () => ({ ok: true }))
@@ -56,11 +64,26 @@ describe('rateLimitStore: @fastify/rate-limit counting in a RateCounterStore', (
     ])
   })
 
-  it('lets requests through while the counter store fails (skipOnError)', async () => {
+  it('Redis down opens the door: no longer, a failing counter store is replaced by counts in the process', async () => {
+    let failing = false
+    let hits = 0
     const app = await open({
-      increment: () => Promise.reject(new Error('ECONNREFUSED')),
+      async increment(_key, windowMs) {
+        if (failing)
+          throw new StorageError('rateCounters.increment failed', { cause: new Error('ECONNREFUSED') })
+        return { count: ++hits, resetAfterMs: windowMs }
+      },
     })
-    for (let i = 0; i < 4; i++) expect((await hit(app, '/a')).status).toBe(200)
+    failing = true
+    expect([await hit(app, '/a'), await hit(app, '/a'), await hit(app, '/a')]).toEqual([
+      { status: 200, remaining: '1' },
+      { status: 200, remaining: '0' },
+      { status: 429, remaining: '0' },
+    ])
+    // another address keeps a budget of its own; the store counts again once it answers
+    expect((await hit(app, '/a', '192.0.2.2')).status).toBe(200)
+    failing = false
+    expect(await hit(app, '/b')).toEqual({ status: 200, remaining: '1' })
   })
 
   describe.skipIf(servers.redis === undefined)('on Redis', () => {
