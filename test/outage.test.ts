@@ -216,7 +216,7 @@ describe.skipIf(!haveRedisServer)(
       expect(service.stdout.some((line) => line.includes('redis connection restored'))).toBe(true)
     })
 
-    it('a refresh that answered 500 while Redis was paused did not rotate once it woke up (none did: past its deadline)', async () => {
+    it('R7.2 a refresh that answered 500 while Redis was paused did not rotate once it woke up (none did: past its deadline)', async () => {
       const writes = await writesCaughtByPause(
         service.url,
         async () => void redis?.kill('SIGSTOP'),
@@ -307,7 +307,7 @@ describe.each(serverDatabases)(
       await expectRecovery(user)
     })
 
-    it('a write that answered 500 while the server was paused did not happen once it woke up', async () => {
+    it('R7.2 a write that answered 500 while the server was paused did not happen once it woke up', async () => {
       const writes = await writesCaughtByPause(
         service.url,
         () => proxy.mode('hold'),

@@ -54,7 +54,7 @@ describe('createTokenService', () => {
     expect(tokens.verifyAccess(signByHand(claims))).toBe(USER)
   })
 
-  it('refuses a token whose iat lies in the future, by the injected clock and with no leeway', () => {
+  it('R5.5.5 refuses a token whose iat lies in the future, by the injected clock and with no leeway', () => {
     const clock = createFixedClock(Date.UTC(2030, 0, 1))
     const tokens = createTokenService(settings, clock)
     const now = Math.floor(clock.now() / 1000)
@@ -67,7 +67,7 @@ describe('createTokenService', () => {
     expect(tokens.verifyAccess(signByHand(future))).toBe(USER)
   })
 
-  it('refuses a token whose exp is absurd: 1e300, or more than its lifetime after iat', () => {
+  it('R5.5.5 refuses a token whose exp is absurd: 1e300, or more than its lifetime after iat', () => {
     const clock = createFixedClock(Date.UTC(2030, 0, 1))
     const tokens = createTokenService(settings, clock)
     const now = Math.floor(clock.now() / 1000)

@@ -37,7 +37,7 @@ describe('hostile: weak secrets in production', () => {
     ['AUTH_JWT_SECRET of one repeated character', { AUTH_JWT_SECRET: 'a'.repeat(64) }, 'AUTH_JWT_SECRET'],
     ['AUTH_JWT_SECRET of 32 spaces', { AUTH_JWT_SECRET: ' '.repeat(32) }, 'AUTH_JWT_SECRET'],
   ])(
-    'production accepts weak secrets: %s stops the start with one line naming it, not its value',
+    'R5.5.3 production accepts weak secrets: %s stops the start with one line naming it, not its value',
     async (_case, env, named) => {
       const result = await runCli(['serve'], { ...PRODUCTION, DATA_DIR: dir, ...env })
       expect(result.code).toBe(1)
@@ -58,7 +58,7 @@ describe('hostile: the SQLite files are created world-readable', () => {
   })
   afterAll(() => rm(dir, { recursive: true, force: true }))
 
-  it('the data directory is 0700, app.db, -wal, -shm and the development secret 0600, after a start and writes', async () => {
+  it('R5.5.4 the data directory is 0700, app.db, -wal, -shm and the development secret 0600, after a start and writes', async () => {
     const dataDir = join(dir, 'data')
     const service = await startProcess({ DATA_DIR: dataDir, AUTH_JWT_SECRET: undefined, NODE_ENV: undefined })
     try {
@@ -97,7 +97,7 @@ describe('hostile: a password that arrives as invalid UTF-8', () => {
       ]),
     })
 
-  it('two passwords that differ only in invalid bytes do not both log in', async () => {
+  it('R1.4 two passwords that differ only in invalid bytes do not both log in', async () => {
     const email = uniqueEmail()
     // decoded as U+FFFD, both bodies would carry the same password
     const register = await post('/auth/register', email, [0xff, 0xfe])

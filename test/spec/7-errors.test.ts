@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { StorageError } from '../../src/errors.js'
 import type { Stores } from '../../src/storage/stores.js'
 import { backends } from '../support/backends.js'
 import { withInjectedFailures } from '../support/failing-stores.js'
@@ -47,6 +48,76 @@ describe.each(backends)('R7 errors [$name]', (backend) => {
         (await call(broken.app, 'POST', '/auth/refresh', { body: { refresh_token: user.refreshToken } }))
           .status,
       ).toBe(200)
+    })
+  })
+  describe('R7.3 a write whose outcome is unknown is a 503', () => {
+    let lost = false
+    let service: TestService
+    /** Writes that are applied, and whose answer is then lost, while `lost` is true. */
+    const losingAnswers = (stores: Stores): Stores => {
+      const answerLost = () => {
+        throw new StorageError('answer lost', {
+          cause: new Error('no answer within 1000 ms'),
+          outcomeUnknown: true,
+        })
+      }
+      const { users, refreshTokens } = stores
+      return {
+        ...stores,
+        users: {
+          ...users,
+          findByEmail: (email) => users.findByEmail(email),
+          findById: (id) => users.findById(id),
+          updatePasswordHash: (id, hash) => users.updatePasswordHash(id, hash),
+          create: async (user) => {
+            const result = await users.create(user)
+            return lost ? answerLost() : result
+          },
+        },
+        refreshTokens: {
+          put: (userId, token) => refreshTokens.put(userId, token),
+          delete: (userId) => refreshTokens.delete(userId),
+          rotate: async (userId, current, next, now) => {
+            const result = await refreshTokens.rotate(userId, current, next, now)
+            return lost ? answerLost() : result
+          },
+        },
+      }
+    }
+    beforeAll(async () => {
+      service = await startTestService(backend, { wrapStores: losingAnswers })
+    })
+    afterAll(() => service.close())
+
+    it('R7.3 503 "The change may or may not have been applied; retry" with Retry-After, and a retry tells what happened', async () => {
+      const user = await registerUser(service.app)
+      const email = uniqueEmail()
+      lost = true
+      const register = await call(service.app, 'POST', '/auth/register', {
+        body: { email, password: PASSWORD },
+      })
+      const refresh = await call(service.app, 'POST', '/auth/refresh', {
+        body: { refresh_token: user.refreshToken },
+      })
+      lost = false
+      for (const reply of [register, refresh]) {
+        expectError(reply, 503, 'The change may or may not have been applied; retry')
+        expect(reply.headers['retry-after']).toBe('1')
+      }
+      // both were applied: the retry of the registration finds the account, the token was rotated
+      expectError(
+        await call(service.app, 'POST', '/auth/register', { body: { email, password: PASSWORD } }),
+        409,
+        MESSAGES.emailTaken,
+      )
+      expect(
+        (await call(service.app, 'POST', '/auth/login', { body: { email, password: PASSWORD } })).status,
+      ).toBe(200)
+      expectError(
+        await call(service.app, 'POST', '/auth/refresh', { body: { refresh_token: user.refreshToken } }),
+        401,
+        MESSAGES.refreshTokenInvalid,
+      )
     })
   })
 })
