@@ -29,11 +29,15 @@ export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDataba
   })
   // mysql2 listens for a pooled connection's first error only; a second (a write to the dead socket) must not crash
   // the process. The query that was running fails with the error, which is handled.
-  // docs/api.md R7.2: a write waiting for a row lock gives up on the server before the service gives up on it
+  // docs/api.md R7.2: a statement, and a write waiting for a row lock, give up on the server before the service gives
+  // up on them. MariaDB's max_statement_time has no MySQL equivalent for writes (max_execution_time bounds SELECTs
+  // only): on MySQL that SET fails and is ignored.
   const lockWaitSeconds = Math.max(1, Math.floor(options.timeoutMs / 1000))
+  const statementSeconds = Math.max(0.001, (options.timeoutMs * 0.8) / 1000).toFixed(3)
   pool.on('connection', (connection) => {
     connection.on('error', () => {})
     connection.query(`SET SESSION innodb_lock_wait_timeout = ${lockWaitSeconds}`, () => {})
+    connection.query(`SET SESSION max_statement_time = ${statementSeconds}`, () => {})
   })
   const db = new Kysely<Tables>({ dialect: new MysqlDialect({ pool }) })
   // mysql2's pool has no bound on the wait for a connection: writeInTransaction sends nothing on a connection that
