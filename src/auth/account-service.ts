@@ -10,7 +10,7 @@ import {
 } from '../errors.js'
 import type { RefreshTokenStore, UserRecord, UserStore } from '../storage/stores.js'
 import { normalizeEmail } from './email.js'
-import type { LoginThrottle } from './login-throttle.js'
+import { clientNetwork, type LoginThrottle } from './login-throttle.js'
 import type { PasswordHasher } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
 import { refreshTokenDigest, type TokenPair, type TokenService } from './token-service.js'
@@ -122,15 +122,16 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         throw new ValidationError([{ field: '/password', message: passwordProblem }])
       // the 409 reveals a registered e-mail by design (spec 4.3); checking first spares an Argon2 hash
       if (await users.findByEmail(email)) throw new EmailTakenError()
-      const user = await createUser(email, await hasher.hash(input.password, input.clientAddress))
+      const address = input.clientAddress === undefined ? undefined : clientNetwork(input.clientAddress)
+      const user = await createUser(email, await hasher.hash(input.password, address))
       // the address that chose the password is one its owner uses (R8.6)
-      if (input.clientAddress !== undefined) await throttle.remember(email, input.clientAddress)
+      if (address !== undefined) await throttle.remember(email, address)
       return startSession(user)
     },
 
     async login(input) {
       const email = normalizeEmail(input.email)
-      const address = input.clientAddress
+      const address = clientNetwork(input.clientAddress)
       // R8.4, R8.5: refused before any Argon2 work; an address no account can have is throttled as typed
       const pass = await throttle.admit(email ?? input.email.trim().toLowerCase(), address)
       if (pass.degraded) throw loginStoreFailure(new Error('the login-attempt store failed'))
@@ -143,7 +144,10 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       }
       if (user === null) {
         await hasher.verifyDummy(input.password, address)
-        log.warn({ event: 'login_failed', reason: 'unknown_email', clientAddress: address }, 'login failed')
+        log.warn(
+          { event: 'login_failed', reason: 'unknown_email', clientAddress: input.clientAddress },
+          'login failed',
+        )
         await throttle.failed(pass)
         if (storesFailing) throw loginStoreFailure(new Error('a store failed during the login'))
         throw new InvalidCredentialsError()
@@ -151,7 +155,12 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       if (!(await hasher.verify(user.passwordHash, input.password, address))) {
         // spec 4.4 rule 3
         log.warn(
-          { event: 'login_failed', reason: 'wrong_password', userId: user.id, clientAddress: address },
+          {
+            event: 'login_failed',
+            reason: 'wrong_password',
+            userId: user.id,
+            clientAddress: input.clientAddress,
+          },
           'login failed',
         )
         await throttle.failed(pass)
