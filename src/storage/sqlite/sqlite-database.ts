@@ -3,6 +3,7 @@ import { dirname } from 'node:path'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import type { SqlDatabase } from '../sql/sql-database.js'
 import type { Tables } from '../sql/tables.js'
+import { applyPragmas } from './apply-pragmas.js'
 import { loadBetterSqlite3 } from './better-sqlite3.js'
 import { createSqliteExecutor } from './sqlite-executor.js'
 import { createSqliteWriter } from './sqlite-writer.js'
@@ -34,7 +35,7 @@ export function openSqliteDatabase(filename: string): SqlDatabase {
   if (!inMemory) createPrivately(filename)
   const BetterSqlite3 = loadBetterSqlite3()
   const connection = new BetterSqlite3(filename)
-  for (const pragma of PRAGMAS) connection.pragma(pragma)
+  applyPragmas(connection, PRAGMAS)
   // Kysely runs the migrations on this connection, before any store statement runs beside it
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) })
   const executor = createSqliteExecutor(connection)

@@ -2,6 +2,7 @@
 // runs this very file as the worker's module, from src/ under the tests and from dist/ in production.
 import { createRequire } from 'node:module'
 import { parentPort, workerData } from 'node:worker_threads'
+import { applyPragmas } from './apply-pragmas.js'
 import { createStatementCache } from './statement-cache.js'
 
 /** @import BetterSqlite3 from 'better-sqlite3' */
@@ -28,7 +29,7 @@ function open() {
   try {
     const Driver = /** @type {typeof BetterSqlite3} */ (createRequire(import.meta.url)(driver))
     const database = new Driver(filename)
-    for (const pragma of pragmas) database.pragma(pragma)
+    applyPragmas(database, pragmas)
     return database
   } catch (error) {
     // reported, then the thread ends: the parent starts a new one for the next write
