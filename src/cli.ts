@@ -19,7 +19,7 @@ Main environment variables:
   HOST, PORT                 where to listen (0.0.0.0, 3000)
   DATABASE_URL               sqlite:<file> (default sqlite:./data/app.db), postgres://… or mysql://…
   REDIS_URL                  redis://…: refresh tokens and rate-limit counters live in Redis
-  AUTH_JWT_SECRET            HS256 signing secret, at least 32 characters; required in production
+  AUTH_JWT_SECRET            HS256 signing secret, 32+ characters (10 distinct); required in production
   CORS_ORIGINS               production: the comma-separated origins allowed to call
   WORKERS                    worker processes on one port (1; auto: one per core)
   LOG_LEVEL                  fatal, error, warn, info (default), debug, trace or silent
