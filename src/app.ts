@@ -14,6 +14,8 @@ import { registerOpenApi } from './http/openapi.js'
 import { rateLimitStore } from './http/rate-limit-store.js'
 import { LazyChildLogger, RequestLogController } from './http/request-log.js'
 import { ErrorResponse } from './http/schemas.js'
+import { addSecurityHeaders, createCredentialsHook } from './http/security-headers.js'
+import { httpsServerFactory, type TlsMaterial } from './http/tls.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
 import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
 import { siteConfigRoutes } from './routes/site-config-routes.js'
@@ -33,6 +35,8 @@ export interface AppDeps {
   siteConfig: SiteConfig | null
   clock: Clock
   logger: FastifyBaseLogger
+  /** The certificate and key of TLS_CERT_FILE and TLS_KEY_FILE, read by the caller: HTTPS and HTTP/2; absent, HTTP. */
+  tls?: TlsMaterial | null
 }
 
 /** The HTTP application: Fastify options, error handling and the route table. Performs no I/O of its own. */
@@ -53,6 +57,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // Node checks those deadlines only this often (30 s by default)
       connectionsCheckingInterval: 1_000,
     },
+    // docs/api.md §5.7: with TLS_CERT_FILE, HTTPS (HTTP/2, or HTTP/1.1 for a client that does not offer h2)
+    ...(deps.tls ? { serverFactory: httpsServerFactory(deps.tls, config.server) } : {}),
     // finish what is in flight on close instead of answering 503 with a body outside the envelope
     return503OnClosing: false,
     ajv: ajvOptions,
@@ -67,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     methodsByPath.set(route.url, methods)
   })
   app.setErrorHandler(handleError)
+  addSecurityHeaders(app)
   app.setNotFoundHandler(createNotFoundHandler(methodsByPath))
   acceptOnlyJsonBodies(app)
   app.addSchema(ErrorResponse)
@@ -84,7 +91,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000)),
     })
   }
-  await registerOpenApi(app, deps.appInfo)
+  // API_DOCS=false (the production default): no /openapi.json, no /docs, and no document built at start
+  if (config.http.apiDocs) await registerOpenApi(app, deps.appInfo)
 
   // the route table
   await app.register(statusRoutes, {
@@ -94,23 +102,42 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock: deps.clock,
   })
   await app.register(siteConfigRoutes, { siteConfig: deps.siteConfig })
-  await app.register(publicAuthRoutes, {
-    accounts: deps.accounts,
-    rateLimit: limited ? { max: config.http.rateLimitPerMinute, timeWindow: 60_000 } : null,
-  })
-  await app.register(async (scope) => {
-    scope.addHook('onRequest', createAuthenticate(deps.tokens))
-    await scope.register(protectedAuthRoutes, { accounts: deps.accounts })
+  await app.register(async (credentials) => {
+    // no-store on all of them; behind a proxy in production, HTTPS only (R5.7.2), checked before the guard
+    const httpsOnly = config.env === 'production' && config.server.trustProxy.length > 0
+    credentials.addHook('onRequest', createCredentialsHook({ httpsOnly }))
+    await credentials.register(publicAuthRoutes, {
+      accounts: deps.accounts,
+      rateLimit: limited ? { max: config.http.rateLimitPerMinute, timeWindow: 60_000 } : null,
+    })
+    await credentials.register(async (scope) => {
+      scope.addHook('onRequest', createAuthenticate(deps.tokens))
+      await scope.register(protectedAuthRoutes, { accounts: deps.accounts })
+    })
   })
   return app
 }
 
-/** spec 5.8: any origin in development; in production the configured origins, four methods and two headers. */
+/**
+ * spec 5.8 (docs/api.md R5.8): any origin, method and header outside production; in production the configured
+ * origins, four methods and two headers. Either way a preflight may be cached for CORS_MAX_AGE_SECONDS, and a page
+ * may read Retry-After and the rate-limit headers (R8.1).
+ */
 function corsOptions(config: Config) {
-  if (config.http.corsOrigins === '*') return { origin: true }
+  const shared = {
+    maxAge: CORS_MAX_AGE_SECONDS,
+    exposedHeaders: ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+  }
+  if (config.http.corsOrigins === '*') return { ...shared, origin: true, methods: ANY_METHOD }
   return {
+    ...shared,
     origin: [...config.http.corsOrigins],
     methods: ['GET', 'POST', 'PUT', 'DELETE'],
     allowedHeaders: ['content-type', 'authorization'],
   }
 }
+
+/** How long a browser may reuse a preflight's answer: ten minutes, so a change of CORS_ORIGINS is soon seen. */
+const CORS_MAX_AGE_SECONDS = 600
+/** "Any method" of spec 5.8: every standard method (a wildcard would not hold for a request with credentials). */
+const ANY_METHOD = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']

@@ -20,10 +20,15 @@ export function reportListening(url: string, store: string): void {
 /**
  * WORKERS > 1: the primary forks the workers, which share one port (node:cluster), logs the one start-up line when
  * all of them listen, and replaces a worker that dies. A worker that dies before it listens is a failed start: the
- * others are stopped too. On SIGTERM/SIGINT it asks every worker to finish its requests and stop. Resolves with the
- * exit code once no worker is left.
+ * others are stopped too. On SIGTERM/SIGINT it asks every worker to finish its requests and stop. With
+ * `forwardSighup` (TLS), a SIGHUP is passed on to every worker, each of which re-reads its certificate. Resolves with
+ * the exit code once no worker is left.
  */
-export function runPrimary(workers: number, logger: Logger): Promise<number> {
+export function runPrimary(
+  workers: number,
+  logger: Logger,
+  options: { forwardSighup: boolean } = { forwardSighup: false },
+): Promise<number> {
   return new Promise((resolve) => {
     const listening = new Set<Worker>()
     const alive = new Set<Worker>()
@@ -73,6 +78,13 @@ export function runPrimary(workers: number, logger: Logger): Promise<number> {
       process.once(signal, () => {
         logger.info({ signal }, 'shutting down: workers finish their in-flight requests')
         stopAll(0)
+      })
+    }
+    if (options.forwardSighup) {
+      process.on('SIGHUP', () => {
+        // only to workers that listen: they handle it; one still starting reads the files anyway, and would die of it
+        logger.info({ workers: listening.size }, 'SIGHUP: the workers reload the TLS certificate')
+        for (const worker of listening) worker.process.kill('SIGHUP')
       })
     }
     for (let i = 0; i < workers; i++) fork()

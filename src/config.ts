@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os'
 import { type AuthConfig, authWarnings, readAuthConfig } from './config/auth-config.js'
 import { createEnvReader, type Env } from './config/env-reader.js'
 import { type HttpConfig, httpWarnings, readHttpConfig } from './config/http-config.js'
-import { readServerConfig, type ServerConfig } from './config/server-config.js'
+import { checkTransport, readServerConfig, type ServerConfig } from './config/server-config.js'
 import { readStorageConfig, type StorageConfig } from './config/storage-config.js'
 
 export type { Argon2Params } from './config/auth-config.js'
@@ -46,6 +46,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     siteConfigFile: read.optional('SITE_CONFIG_FILE'),
   }
+  // after every section: it weighs TLS_CERT_FILE against TRUST_PROXY and HOST
+  checkTransport(server, nodeEnv)
   return deepFreeze(config)
 }
 

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster'
 import { readFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
+import type { Server as TlsServer } from 'node:tls'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from './app.js'
@@ -11,8 +12,10 @@ import { createPasswordHasher } from './auth/password-hasher.js'
 import { createTokenService } from './auth/token-service.js'
 import { type Clock, systemClock } from './clock.js'
 import { reportListening, runPrimary } from './cluster.js'
+import type { TlsFiles } from './config/server-config.js'
 import { type Config, ConfigError, configWarnings, type Env, loadConfig } from './config.js'
 import { loadOrCreateDevSecret } from './dev-secret.js'
+import { describeCertificate, readTlsMaterial } from './http/tls.js'
 import { createLogger } from './logger.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
@@ -45,6 +48,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   if (secret === undefined) throw new ConfigError('AUTH_JWT_SECRET', 'is not set')
   const clock = options.clock ?? systemClock
   const siteConfig = await loadSiteConfig(config)
+  const tls = config.server.tls === null ? null : await readTlsMaterial(config.server.tls)
   const stores = options.stores ?? (await openStores(config.storage, options.logger))
   const argon2 = createArgon2Threads(config.auth.hashConcurrency)
   try {
@@ -80,6 +84,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       siteConfig,
       clock,
       logger: options.logger,
+      tls,
     })
     await app.ready()
     return {
@@ -163,9 +168,11 @@ export async function serve(env: Env): Promise<void> {
     const service = await createService(config, { logger, jwtSecret: await signingSecret(config) })
     // before listening: a signal that arrives as soon as the port is open must already find its handler
     stopOnSignals(service, logger)
+    if (config.server.tls !== null) reloadCertificateOnSighup(service, config.server.tls, logger)
     await listen(service.app, config.server.host, config.server.port)
     const address = service.app.server.address() as AddressInfo
-    const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+    const scheme = config.server.tls === null ? 'http' : 'https'
+    const url = `${scheme}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
     const store = service.stores.description
     if (cluster.isWorker) reportListening(url, store)
     else logger.info({ url, store }, `tessera listening on ${url} (store: ${store})`)
@@ -182,12 +189,14 @@ async function startWorkers(config: Config, logger: Logger): Promise<number> {
   for (const warning of configWarnings(config)) logger.warn(warning)
   try {
     await loadSiteConfig(config)
+    if (config.server.tls !== null) await readTlsMaterial(config.server.tls)
     await signingSecret(config)
     await migrateDatabase(config.storage)
   } catch (error) {
     exitWithError(error)
   }
-  return runPrimary(config.server.workers, logger)
+  // with TLS, SIGHUP goes on to every worker, which re-reads the certificate (it would stop them otherwise)
+  return runPrimary(config.server.workers, logger, { forwardSighup: config.server.tls !== null })
 }
 
 /** AUTH_JWT_SECRET, or in development the secret persisted in DATA_DIR. */
@@ -222,6 +231,25 @@ function stopOnSignals(service: Service, logger: Logger): void {
   }
   process.once('SIGTERM', () => void stop('SIGTERM'))
   process.once('SIGINT', () => void stop('SIGINT'))
+}
+
+/**
+ * SIGHUP: TLS_CERT_FILE and TLS_KEY_FILE are read again and serve every new connection, so a renewed certificate
+ * needs no restart (connections already open keep the one they started with). A pair that cannot be used is logged
+ * and the current one kept.
+ */
+function reloadCertificateOnSighup(service: Service, files: TlsFiles, logger: Logger): void {
+  const server = service.app.server as unknown as Pick<TlsServer, 'setSecureContext'>
+  process.on('SIGHUP', () => {
+    readTlsMaterial(files).then(
+      (material) => {
+        server.setSecureContext(material)
+        logger.info({ certificate: describeCertificate(material.cert) }, 'TLS certificate reloaded')
+      },
+      (error: unknown) =>
+        logger.error({ err: error }, 'TLS certificate not reloaded: the current one is still served'),
+    )
+  })
 }
 
 /** `tessera migrate`: applies pending migrations and exits. */

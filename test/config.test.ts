@@ -14,6 +14,8 @@ const CORES = availableParallelism()
 /** Production with what it requires, and nothing it warns about. */
 const PRODUCTION: Env = {
   NODE_ENV: 'production',
+  // a loopback address: production elsewhere needs TLS_CERT_FILE or TRUST_PROXY (R5.7.1)
+  HOST: '127.0.0.1',
   AUTH_JWT_SECRET: SECRET,
   CORS_ORIGINS: 'https://app.example',
 }
@@ -87,6 +89,38 @@ const VARIABLES: Record<string, Variable> = {
     bad: ['proxy.example.com', '10.0.0.0/33', '::1/129', '10.0.0.0/8/1', '10.0.0.0/x', '10.0.0.256'].map(
       (value) => [value, `TRUST_PROXY must list IP addresses or CIDR ranges, got "${value}"`],
     ),
+  },
+  TLS_CERT_FILE: {
+    read: (config) => config.server.tls,
+    default: null,
+    good: [
+      [
+        '/etc/tessera/cert.pem',
+        { certFile: '/etc/tessera/cert.pem', keyFile: '/etc/tessera/key.pem' },
+        { TLS_KEY_FILE: '/etc/tessera/key.pem' },
+      ],
+      // R5.7.1: with the files, production listens anywhere
+      [
+        'cert.pem',
+        { certFile: 'cert.pem', keyFile: 'key.pem' },
+        { ...PRODUCTION, HOST: '0.0.0.0', TLS_KEY_FILE: 'key.pem' },
+      ],
+    ],
+    bad: [
+      ['cert.pem', 'TLS_CERT_FILE is set without TLS_KEY_FILE', {}],
+      // R5.7.1: production on a public address, with neither the files nor a proxy that ends TLS
+      [
+        '',
+        'TLS_CERT_FILE and TLS_KEY_FILE must be set in production, unless TRUST_PROXY names the proxy that ends TLS or HOST is a loopback address',
+        { ...PRODUCTION, HOST: '0.0.0.0' },
+      ],
+    ],
+  },
+  TLS_KEY_FILE: {
+    read: (config) => config.server.tls?.keyFile ?? null,
+    default: null,
+    good: [['/etc/tessera/key.pem', '/etc/tessera/key.pem', { TLS_CERT_FILE: '/etc/tessera/cert.pem' }]],
+    bad: [['key.pem', 'TLS_KEY_FILE is set without TLS_CERT_FILE', {}]],
   },
   WORKERS: {
     read: (config) => config.server.workers,
@@ -402,14 +436,26 @@ const VARIABLES: Record<string, Variable> = {
     good: [
       ['https://a.example, https://b.example:8443/', ['https://a.example', 'https://b.example:8443']],
       ['http://localhost:5173', ['http://localhost:5173']],
+      ['http://127.0.0.1:8080, http://[::1]:3000', ['http://127.0.0.1:8080', 'http://[::1]:3000']],
       // outside production any origin may call, whatever the variable says
       ['https://a.example', '*', {}],
       ['not an origin', '*', { NODE_ENV: 'test' }],
     ],
-    bad: ['https://a.example/path', 'app.example.com', 'https://a.example?x=1', '*'].map((value) => [
-      value,
-      `CORS_ORIGINS must list origins such as https://app.example.com, got "${value}"`,
-    ]),
+    bad: [
+      ...['https://a.example/path', 'app.example.com', 'https://a.example?x=1', '*'].map(
+        (value): Entry<string> => [
+          value,
+          `CORS_ORIGINS must list origins such as https://app.example.com, got "${value}"`,
+        ],
+      ),
+      // R5.8.5: a page served over plain HTTP cannot keep tokens from whoever is on its network path
+      ...['http://app.example', 'https://a.example, http://b.example:8080'].map(
+        (value): Entry<string> => [
+          value,
+          `CORS_ORIGINS must list https origins in production (http only on a loopback address), got "${value.split(', ').at(-1)}"`,
+        ],
+      ),
+    ],
     warnings: [
       ['', ['CORS_ORIGINS is empty: browsers on other origins cannot call the service']],
       ['https://app.example', []],
@@ -424,6 +470,18 @@ const VARIABLES: Record<string, Variable> = {
       ['120', 120],
     ],
     bad: ['-1', 'lots'].map((value) => [value, integerError('RATE_LIMIT_PER_MINUTE', 'at least 0', value)]),
+  },
+  API_DOCS: {
+    read: (config) => config.http.apiDocs,
+    default: true,
+    good: [
+      ['false', false],
+      ['true', true],
+      // production serves no documentation unless asked to (R4.9.1)
+      ['false', false, PRODUCTION],
+      ['true', true, PRODUCTION],
+    ],
+    bad: ['yes', '0', 'TRUE'].map((value) => [value, `API_DOCS must be one of true, false, got "${value}"`]),
   },
   HEALTH_TIMEOUT_MS: {
     read: (config) => config.http.healthTimeoutMs,
@@ -454,8 +512,9 @@ const VARIABLES: Record<string, Variable> = {
   },
 }
 
+/** Every case listens on a loopback address unless it says otherwise, so production needs no TLS files (R5.7.1). */
 function load(name: string, variable: Variable, value: string | undefined, withVariables?: Env) {
-  return loadConfig({ ...(withVariables ?? variable.with), [name]: value })
+  return loadConfig({ HOST: '127.0.0.1', ...(withVariables ?? variable.with), [name]: value })
 }
 
 function configError(run: () => unknown): ConfigError {
@@ -553,6 +612,8 @@ describe('loadConfig', () => {
       WORKERS: '3',
       REQUEST_TIMEOUT_MS: '20000',
       HEADERS_TIMEOUT_MS: '4000',
+      TLS_CERT_FILE: '/etc/tessera/cert.pem',
+      TLS_KEY_FILE: '/etc/tessera/key.pem',
       DATA_DIR: '/srv/tessera',
       DATABASE_URL: 'postgres://u@db/tessera',
       DATABASE_MAX_CONNECTIONS: '20',
@@ -562,6 +623,7 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'https://a.example, https://b.example:8443/',
       RATE_LIMIT_PER_MINUTE: '60',
       HEALTH_TIMEOUT_MS: '500',
+      API_DOCS: 'true',
       LOG_LEVEL: 'warn',
       SITE_CONFIG_FILE: 'site.yaml',
     })
@@ -575,6 +637,7 @@ describe('loadConfig', () => {
         requestTimeoutMs: 20_000,
         headersTimeoutMs: 4_000,
         bodyLimitBytes: 16 * 1024,
+        tls: { certFile: '/etc/tessera/cert.pem', keyFile: '/etc/tessera/key.pem' },
       },
       auth: {
         jwtSecret: SECRET,
@@ -597,6 +660,7 @@ describe('loadConfig', () => {
         corsOrigins: ['https://a.example', 'https://b.example:8443'],
         rateLimitPerMinute: 60,
         healthTimeoutMs: 500,
+        apiDocs: true,
       },
       logLevel: 'warn',
       siteConfigFile: 'site.yaml',
@@ -634,6 +698,7 @@ describe('configWarnings', () => {
     const warnings = configWarnings(
       loadConfig({
         NODE_ENV: 'production',
+        HOST: '127.0.0.1',
         AUTH_JWT_SECRET: SECRET,
         AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES: '60',
         AUTH_REFRESH_TOKEN_EXPIRATION_DAYS: '1',

@@ -1,5 +1,7 @@
 import type { Environment } from '../config.js'
+import { ConfigError } from './config-error.js'
 import type { EnvReader } from './env-reader.js'
+import { isLoopbackHost } from './server-config.js'
 
 export interface HttpConfig {
   /** '*' allows any origin (development); otherwise the allowed origins. */
@@ -7,20 +9,39 @@ export interface HttpConfig {
   /** Requests per client address and minute on each public auth endpoint; 0 turns limiting off. */
   rateLimitPerMinute: number
   healthTimeoutMs: number
+  /** API_DOCS: whether GET /openapi.json and GET /docs are served (by default outside production only). */
+  apiDocs: boolean
 }
 
-/** CORS_ORIGINS (read in production only: elsewhere any origin is allowed), RATE_LIMIT_PER_MINUTE, HEALTH_TIMEOUT_MS. */
+/**
+ * CORS_ORIGINS (read in production only: elsewhere any origin is allowed), RATE_LIMIT_PER_MINUTE, HEALTH_TIMEOUT_MS,
+ * API_DOCS.
+ */
 export function readHttpConfig(read: EnvReader, env: Environment): HttpConfig {
   return {
-    corsOrigins:
-      env === 'production'
-        ? read
-            .listOf('CORS_ORIGINS', 'origins such as https://app.example.com', isOrigin)
-            .map((origin) => new URL(origin).origin)
-        : '*',
+    corsOrigins: env === 'production' ? readCorsOrigins(read) : '*',
     rateLimitPerMinute: read.integer('RATE_LIMIT_PER_MINUTE', 30, { min: 0 }),
     healthTimeoutMs: read.integer('HEALTH_TIMEOUT_MS', 1_000, { min: 1 }),
+    apiDocs: read.oneOf('API_DOCS', ['true', 'false'], env === 'production' ? 'false' : 'true') === 'true',
   }
+}
+
+/**
+ * CORS_ORIGINS in production. An http:// origin is a page whose script anyone on its network path can change, and
+ * that script would hold the user's tokens (docs/api.md §5.7): only a loopback one is accepted (local testing).
+ */
+function readCorsOrigins(read: EnvReader): string[] {
+  const origins = read
+    .listOf('CORS_ORIGINS', 'origins such as https://app.example.com', isOrigin)
+    .map((origin) => new URL(origin))
+  const insecure = origins.find((origin) => origin.protocol !== 'https:' && !isLoopbackHost(origin.hostname))
+  if (insecure !== undefined) {
+    throw new ConfigError(
+      'CORS_ORIGINS',
+      `must list https origins in production (http only on a loopback address), got "${insecure.origin}"`,
+    )
+  }
+  return origins.map((origin) => origin.origin)
 }
 
 export function httpWarnings(http: HttpConfig, env: Environment): string[] {

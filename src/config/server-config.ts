@@ -1,5 +1,13 @@
 import { isIP } from 'node:net'
+import type { Environment } from '../config.js'
+import { ConfigError } from './config-error.js'
 import type { EnvReader } from './env-reader.js'
+
+/** The PEM files of the HTTPS server, read at start and again on SIGHUP. */
+export interface TlsFiles {
+  certFile: string
+  keyFile: string
+}
 
 export interface ServerConfig {
   host: string
@@ -13,9 +21,14 @@ export interface ServerConfig {
   /** Deadline for the request headers. */
   headersTimeoutMs: number
   bodyLimitBytes: number
+  /** TLS_CERT_FILE and TLS_KEY_FILE: HTTPS (and HTTP/2) with them; null serves plain HTTP. */
+  tls: TlsFiles | null
 }
 
-/** HOST, PORT, TRUST_PROXY, WORKERS, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS. `cores` is what WORKERS=auto means. */
+/**
+ * HOST, PORT, TRUST_PROXY, WORKERS, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, TLS_CERT_FILE, TLS_KEY_FILE. `cores` is what
+ * WORKERS=auto means.
+ */
 export function readServerConfig(read: EnvReader, cores: number): ServerConfig {
   return {
     host: read.string('HOST', '0.0.0.0'),
@@ -26,7 +39,40 @@ export function readServerConfig(read: EnvReader, cores: number): ServerConfig {
     headersTimeoutMs: read.integer('HEADERS_TIMEOUT_MS', 5_000, { min: 1 }),
     // docs/api.md R1.9: bodies over 16 KiB are a 413
     bodyLimitBytes: 16 * 1024,
+    tls: readTlsFiles(read),
   }
+}
+
+/** TLS_CERT_FILE and TLS_KEY_FILE, both or neither. Whether they can be read is checked at start. */
+function readTlsFiles(read: EnvReader): TlsFiles | null {
+  const certFile = read.optional('TLS_CERT_FILE')
+  const keyFile = read.optional('TLS_KEY_FILE')
+  if (certFile === null && keyFile === null) return null
+  if (certFile === null) throw new ConfigError('TLS_KEY_FILE', 'is set without TLS_CERT_FILE')
+  if (keyFile === null) throw new ConfigError('TLS_CERT_FILE', 'is set without TLS_KEY_FILE')
+  return { certFile, keyFile }
+}
+
+/**
+ * docs/api.md §5.7: tokens travel over HTTPS only. Production without TLS files starts only behind a proxy that ends
+ * TLS (TRUST_PROXY, whose X-Forwarded-Proto is then checked per request) or on a loopback address, where nothing
+ * outside the machine can listen in.
+ */
+export function checkTransport(server: ServerConfig, env: Environment): void {
+  if (env !== 'production' || server.tls !== null || server.trustProxy.length > 0) return
+  if (isLoopbackHost(server.host)) return
+  throw new ConfigError(
+    'TLS_CERT_FILE',
+    'and TLS_KEY_FILE must be set in production, unless TRUST_PROXY names the proxy that ends TLS or HOST is a loopback address',
+  )
+}
+
+/** localhost, 127.0.0.0/8 or ::1. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase()
+  if (bare === 'localhost' || bare === '::1') return true
+  const v4 = bare.startsWith('::ffff:') ? bare.slice(7) : bare
+  return isIP(v4) === 4 && v4.startsWith('127.')
 }
 
 /** An address, a CIDR range, or one of the names proxy-addr knows (loopback, linklocal, uniquelocal). */

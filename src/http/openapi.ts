@@ -1,10 +1,30 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+
+/**
+ * docs/api.md R4.9.2: the policy of the /docs page and its assets. Swagger UI runs from its own files alone: no
+ * inline script, one inline style allowed by its hash, no other origin; it fetches the document from this origin
+ * only, and no page may frame it. The browser test (test/http/docs.browser.test.ts) fails on any violation.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  // the one inline <style> of Swagger UI, in the SVG logo of its top bar (swagger-ui-standalone-preset.js), by hash
+  "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
 
 /**
  * The OpenAPI 3.1 document, generated from the route schemas that also validate the requests, at
  * GET /openapi.json, and Swagger UI at GET /docs. Must be registered before the routes it describes.
+ *
+ * The document is serialized once, when the app is ready, and every request is sent that same buffer (also at
+ * Swagger UI's own /docs/json and /docs/yaml): answering it costs no more than a small JSON object.
  */
 export async function registerOpenApi(
   app: FastifyInstance,
@@ -34,6 +54,22 @@ export async function registerOpenApi(
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  const prepared = { json: Buffer.alloc(0), yaml: Buffer.alloc(0) }
+  app.addHook('onReady', (done) => {
+    prepared.json = Buffer.from(JSON.stringify(app.swagger()))
+    prepared.yaml = Buffer.from(app.swagger({ yaml: true }))
+    done()
+  })
+  const sendJson = (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.type('application/json; charset=utf-8').send(prepared.json)
+  const sendYaml = (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.type('application/x-yaml').send(prepared.yaml)
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      if (route.url === '/docs/json') route.handler = sendJson
+      if (route.url === '/docs/yaml') route.handler = sendYaml
+    })
+    await docs.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP })
+  })
+  app.get('/openapi.json', { schema: { hide: true } }, sendJson)
 }

@@ -38,11 +38,19 @@ describe.skipIf(!available)('GET /docs in a browser', () => {
     await service?.close()
   })
 
-  it('renders Swagger UI with every operation of the OpenAPI document, without page errors', async () => {
+  it('renders Swagger UI with every operation of the OpenAPI document under its strict CSP, without page errors or CSP violations', async () => {
     const page = await browser.newPage()
     const errors: string[] = []
     page.on('pageerror', (error) => errors.push(error.message))
-    await page.goto(`${base}/docs`)
+    // a script, style or request the policy blocks is reported on the console (and as a securitypolicyviolation event)
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text())
+    })
+    await page.addInitScript(
+      "document.addEventListener('securitypolicyviolation', (event) => console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI))",
+    )
+    const response = await page.goto(`${base}/docs`)
+    expect(response?.headers()['content-security-policy']).toContain("default-src 'none'")
     await page.waitForSelector('.opblock', { timeout: 15_000 })
     const operations = await page.locator('.opblock-summary-path').allInnerTexts()
     const paths = operations.map((text) => text.replace(/\u200b/g, '').trim())

@@ -160,6 +160,49 @@ describe.each(backends)('R5 authentication [$name]', (backend) => {
     })
   })
 
+  describe('R5.4 a 401 about a bearer token carries its challenge (RFC 6750 section 3)', () => {
+    const BARE = 'Bearer'
+    const INVALID = 'Bearer error="invalid_token"'
+
+    it('R5.4 protected endpoints: "Bearer" without credentials, with error="invalid_token" for a token refused', async () => {
+      const now = Math.floor(Date.now() / 1000)
+      const cases: Array<[string, Record<string, string>, string]> = [
+        ['no header', {}, BARE],
+        ['another scheme', { authorization: 'Basic dXNlcjpwYXNz' }, BARE],
+        ['a malformed header', { authorization: 'Bearer  x' }, BARE],
+        ['a token that is not a JWT', bearer('x.y.z'), INVALID],
+        ['an expired token', bearer(craftToken({ ...validClaims(), exp: now - 1 })), INVALID],
+        ['a refresh token', bearer(user.refreshToken), INVALID],
+      ]
+      for (const [name, headers, challenge] of cases) {
+        for (const [method, url] of [
+          ['GET', '/auth/me'],
+          ['POST', '/auth/delete-refresh-token'],
+        ] as const) {
+          const reply = await call(service.app, method, url, { headers })
+          expect(reply.status, `${name}: ${method} ${url}`).toBe(401)
+          expect(reply.headers['www-authenticate'], `${name}: ${method} ${url}`).toBe(challenge)
+        }
+      }
+    })
+
+    it('R5.4 a valid token whose account does not exist is an invalid token too', async () => {
+      const reply = await me(service, bearer(craftToken({ ...validClaims(), sub: '1000000001' })))
+      expectError(reply, 401, MESSAGES.accessTokenInvalid)
+      expect(reply.headers['www-authenticate']).toBe(INVALID)
+    })
+
+    it('R5.4 refresh: a refresh token refused, or an access token in its place, is an invalid token', async () => {
+      for (const refreshToken of ['x.y.z', user.accessToken]) {
+        const reply = await call(service.app, 'POST', '/auth/refresh', {
+          body: { refresh_token: refreshToken },
+        })
+        expect(reply.status).toBe(401)
+        expect(reply.headers['www-authenticate']).toBe(INVALID)
+      }
+    })
+  })
+
   describe('R5.5 lifetimes and secrets are configuration', () => {
     it('R5.5.1 AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES and AUTH_REFRESH_TOKEN_EXPIRATION_DAYS set the lifetimes', async () => {
       const custom = await startTestService(backend, {
@@ -213,7 +256,7 @@ describe.each(backends)('R5 authentication [$name]', (backend) => {
   })
 
   describe('R5.8 cross-origin requests', () => {
-    it('R5.8.1 outside production: any origin, the headers it asks for, and every method the service serves', async () => {
+    it('R5.8.1 outside production: any origin, any method and the headers it asks for', async () => {
       const reply = await service.app.inject({
         method: 'OPTIONS',
         url: '/auth/login',
@@ -226,7 +269,39 @@ describe.each(backends)('R5 authentication [$name]', (backend) => {
       expect(reply.statusCode).toBe(204)
       expect(reply.headers['access-control-allow-origin']).toBe('https://anywhere.example')
       expect(reply.headers['access-control-allow-headers']).toBe('x-custom')
-      expect(reply.headers['access-control-allow-methods']).toBe('GET,HEAD,POST')
+      expect(reply.headers['access-control-allow-methods']).toBe(
+        'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS',
+      )
+    })
+
+    it('R5.8.4 a preflight may be cached ten minutes; Retry-After and the rate-limit headers are readable by a page', async () => {
+      const production = await startTestService(backend, {
+        env: { NODE_ENV: 'production', CORS_ORIGINS: 'https://app.example.com', RATE_LIMIT_PER_MINUTE: '5' },
+      })
+      try {
+        for (const [app, origin] of [
+          [service.app, 'https://anywhere.example'],
+          [production.app, 'https://app.example.com'],
+        ] as const) {
+          const preflight = await app.inject({
+            method: 'OPTIONS',
+            url: '/auth/login',
+            headers: { origin, 'access-control-request-method': 'POST' },
+          })
+          expect(preflight.headers['access-control-max-age']).toBe('600')
+          const login = await app.inject({
+            method: 'POST',
+            url: '/auth/login',
+            headers: { origin },
+            payload: { email: 'nobody@example.com', password: 'wrong password' },
+          })
+          expect(login.headers['access-control-expose-headers']).toBe(
+            'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset',
+          )
+        }
+      } finally {
+        await production.close()
+      }
     })
 
     it('R5.8.2 production: only CORS_ORIGINS, methods GET, POST, PUT, DELETE and headers content-type, authorization', async () => {

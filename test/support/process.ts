@@ -42,7 +42,7 @@ export async function startProcess(
     )
     const check = () => {
       for (const line of stdout) {
-        const match = /listening on (http:\/\/\S+)/.exec(line)
+        const match = /listening on (https?:\/\/\S+)/.exec(line)
         if (match?.[1]) {
           clearTimeout(timer)
           resolve(match[1])

@@ -13,6 +13,8 @@ export const TEST_SECRET = 'test-secret-0123456789-abcdefghijklmnopqrstuvwxyz'
 /** Cheap Argon2 and no rate limit: the suites exercise behaviour, the benchmarks cost. */
 export const TEST_ENV: Readonly<Record<string, string>> = {
   NODE_ENV: 'test',
+  // a loopback address: what lets a test run NODE_ENV=production without TLS files or TRUST_PROXY (R5.7.1)
+  HOST: '127.0.0.1',
   AUTH_JWT_SECRET: TEST_SECRET,
   AUTH_ARGON2_MEMORY_KIB: '1024',
   AUTH_ARGON2_TIME_COST: '1',
