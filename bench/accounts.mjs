@@ -1,6 +1,7 @@
 // Tokens for the phases, obtained over HTTP outside any measured phase: logging in seeded accounts gives the access
 // tokens of GET /auth/me and the first refresh token of each refresh chain.
 import { BENCH_PASSWORD } from './argon2-options.mjs'
+import { requestText } from './http-client.mjs'
 import { seededUser } from './seed.mjs'
 
 /** Logins in flight at once while preparing tokens: well under the service's Argon2 queue limit. */
@@ -67,13 +68,9 @@ function spreadIndexes(count, users, offset) {
  * @returns {Promise<TokenPair>}
  */
 async function login(baseUrl, email) {
-  const response = await fetch(`${baseUrl}/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password: BENCH_PASSWORD }),
-  })
+  const response = await requestText(`${baseUrl}/auth/login`, { json: { email, password: BENCH_PASSWORD } })
   const body = /** @type {{ data?: { access_token?: unknown, refresh_token?: unknown } } | null} */ (
-    await response.json()
+    JSON.parse(response.text)
   )
   const accessToken = body?.data?.access_token
   const refreshToken = body?.data?.refresh_token

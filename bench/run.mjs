@@ -7,6 +7,9 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { accessTokens } from './accounts.mjs'
+import { makeCertificate } from './certificate.mjs'
+import { benchmarkHttps } from './https-figures.mjs'
 import { describeMachine } from './machine.mjs'
 import { createDatabase, deleteRedisKeys, dropDatabase } from './postgres.mjs'
 import { describeConfiguration, writePerformancePage, writeResults } from './report.mjs'
@@ -123,6 +126,11 @@ try {
 
   const bare = await startBareFastify()
   running.push(bare)
+  // the HTTPS phase: one certificate for the service and its bare Fastify ceiling
+  const httpsOn = settings.figures.embedded.includes('https')
+  const tls = httpsOn ? await makeCertificate(tmp) : null
+  const bareHttps = tls === null ? null : await startBareFastify(tls)
+  if (bareHttps !== null) running.push(bareHttps)
 
   // the embedded default: SQLite in DATA_DIR, DATABASE_URL unset
   {
@@ -147,6 +155,14 @@ try {
       })),
     )
     await service.stop()
+
+    if (tls !== null && bareHttps !== null) {
+      // the same store, served over HTTPS
+      const https = await start('tessera (SQLite, HTTPS)', { ...sqliteEnv('sqlite'), ...tls })
+      const tokens = await accessTokens(https.url, settings.httpConnections, settings.baselineUsers)
+      rows.push(...(await benchmarkHttps(context, https, bareHttps, tokens)))
+      await https.stop()
+    }
 
     rows.push(...(await compareSizes(context, 'SQLite', (size, count) => seeded(`sqlite-${size}`, count))))
   }

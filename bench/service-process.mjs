@@ -1,16 +1,17 @@
 // Servers under test run as separate processes: the built service (`node bin/tessera.js serve`, as `npm start`
-// runs it) and the bare Fastify ceiling, each on a free port of 127.0.0.1. A server is ready when it prints its
-// "listening on http://…" line or, since that line is at level info and the benchmark runs the service with
-// LOG_LEVEL=warn, when GET /health answers 200.
+// runs it) and the bare Fastify ceiling, each on a free port of 127.0.0.1, over HTTPS when their variables name
+// TLS_CERT_FILE. A server is ready when it prints its "listening on http(s)://…" line or, since that line is at level
+// info and the benchmark runs the service with LOG_LEVEL=warn, when GET /health answers 200.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { requestText } from './http-client.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const TESSERA = fileURLToPath(new URL('../bin/tessera.js', import.meta.url))
 const BARE_FASTIFY = fileURLToPath(new URL('./bare-fastify-server.mjs', import.meta.url))
-const LISTENING = /listening on http:\/\/[^\s"()]+/
+const LISTENING = /listening on https?:\/\/[^\s"()]+/
 const POLL_MS = 100
 const START_TIMEOUT_MS = 60_000
 const STOP_TIMEOUT_MS = 40_000
@@ -21,7 +22,7 @@ const KEPT_LINES = 40
  * @typedef {object} ServerProcess
  * @property {string} name
  * @property {number} pid
- * @property {string} url base URL, e.g. http://127.0.0.1:40123
+ * @property {string} url base URL, e.g. http://127.0.0.1:40123 (https:// with TLS_CERT_FILE)
  * @property {() => string[]} recentOutput the last lines the process wrote
  * @property {() => boolean} isRunning false once the process has exited
  * @property {() => Promise<void>} stop SIGTERM, then SIGKILL if it does not exit in time
@@ -60,7 +61,8 @@ export function migrateWithService(env) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [TESSERA, 'migrate'], {
       cwd: ROOT,
-      env: baseEnv(env),
+      // the address the service will listen on: production elsewhere needs TLS_CERT_FILE or TRUST_PROXY
+      env: baseEnv({ ...env, HOST: '127.0.0.1' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''
@@ -79,11 +81,13 @@ export function migrateWithService(env) {
 }
 
 /**
- * Starts the bare Fastify server that is the HTTP ceiling.
+ * Starts the bare Fastify server that is the HTTP ceiling, or with `tls` (TLS_CERT_FILE, TLS_KEY_FILE) the HTTPS one.
+ * @param {Record<string, string>} [tls]
  * @returns {Promise<ServerProcess>}
  */
-export function startBareFastify() {
-  return startServerProcess('bare fastify', [BARE_FASTIFY], { NODE_ENV: 'production' })
+export function startBareFastify(tls = {}) {
+  const name = tls.TLS_CERT_FILE === undefined ? 'bare fastify' : 'bare fastify (HTTPS)'
+  return startServerProcess(name, [BARE_FASTIFY], { NODE_ENV: 'production', ...tls })
 }
 
 /**
@@ -116,7 +120,7 @@ function baseEnv(env) {
  */
 export async function startServerProcess(name, args, env) {
   const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
+  const url = `${env.TLS_CERT_FILE === undefined ? 'http' : 'https'}://127.0.0.1:${port}`
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: baseEnv({ ...env, HOST: '127.0.0.1', PORT: String(port) }),
@@ -181,8 +185,7 @@ export async function startServerProcess(name, args, env) {
       while (!settled) {
         await new Promise((done) => setTimeout(done, POLL_MS))
         try {
-          const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) })
-          await response.arrayBuffer()
+          const response = await requestText(`${url}/health`, { timeoutMs: 2_000 })
           if (response.status === 200) ready()
         } catch {
           // not listening yet
