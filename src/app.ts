@@ -8,7 +8,8 @@ import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import { RateLimitedError } from './errors.js'
 import { createAuthenticate } from './http/authenticate.js'
-import { createNotFoundHandler, handleError } from './http/error-handler.js'
+import { handleClientError } from './http/client-error.js'
+import { createNotFoundHandler, createOptionsHook, handleError } from './http/error-handler.js'
 import { acceptOnlyJsonBodies } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { rateLimitStore } from './http/rate-limit-store.js'
@@ -61,6 +62,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.tls ? { serverFactory: httpsServerFactory(deps.tls, config.server) } : {}),
     // finish what is in flight on close instead of answering 503 with a body outside the envelope
     return503OnClosing: false,
+    // docs/api.md R1.2: what Node's parser and Fastify's router refuse is answered with the envelope too
+    clientErrorHandler: handleClientError,
+    frameworkErrors: handleError,
     ajv: ajvOptions,
     schemaErrorFormatter: (errors) => toValidationError(errors),
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -74,12 +78,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.setErrorHandler(handleError)
   addSecurityHeaders(app)
-  app.setNotFoundHandler(createNotFoundHandler(methodsByPath))
+  const notFound = createNotFoundHandler(methodsByPath)
+  app.setNotFoundHandler(notFound)
   acceptOnlyJsonBodies(app)
   app.addSchema(ErrorResponse)
 
   // production without CORS_ORIGINS allows no cross-origin call: nothing to register, no work per request
   const crossOrigin = config.http.corsOrigins === '*' || config.http.corsOrigins.length > 0
+  if (crossOrigin) app.addHook('onRequest', createOptionsHook(notFound))
   if (crossOrigin) await app.register(cors, corsOptions(config))
   const limited = config.http.rateLimitPerMinute > 0
   if (limited) {

@@ -15,6 +15,7 @@ import { reportListening, runPrimary } from './cluster.js'
 import type { TlsFiles } from './config/server-config.js'
 import { type Config, ConfigError, configWarnings, type Env, loadConfig } from './config.js'
 import { loadOrCreateDevSecret } from './dev-secret.js'
+import { guardConnections } from './http/connection-guard.js'
 import { describeCertificate, readTlsMaterial } from './http/tls.js'
 import { createLogger } from './logger.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
@@ -86,6 +87,8 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       logger: options.logger,
       tls,
     })
+    // docs/api.md §8: connections in all and per address, pipelined requests, unread answers
+    guardConnections(app.server, config.server, { clock, logger: options.logger })
     await app.ready()
     return {
       app,

@@ -150,6 +150,34 @@ const VARIABLES: Record<string, Variable> = {
     good: [['2000', 2_000]],
     bad: ['0', '-1', '1e3'].map((value) => [value, integerError('HEADERS_TIMEOUT_MS', 'at least 1', value)]),
   },
+  // docs/api.md §8: null derives the cap from the file-descriptor limit at start
+  MAX_CONNECTIONS: {
+    read: (config) => config.server.maxConnections,
+    default: null,
+    good: [
+      ['5000', 5_000],
+      ['1', 1],
+    ],
+    bad: ['0', '-1', 'many', '1e4'].map((value) => [
+      value,
+      integerError('MAX_CONNECTIONS', 'at least 1', value),
+    ]),
+  },
+  MAX_CONNECTIONS_PER_ADDRESS: {
+    read: (config) => config.server.maxConnectionsPerAddress,
+    default: 256,
+    good: [['1000', 1_000]],
+    bad: ['0', '-5', '2.5'].map((value) => [
+      value,
+      integerError('MAX_CONNECTIONS_PER_ADDRESS', 'at least 1', value),
+    ]),
+  },
+  WRITE_TIMEOUT_MS: {
+    read: (config) => config.server.writeTimeoutMs,
+    default: 10_000,
+    good: [['30000', 30_000]],
+    bad: ['0', '10s'].map((value) => [value, integerError('WRITE_TIMEOUT_MS', 'at least 1', value)]),
+  },
 
   // auth
   AUTH_JWT_SECRET: {
@@ -614,6 +642,9 @@ describe('loadConfig', () => {
       HEADERS_TIMEOUT_MS: '4000',
       TLS_CERT_FILE: '/etc/tessera/cert.pem',
       TLS_KEY_FILE: '/etc/tessera/key.pem',
+      MAX_CONNECTIONS: '4000',
+      MAX_CONNECTIONS_PER_ADDRESS: '100',
+      WRITE_TIMEOUT_MS: '15000',
       DATA_DIR: '/srv/tessera',
       DATABASE_URL: 'postgres://u@db/tessera',
       DATABASE_MAX_CONNECTIONS: '20',
@@ -638,6 +669,9 @@ describe('loadConfig', () => {
         headersTimeoutMs: 4_000,
         bodyLimitBytes: 16 * 1024,
         tls: { certFile: '/etc/tessera/cert.pem', keyFile: '/etc/tessera/key.pem' },
+        maxConnections: 4_000,
+        maxConnectionsPerAddress: 100,
+        writeTimeoutMs: 15_000,
       },
       auth: {
         jwtSecret: SECRET,

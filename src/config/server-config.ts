@@ -23,11 +23,17 @@ export interface ServerConfig {
   bodyLimitBytes: number
   /** TLS_CERT_FILE and TLS_KEY_FILE: HTTPS (and HTTP/2) with them; null serves plain HTTP. */
   tls: TlsFiles | null
+  /** MAX_CONNECTIONS: connections open at once; null derives it at start from the file-descriptor limit. */
+  maxConnections: number | null
+  /** MAX_CONNECTIONS_PER_ADDRESS: connections open at once from one client address. */
+  maxConnectionsPerAddress: number
+  /** WRITE_TIMEOUT_MS: a client that reads nothing of an answer for this long is cut off. */
+  writeTimeoutMs: number
 }
 
 /**
- * HOST, PORT, TRUST_PROXY, WORKERS, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, TLS_CERT_FILE, TLS_KEY_FILE. `cores` is what
- * WORKERS=auto means.
+ * HOST, PORT, TRUST_PROXY, WORKERS, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, TLS_CERT_FILE, TLS_KEY_FILE,
+ * MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, WRITE_TIMEOUT_MS. `cores` is what WORKERS=auto means.
  */
 export function readServerConfig(read: EnvReader, cores: number): ServerConfig {
   return {
@@ -40,6 +46,11 @@ export function readServerConfig(read: EnvReader, cores: number): ServerConfig {
     // docs/api.md R1.9: bodies over 16 KiB are a 413
     bodyLimitBytes: 16 * 1024,
     tls: readTlsFiles(read),
+    // docs/api.md §8: what one process and one client address may hold
+    maxConnections:
+      read.optional('MAX_CONNECTIONS') === null ? null : read.integer('MAX_CONNECTIONS', 0, { min: 1 }),
+    maxConnectionsPerAddress: read.integer('MAX_CONNECTIONS_PER_ADDRESS', 256, { min: 1 }),
+    writeTimeoutMs: read.integer('WRITE_TIMEOUT_MS', 10_000, { min: 1 }),
   }
 }
 

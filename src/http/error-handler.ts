@@ -8,6 +8,7 @@ import {
   MethodNotAllowedError,
   NotFoundError,
   PayloadTooLargeError,
+  ServiceBusyError,
   StorageError,
   UnsupportedMediaTypeError,
   WriteOutcomeUnknownError,
@@ -39,10 +40,23 @@ export function toAppError(error: unknown): AppError {
   return new InternalError(error)
 }
 
-/** The one place errors become responses: the envelope, the error's headers, and a log line for every 5xx. */
+/**
+ * Refusals the service gives by design under load (a full Argon2 queue, a rate limit): the request's own log line says
+ * all there is, so a flood of them writes one short line each (docs/api.md §6).
+ */
+function isExpectedRefusal(error: AppError): boolean {
+  return error.statusCode === 429 || error instanceof ServiceBusyError
+}
+
+/**
+ * The one place errors become responses: the envelope, the error's headers, and a log line with the stack for every
+ * 5xx but an expected refusal. Also Fastify's frameworkErrors handler (a path with broken percent-encoding).
+ */
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const appError = toAppError(error)
-  if (appError.statusCode >= 500) {
+  if (isExpectedRefusal(appError)) {
+    // nothing more than the request line
+  } else if (appError.statusCode >= 500) {
     request.log.error({ err: appError.cause ?? error, code: appError.code }, appError.message)
   } else if (appError.cause !== undefined) {
     request.log.debug({ err: appError.cause, code: appError.code }, appError.message)
@@ -63,5 +77,20 @@ export function createNotFoundHandler(methodsByPath: ReadonlyMap<string, Readonl
       request,
       reply,
     )
+  }
+}
+
+/**
+ * docs/api.md R1.10: an OPTIONS request that is no CORS preflight (it lacks Origin or Access-Control-Request-Method)
+ * is answered as any method a path does not serve, by `notFound`, before @fastify/cors answers it in plain text.
+ */
+export function createOptionsHook(notFound: (request: FastifyRequest, reply: FastifyReply) => FastifyReply) {
+  return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const { headers } = request
+    if (request.method === 'OPTIONS' && !(headers.origin && headers['access-control-request-method'])) {
+      notFound(request, reply)
+      return
+    }
+    done()
   }
 }

@@ -4,7 +4,9 @@ import { call, expectError, PASSWORD, uniqueEmail } from '../support/http.js'
 import { MESSAGES } from '../support/messages.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
-// docs/api.md R1.9 and R1.10: the errors src/http/error-handler.ts makes of Fastify's own (body too large, no route).
+// docs/api.md R1.2, R1.9 and R1.10: the errors src/http/error-handler.ts makes of Fastify's own (body too large, no
+// route, a path that cannot be decoded) and of an OPTIONS request that is no preflight. Those of Node's HTTP parser:
+// test/hostile/parser-errors.test.ts; the log lines of expected refusals: test/hostile/log-flood.test.ts.
 describe('error-handler: Fastify errors and unknown routes as envelopes', () => {
   let service: TestService
   beforeAll(async () => {
@@ -34,5 +36,29 @@ describe('error-handler: Fastify errors and unknown routes as envelopes', () => 
     const health = await call(service.app, 'DELETE', '/health')
     expectError(health, 405, MESSAGES.methodNotAllowed)
     expect(health.headers.allow).toBe('GET, HEAD')
+  })
+
+  it('R1.14 an OPTIONS request that is no CORS preflight is a 405 (with Allow) or a 404 envelope', async () => {
+    const withoutOrigin = await call(service.app, 'OPTIONS', '/health')
+    expectError(withoutOrigin, 405, MESSAGES.methodNotAllowed)
+    expect(withoutOrigin.headers.allow).toBe('GET, HEAD')
+    expectError(await call(service.app, 'OPTIONS', '/nowhere'), 404, MESSAGES.notFound)
+    // an Origin alone does not make a preflight: Access-Control-Request-Method does
+    const originOnly = await call(service.app, 'OPTIONS', '/auth/login', {
+      headers: { origin: 'https://app.example' },
+    })
+    expectError(originOnly, 405, MESSAGES.methodNotAllowed)
+    expect(originOnly.headers.allow).toBe('POST')
+    // a preflight is still answered by CORS (R5.8.1)
+    const preflight = await call(service.app, 'OPTIONS', '/auth/login', {
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+    })
+    expect(preflight.status).toBe(204)
+    expect(preflight.headers['access-control-allow-origin']).toBe('https://app.example')
+  })
+
+  it('R1.13 a path with broken percent-encoding (a Fastify framework error) is a 400 envelope', async () => {
+    expectError(await call(service.app, 'GET', '/auth/%zz'), 400, 'Bad Request')
+    expectError(await call(service.app, 'POST', '/auth/login%', { body: {} }), 400, 'Bad Request')
   })
 })

@@ -21,12 +21,20 @@ export function childEnv(env: Record<string, string | undefined>): NodeJS.Proces
   return Object.fromEntries(Object.entries({ ...base, ...env }).filter(([, value]) => value !== undefined))
 }
 
-/** `tessera serve` as a real process on a free port; resolves when it logs where it listens. */
+/**
+ * `tessera serve` as a real process on a free port; resolves when it logs where it listens. `openFiles` lowers its
+ * file-descriptor limit (ulimit -n), for the connection-flood tests.
+ */
 export async function startProcess(
   env: Record<string, string | undefined>,
   timeoutMs = 20_000,
+  openFiles?: number,
 ): Promise<RunningService> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  const [command, args] =
+    openFiles === undefined
+      ? [process.execPath, [BIN, 'serve']]
+      : ['/bin/sh', ['-c', `ulimit -n ${openFiles} && exec "$0" "$@"`, process.execPath, BIN, 'serve']]
+  const child = spawn(command, args, {
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })

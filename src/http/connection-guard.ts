@@ -1,0 +1,363 @@
+import { readFileSync } from 'node:fs'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { BlockList, isIP, type Socket } from 'node:net'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from '../clock.js'
+import { BadRequestError, ServiceBusyError } from '../errors.js'
+import { answerWithoutRoute } from './client-error.js'
+
+/**
+ * Requests one HTTP/1.1 connection may have read and not yet answered (pipelined): the next is answered 503 and the
+ * connection closes after it.
+ */
+export const MAX_REQUESTS_IN_FLIGHT = 32
+/** Answer bytes waiting on one connection for its client to read them: a request that finds more is answered so too. */
+export const MAX_BUFFERED_BYTES = 1024 * 1024
+/** Requests a closing connection may still send (each costs Node an object until it closes) before it is cut off. */
+const MAX_DROPPED_REQUESTS = 4096
+/** MAX_CONNECTIONS when unset: the file-descriptor limit less this many for the stores, files and Node itself… */
+export const RESERVED_DESCRIPTORS = 128
+/** …and at most this many, where the limit is higher (about 8 KiB of memory each when idle). */
+export const DEFAULT_MAX_CONNECTIONS = 10_000
+/** How often the counts of connections shed, refused and cut off are logged, when there are any. */
+const SUMMARY_INTERVAL_MS = 60_000
+
+export interface ConnectionLimits {
+  /** Connections open at once; null derives it from the process's file-descriptor limit. */
+  maxConnections: number | null
+  /** Connections open at once from one client address (an IPv6 /64); a trusted proxy's are not counted. */
+  maxConnectionsPerAddress: number
+  /** A connection whose answer the client reads none of for this long is closed. */
+  writeTimeoutMs: number
+  /** TRUST_PROXY: addresses, CIDR ranges or proxy-addr's names. */
+  trustProxy: readonly string[]
+}
+
+export interface ConnectionGuard {
+  /** Connections open now, and what the guard has done since the start. */
+  stats(): ConnectionStats
+}
+
+export interface ConnectionStats {
+  open: number
+  /** Idle keep-alive connections closed to make room for a new one. */
+  shed: number
+  /** New connections closed at once: every connection of the cap was busy. */
+  refused: number
+  /** Connections answered 503 and closed for more pipelined requests, or more unread answers, than allowed. */
+  overloaded: number
+  /** Connections closed because their client read nothing for writeTimeoutMs. */
+  writeTimeouts: number
+}
+
+interface Connection {
+  socket: Socket
+  /** The stream the answers are written to: the socket, or the TLS socket over it. */
+  stream: Socket
+  group: AddressGroup | null
+  /** Answers begun and not yet finished. */
+  answers: Set<ServerResponse>
+  /** Over a limit: the requests it sends are dropped, and it closes once its answers are written. */
+  closing: boolean
+  dropped: number
+  closed: boolean
+  /** Bytes the stream had flushed at the last check, and since when that has not changed. */
+  flushed: number
+  stalledSince: number
+}
+
+interface AddressGroup {
+  key: string
+  count: number
+  /** This address's idle connections, the longest idle first. */
+  idle: Set<Connection>
+}
+
+/**
+ * Bounds what clients can hold of the process (docs/api.md §8): connections in all and per client address, requests
+ * pipelined on one connection, answers buffered for a client that does not read them, and how long it may not read.
+ *
+ * When a cap is reached, the connection idle the longest (first of the address at its cap, else of all) is closed to
+ * make room; a new connection is refused only when every connection of the cap is busy. Node parses a whole chunk
+ * of pipelined requests at once (pausing the socket, as Node does when answers back up, stops only the next chunk):
+ * the request past MAX_REQUESTS_IN_FLIGHT is answered 503 after those in flight, the connection closes after it, and
+ * the requests sent after it do no work.
+ *
+ * Takes the server's 'request' listeners (Fastify's handler) and calls them only for the requests it admits.
+ */
+export function guardConnections(
+  server: Server,
+  limits: ConnectionLimits,
+  deps: { clock: Clock; logger: FastifyBaseLogger },
+): ConnectionGuard {
+  const maxConnections = limits.maxConnections ?? defaultMaxConnections(readOpenFileLimit())
+  const trusted = trustedProxies(limits.trustProxy)
+  const connections = new Map<Socket, Connection>()
+  /** Every idle connection, the longest idle first (a Set keeps insertion order). */
+  const idle = new Set<Connection>()
+  const busy = new Set<Connection>()
+  const groups = new Map<string, AddressGroup>()
+  const counts = { shed: 0, refused: 0, overloaded: 0, writeTimeouts: 0 }
+  let logged = { ...counts }
+
+  const becomeIdle = (connection: Connection) => {
+    busy.delete(connection)
+    idle.add(connection)
+    connection.group?.idle.add(connection)
+  }
+  const becomeBusy = (connection: Connection) => {
+    idle.delete(connection)
+    connection.group?.idle.delete(connection)
+    busy.add(connection)
+  }
+  const forget = (connection: Connection) => {
+    if (connection.closed) return
+    connection.closed = true
+    connections.delete(connection.socket)
+    idle.delete(connection)
+    busy.delete(connection)
+    const group = connection.group
+    if (group !== null) {
+      group.idle.delete(connection)
+      if (--group.count === 0) groups.delete(group.key)
+    }
+  }
+  const close = (connection: Connection, counter: keyof typeof counts) => {
+    counts[counter]++
+    forget(connection)
+    connection.socket.destroy()
+  }
+  /** Makes room by closing the longest idle of `among`; false when none is idle. */
+  const shedOne = (among: Set<Connection>): boolean => {
+    const oldest = among.values().next()
+    if (oldest.done === true) return false
+    close(oldest.value, 'shed')
+    return true
+  }
+
+  server.prependListener('connection', (socket: Socket) => {
+    const address = socket.remoteAddress
+    if (address === undefined) return void socket.destroy()
+    const key = trusted.check(address) ? null : addressKey(address)
+    let group = key === null ? null : (groups.get(key) ?? null)
+    const admitted =
+      (group === null || group.count < limits.maxConnectionsPerAddress || shedOne(group.idle)) &&
+      (connections.size < maxConnections || shedOne(idle))
+    if (!admitted) {
+      counts.refused++
+      return void socket.destroy()
+    }
+    if (key !== null && group === null) {
+      group = { key, count: 0, idle: new Set() }
+      groups.set(key, group)
+    }
+    if (group !== null) group.count++
+    const connection: Connection = {
+      socket,
+      stream: socket,
+      group,
+      answers: new Set(),
+      closing: false,
+      dropped: 0,
+      closed: false,
+      flushed: 0,
+      stalledSince: 0,
+    }
+    connections.set(socket, connection)
+    becomeIdle(connection)
+    socket.once('close', () => forget(connection))
+  })
+
+  /** The connection a request came on; a TLS socket (or an HTTP/2 stream's) is not the one 'connection' saw. */
+  const connectionOf = (request: IncomingMessage): Connection | undefined => {
+    const socket = request.socket as Socket & { _parent?: Socket | null }
+    return connections.get(socket) ?? (socket._parent ? connections.get(socket._parent) : undefined)
+  }
+
+  /** Admits a request, or closes its connection (false). Counts the answers in flight. */
+  const admit = (request: IncomingMessage, response: ServerResponse): boolean => {
+    const connection = connectionOf(request)
+    // no longer tracked: closed by the guard, and this request is the rest of a pipelined burst
+    if (connection === undefined) return !request.socket.destroyed
+    if (connection.closed) return false
+    if (connection.closing) {
+      if (++connection.dropped > MAX_DROPPED_REQUESTS) close(connection, 'overloaded')
+      return false
+    }
+    track(connection, response)
+    // HTTP/2 multiplexes: the session's maxConcurrentStreams and its flow control bound its streams and their bytes
+    if (request.httpVersionMajor !== 1) return true
+    connection.stream = request.socket
+    if (connection.answers.size > MAX_REQUESTS_IN_FLIGHT || bufferedBytes(connection) > MAX_BUFFERED_BYTES) {
+      // answered in turn, after the answers in flight; Node closes the connection once it is written
+      counts.overloaded++
+      connection.closing = true
+      abortWithoutStacks(request.socket)
+      answerWithoutRoute(request, response, new ServiceBusyError())
+      return false
+    }
+    return true
+  }
+  /** Counts an answer in flight until it is written or its connection closes. */
+  const track = (connection: Connection, response: ServerResponse) => {
+    if (connection.answers.size === 0) becomeBusy(connection)
+    connection.answers.add(response)
+    response.once('close', () => {
+      connection.answers.delete(response)
+      if (connection.answers.size === 0 && !connection.closed) becomeIdle(connection)
+    })
+  }
+
+  // Node answers an HTTP/1.1 request without Host, or with an Expect it cannot meet, with an empty 400 or 417: these
+  // get the envelope here instead (docs/api.md R1.2)
+  Object.assign(server, { requireHostHeader: false })
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    if (admit(request, response)) {
+      answerWithoutRoute(request, response, new BadRequestError(417, 'Expectation Failed'))
+    }
+  })
+  const handlers = server.listeners('request') as Array<
+    (request: IncomingMessage, response: ServerResponse) => void
+  >
+  server.removeAllListeners('request')
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (!admit(request, response)) return
+    if (request.httpVersion === '1.1' && request.headers.host === undefined) {
+      return answerWithoutRoute(request, response, new BadRequestError(400, 'Bad Request'))
+    }
+    for (const handler of handlers) handler.call(server, request, response)
+  })
+
+  // a client that reads nothing of an answer for writeTimeoutMs is cut off
+  const checkWrites = () => {
+    const now = deps.clock.now()
+    for (const connection of busy) {
+      const { stream } = connection
+      const pending = stream.writableLength
+      const flushed = stream.bytesWritten - pending
+      if (pending === 0 || flushed !== connection.flushed) {
+        connection.flushed = flushed
+        connection.stalledSince = now
+      } else if (now - connection.stalledSince >= limits.writeTimeoutMs) {
+        close(connection, 'writeTimeouts')
+      }
+    }
+  }
+  const summarize = () => {
+    if (Object.entries(counts).every(([name, count]) => logged[name as keyof typeof counts] === count)) return
+    const since = Object.fromEntries(
+      Object.entries(counts).map(([name, count]) => [name, count - logged[name as keyof typeof counts]]),
+    )
+    deps.logger.warn(
+      { ...since, open: connections.size, maxConnections },
+      'connection limits applied in the last minute',
+    )
+    logged = { ...counts }
+  }
+  let timers: NodeJS.Timeout[] = []
+  server.on('listening', () => {
+    timers = [
+      setInterval(checkWrites, Math.min(1_000, Math.max(50, limits.writeTimeoutMs / 4))),
+      setInterval(summarize, SUMMARY_INTERVAL_MS),
+    ]
+    for (const timer of timers) timer.unref()
+  })
+  server.on('close', () => {
+    for (const timer of timers) clearInterval(timer)
+  })
+
+  return {
+    stats: () => ({ open: connections.size, ...counts }),
+  }
+}
+
+/**
+ * When a connection closes, Node aborts every request it read and did not answer with an Error whose stack it formats:
+ * for a burst of dropped requests that is most of what the burst costs. Those are made without a stack: the limit is
+ * lowered just before Node's own 'close' listener and restored just after it (or, should a listener throw, once the
+ * current job is done).
+ */
+function abortWithoutStacks(socket: Socket): void {
+  let saved = Error.stackTraceLimit
+  const restore = () => {
+    Error.stackTraceLimit = saved
+  }
+  socket.prependOnceListener('close', () => {
+    saved = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
+    queueMicrotask(restore)
+  })
+  socket.once('close', restore)
+}
+
+/** Bytes of answers waiting on a connection: those written to its socket and those queued behind them. */
+function bufferedBytes(connection: Connection): number {
+  let bytes = connection.stream.writableLength
+  // an answer queued behind another holds its bytes until it gets the socket
+  for (const answer of connection.answers) if (answer.socket === null) bytes += answer.writableLength
+  return bytes
+}
+
+/** MAX_CONNECTIONS when unset: what the file-descriptor limit leaves, at most DEFAULT_MAX_CONNECTIONS. */
+export function defaultMaxConnections(openFileLimit: number | null): number {
+  if (openFileLimit === null) return DEFAULT_MAX_CONNECTIONS
+  return Math.max(16, Math.min(DEFAULT_MAX_CONNECTIONS, openFileLimit - RESERVED_DESCRIPTORS))
+}
+
+/**
+ * The process's limit of open files (Node raises the soft limit to the hard one as it starts), from
+ * /proc/self/limits; null where that cannot be read (not Linux) or there is no limit.
+ */
+export function readOpenFileLimit(): number | null {
+  try {
+    const match = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))
+    return match?.[1] === undefined ? null : Number(match[1])
+  } catch {
+    return null
+  }
+}
+
+const IPV4_MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i
+
+/** The key a client address is counted under: IPv4 as is, IPv6 by its /64 (what one host is usually given). */
+export function addressKey(address: string): string {
+  const bare = address.split('%', 1)[0] ?? address
+  if (isIP(bare) !== 6) return bare
+  const mapped = IPV4_MAPPED.exec(bare)?.[1]
+  if (mapped !== undefined) return mapped
+  const [head = '', tail] = bare.split('::')
+  const headGroups = head === '' ? [] : head.split(':')
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':')
+  // a dotted IPv4 tail stands for two groups
+  const tailLength = tailGroups.reduce((sum, group) => sum + (group.includes('.') ? 2 : 1), 0)
+  const zeros = tail === undefined ? [] : Array(8 - headGroups.length - tailLength).fill('0')
+  const groups = [...headGroups, ...zeros, ...tailGroups].slice(0, 4)
+  return `${groups.map((group) => group.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`
+}
+
+/** The networks proxy-addr names (TRUST_PROXY accepts them). */
+const NAMED_NETWORKS: Readonly<Record<string, readonly string[]>> = {
+  loopback: ['127.0.0.0/8', '::1/128'],
+  linklocal: ['169.254.0.0/16', 'fe80::/10'],
+  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+}
+
+/** TRUST_PROXY as a matcher of peer addresses (IPv4-mapped IPv6 addresses taken as IPv4). */
+function trustedProxies(entries: readonly string[]): { check(address: string): boolean } {
+  const list = new BlockList()
+  for (const entry of entries.flatMap((item) => NAMED_NETWORKS[item] ?? [item])) {
+    const [address = '', prefix] = entry.split('/')
+    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4'
+    if (prefix === undefined) list.addAddress(address, type)
+    else list.addSubnet(address, Number(prefix), type)
+  }
+  return {
+    check(address) {
+      if (entries.length === 0) return false
+      const bare = address.split('%', 1)[0] ?? address
+      const mapped = IPV4_MAPPED.exec(bare)?.[1]
+      if (mapped !== undefined) return list.check(mapped, 'ipv4')
+      return list.check(bare, isIP(bare) === 6 ? 'ipv6' : 'ipv4')
+    },
+  }
+}

@@ -1,0 +1,171 @@
+import { readFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { request } from 'node:http'
+import { connect, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type RunningService, startProcess } from '../support/process.js'
+
+// issue 11, "Must not crash or stall": pipelined requests that are never read (docs/api.md §8). The service runs as
+// a process of its own, so that its RSS is its own; every connection goes to 127.0.0.x and is closed at the end.
+
+/** Enough that the code before the guard buffers 700 MiB and more; each connection costs the guard one parse. */
+const FLOOD_CONNECTIONS = 12
+const PIPELINED = 1_500
+const FLOOD_MS = 5_000
+
+const pipelined = (path: string, count: number) =>
+  `GET ${path} HTTP/1.1\r\nHost: tessera\r\n\r\n`.repeat(count)
+
+/** The resident set of a process, in MiB (Linux). */
+function rssMiB(pid: number): number {
+  const kib = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+  return Number(kib) / 1024
+}
+
+/** GET /health on a connection of its own from 127.0.0.2: its status and how long it took (status 0: it failed). */
+function timeHealth(url: URL): Promise<{ status: number; ms: number }> {
+  const started = performance.now()
+  return new Promise((resolve) => {
+    const done = (status: number) => resolve({ status, ms: performance.now() - started })
+    const health = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: '/health',
+        agent: false,
+        localAddress: '127.0.0.2',
+        timeout: 10_000,
+      },
+      (response) => {
+        response.resume()
+        response.on('end', () => done(response.statusCode ?? 0))
+        response.on('error', () => done(0))
+      },
+    )
+    health.on('timeout', () => health.destroy())
+    health.on('error', () => done(0))
+    health.end()
+  })
+}
+
+/** A connection from 127.0.0.1 that writes `payload` at once and reads nothing until told to. */
+async function openSilent(url: URL, payload: string): Promise<Socket> {
+  const socket = connect({ host: url.hostname, port: Number(url.port) })
+  socket.on('error', () => {})
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.pause()
+  socket.write(payload)
+  return socket
+}
+
+/** Everything a socket receives until it closes, or until `withinMs` (then `closed` is false). */
+function readToClose(
+  socket: Socket,
+  withinMs: number,
+): Promise<{ text: string; bytes: number; closed: boolean }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = []
+    let bytes = 0
+    const finish = (closed: boolean) => {
+      clearTimeout(timer)
+      resolve({ text: Buffer.concat(chunks).toString('latin1'), bytes, closed })
+    }
+    const timer = setTimeout(() => finish(false), withinMs)
+    socket.on('data', (chunk: Buffer) => {
+      bytes += chunk.length
+      if (chunks.length < 64) chunks.push(chunk)
+    })
+    socket.once('close', () => finish(true))
+    socket.resume()
+  })
+}
+
+describe('hostile clients: pipelined requests', () => {
+  let dir: string
+  let service: RunningService
+  const sockets: Socket[] = []
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tessera-pipelining-'))
+  })
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.destroy()
+    await service?.stop()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('R8.8 pipelined requests that are never read do not exhaust memory: /health stays under 1 s at p99, RSS under 300 MiB', async () => {
+    service = await startProcess({ DATA_DIR: dir })
+    const url = new URL(service.url)
+    const pid = service.child.pid as number
+    let probing = true
+    const latencies: number[] = []
+    const failures: number[] = []
+    const probe = async () => {
+      while (probing) {
+        const { status, ms } = await timeHealth(url)
+        latencies.push(ms)
+        if (status !== 200) failures.push(status)
+        await new Promise((resolve) => setTimeout(resolve, 40))
+      }
+    }
+    let maxRss = rssMiB(pid)
+    const sampler = setInterval(() => {
+      maxRss = Math.max(maxRss, rssMiB(pid))
+    }, 100)
+    const probes = [probe(), probe()]
+    try {
+      // the largest answer the service gives, 1,500 times on each connection, in one write; nothing is ever read
+      for (let i = 0; i < FLOOD_CONNECTIONS; i++)
+        sockets.push(await openSilent(url, pipelined('/openapi.json', PIPELINED)))
+      await new Promise((resolve) => setTimeout(resolve, FLOOD_MS))
+    } finally {
+      probing = false
+      await Promise.all(probes)
+      clearInterval(sampler)
+    }
+    latencies.sort((a, b) => a - b)
+    const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? Number.POSITIVE_INFINITY
+    expect(failures).toEqual([])
+    expect(latencies.length).toBeGreaterThan(50)
+    expect(p99).toBeLessThan(1_000)
+    expect(maxRss).toBeLessThan(300)
+  })
+
+  it('R8.8 a connection with more than 32 requests in flight gets the 32 answered, a 503 envelope, and is closed', async () => {
+    service = await startProcess({ DATA_DIR: dir })
+    const url = new URL(service.url)
+    const socket = await openSilent(url, pipelined('/health', 40))
+    sockets.push(socket)
+    const { text, closed } = await readToClose(socket, 10_000)
+    expect(closed).toBe(true)
+    const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]))
+    expect(statuses).toEqual([...Array(32).fill(200), 503])
+    expect(text).toMatch(/connection: close/i)
+    expect(text.endsWith('{"code":503,"message":"Server is busy, retry shortly","data":null}')).toBe(true)
+    // and the service serves the next client
+    expect((await timeHealth(url)).status).toBe(200)
+  })
+
+  it('R8.8 a client that reads nothing of its answers for WRITE_TIMEOUT_MS is cut off', async () => {
+    service = await startProcess({ DATA_DIR: dir, WRITE_TIMEOUT_MS: '1000' })
+    const url = new URL(service.url)
+    // 8 × 1.6 MiB of Swagger UI: more than the kernel's buffers on both sides hold
+    const bundle = '/docs/static/swagger-ui-bundle.js'
+    const size = await new Promise<number>((resolve, reject) =>
+      request(new URL(bundle, url), { agent: false }, (response) => {
+        response.resume()
+        resolve(Number(response.headers['content-length']))
+      })
+        .on('error', reject)
+        .end(),
+    )
+    const socket = await openSilent(url, pipelined(bundle, 8))
+    sockets.push(socket)
+    await new Promise((resolve) => setTimeout(resolve, 4_000))
+    const { bytes, closed } = await readToClose(socket, 10_000)
+    expect(closed).toBe(true)
+    expect(bytes).toBeLessThan(8 * size)
+  })
+})

@@ -1,0 +1,74 @@
+import { createServer, type Server } from 'node:http'
+import { type AddressInfo, connect, type Socket } from 'node:net'
+import { pino } from 'pino'
+import { afterEach, describe, expect, it } from 'vitest'
+import { systemClock } from '../../src/clock.js'
+import { addressKey, defaultMaxConnections, guardConnections } from '../../src/http/connection-guard.js'
+
+// docs/api.md §8: how src/http/connection-guard.ts counts client addresses and sizes its default cap. The floods
+// themselves: test/hostile/connections.test.ts and test/hostile/pipelining.test.ts.
+
+describe('connection-guard', () => {
+  it('R8.7 counts IPv4 addresses one by one and IPv6 addresses by their /64', () => {
+    expect(addressKey('203.0.113.7')).toBe('203.0.113.7')
+    expect(addressKey('::ffff:203.0.113.7')).toBe('203.0.113.7')
+    expect(addressKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64')
+    expect(addressKey('2001:0DB8:0001:0002:ffff:ffff:ffff:ffff')).toBe('2001:db8:1:2::/64')
+    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64')
+    expect(addressKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64')
+    expect(addressKey('::1')).toBe('0:0:0:0::/64')
+  })
+
+  it('R8.7 MAX_CONNECTIONS defaults to the file-descriptor limit less 128, at most 10,000', () => {
+    expect(defaultMaxConnections(1_024)).toBe(896)
+    expect(defaultMaxConnections(1_048_576)).toBe(10_000)
+    expect(defaultMaxConnections(100)).toBe(16)
+    expect(defaultMaxConnections(null)).toBe(10_000)
+  })
+
+  describe('on a server', () => {
+    let server: Server
+    const sockets: Socket[] = []
+    afterEach(async () => {
+      for (const socket of sockets.splice(0)) socket.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    })
+
+    async function start(trustProxy: string[]): Promise<number> {
+      server = createServer((_request, response) => response.end('ok'))
+      guardConnections(
+        server,
+        { maxConnections: 100, maxConnectionsPerAddress: 2, writeTimeoutMs: 10_000, trustProxy },
+        { clock: systemClock, logger: pino({ level: 'silent' }) },
+      )
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      return (server.address() as AddressInfo).port
+    }
+
+    /** Opens `count` idle connections from `localAddress`; resolves with whether each was closed by the server. */
+    async function openIdle(port: number, localAddress: string, count: number): Promise<boolean[]> {
+      const closed: boolean[] = []
+      for (let i = 0; i < count; i++) {
+        const socket = connect({ port, host: '127.0.0.1', localAddress })
+        sockets.push(socket)
+        closed.push(false)
+        socket.on('close', () => {
+          closed[i] = true
+        })
+        await new Promise((resolve) => socket.once('connect', resolve))
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      return closed
+    }
+
+    it('R8.7 holds one address to its cap, closing its longest idle connection first', async () => {
+      const port = await start([])
+      expect(await openIdle(port, '127.0.0.3', 4)).toEqual([true, true, false, false])
+    })
+
+    it('R8.7 does not hold a proxy named in TRUST_PROXY to the cap of one address', async () => {
+      const port = await start(['127.0.0.3/32'])
+      expect(await openIdle(port, '127.0.0.3', 4)).toEqual([false, false, false, false])
+    })
+  })
+})
