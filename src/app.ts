@@ -9,7 +9,12 @@ import type { Config } from './config.js'
 import { RateLimitedError } from './errors.js'
 import { createAuthenticate } from './http/authenticate.js'
 import { handleClientError } from './http/client-error.js'
-import { createNotFoundHandler, createOptionsHook, handleError } from './http/error-handler.js'
+import {
+  createNotFoundHandler,
+  createOptionsHook,
+  handleError,
+  handleFrameworkError,
+} from './http/error-handler.js'
 import { acceptOnlyJsonBodies } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { rateLimitStore } from './http/rate-limit-store.js'
@@ -64,7 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     // docs/api.md R1.2: what Node's parser and Fastify's router refuse is answered with the envelope too
     clientErrorHandler: handleClientError,
-    frameworkErrors: handleError,
+    frameworkErrors: handleFrameworkError,
     ajv: ajvOptions,
     schemaErrorFormatter: (errors) => toValidationError(errors),
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -50,7 +50,7 @@ function isExpectedRefusal(error: AppError): boolean {
 
 /**
  * The one place errors become responses: the envelope, the error's headers, and a log line with the stack for every
- * 5xx but an expected refusal. Also Fastify's frameworkErrors handler (a path with broken percent-encoding).
+ * 5xx but an expected refusal.
  */
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const appError = toAppError(error)
@@ -62,6 +62,19 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
     request.log.debug({ err: appError.cause, code: appError.code }, appError.message)
   }
   return reply.code(appError.statusCode).headers(appError.headers).send(failure(appError))
+}
+
+/**
+ * Fastify's frameworkErrors handler (a path with broken percent-encoding, docs/api.md R1.13): such a request reaches
+ * no hook, so the header every answer carries (R1.11) is set here.
+ */
+export function handleFrameworkError(
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  reply.header('x-content-type-options', 'nosniff')
+  return handleError(error, request, reply)
 }
 
 /**

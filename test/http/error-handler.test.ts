@@ -58,7 +58,9 @@ describe('error-handler: Fastify errors and unknown routes as envelopes', () => 
   })
 
   it('R1.13 a path with broken percent-encoding (a Fastify framework error) is a 400 envelope', async () => {
-    expectError(await call(service.app, 'GET', '/auth/%zz'), 400, 'Bad Request')
+    const badPath = await call(service.app, 'GET', '/auth/%zz')
+    expectError(badPath, 400, 'Bad Request')
+    expect(badPath.headers['x-content-type-options']).toBe('nosniff')
     expectError(await call(service.app, 'POST', '/auth/login%', { body: {} }), 400, 'Bad Request')
   })
 })
