@@ -20,6 +20,8 @@ Main environment variables:
   DATABASE_URL               sqlite:<file> (default sqlite:./data/app.db), postgres://… or mysql://…
   REDIS_URL                  redis://…: refresh tokens and rate-limit counters live in Redis
   AUTH_JWT_SECRET            HS256 signing secret, 32+ characters (10 distinct); required in production
+  TLS_CERT_FILE, TLS_KEY_FILE  serve HTTPS (and HTTP/2) with this certificate and key; reloaded on SIGHUP
+  TRUST_PROXY                proxies whose X-Forwarded-For/-Proto are believed (TLS ends at the proxy)
   CORS_ORIGINS               production: the comma-separated origins allowed to call
   WORKERS                    worker processes on one port (1; auto: one per core)
   LOG_LEVEL                  fatal, error, warn, info (default), debug, trace or silent
