@@ -96,7 +96,7 @@ describe('hostile clients: pipelined requests', () => {
   })
 
   it('R8.8 pipelined requests that are never read do not exhaust memory: /health stays under 1 s at p99, RSS under 300 MiB', async () => {
-    service = await startProcess({ DATA_DIR: dir })
+    service = await startProcess({ DATA_DIR: dir, API_DOCS: 'true' })
     const url = new URL(service.url)
     const pid = service.child.pid as number
     let probing = true
@@ -149,7 +149,7 @@ describe('hostile clients: pipelined requests', () => {
   })
 
   it('R8.8 a client that reads nothing of its answers for WRITE_TIMEOUT_MS is cut off', async () => {
-    service = await startProcess({ DATA_DIR: dir, WRITE_TIMEOUT_MS: '1000' })
+    service = await startProcess({ DATA_DIR: dir, WRITE_TIMEOUT_MS: '1000', API_DOCS: 'true' })
     const url = new URL(service.url)
     // 8 × 1.6 MiB of Swagger UI: more than the kernel's buffers on both sides hold
     const bundle = '/docs/static/swagger-ui-bundle.js'
