@@ -27,6 +27,7 @@ import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
 import { siteConfigRoutes } from './routes/site-config-routes.js'
 import { statusRoutes } from './routes/status-routes.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
+import { createMemoryRateCounterStore } from './storage/memory/memory-rate-counter-store.js'
 import type { HealthProbe, RateCounterStore } from './storage/stores.js'
 
 export interface AppDeps {
@@ -96,9 +97,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (limited) {
     await app.register(rateLimit, {
       global: false,
-      ...(deps.rateCounters === null ? {} : { store: rateLimitStore(deps.rateCounters) }),
-      // a counter store that is down does not lock everyone out; the stores the request needs answer for it
-      skipOnError: true,
+      // a shared store that fails is replaced by counters in this process: the limit never skips (R8.1)
+      ...(deps.rateCounters === null
+        ? {}
+        : { store: rateLimitStore(deps.rateCounters, createMemoryRateCounterStore(deps.clock)) }),
+      skipOnError: false,
       errorResponseBuilder: (_request, context) => new RateLimitedError(Math.ceil(context.ttl / 1000)),
     })
   }

@@ -8,6 +8,7 @@ import { buildApp } from './app.js'
 import { createAccountService } from './auth/account-service.js'
 import { createArgon2Threads } from './auth/argon2-threads.js'
 import { createConcurrencyLimiter } from './auth/concurrency-limiter.js'
+import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS } from './auth/login-throttle.js'
 import { createPasswordHasher } from './auth/password-hasher.js'
 import { createTokenService } from './auth/token-service.js'
 import { type Clock, systemClock } from './clock.js'
@@ -20,6 +21,7 @@ import { describeCertificate, readTlsMaterial } from './http/tls.js'
 import { createLogger } from './logger.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
+import { createMemoryLoginAttemptStore } from './storage/memory/memory-login-attempt-store.js'
 import { migrateDatabase, openStores } from './storage/open-stores.js'
 import type { Stores } from './storage/stores.js'
 
@@ -74,6 +76,18 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       tokens,
       clock,
       log: options.logger,
+      throttle: createLoginThrottle({
+        store: stores.loginAttempts ?? createMemoryLoginAttemptStore(),
+        // a shared store that fails is replaced by counts in this process (docs/api.md R8.4)
+        fallback: stores.loginAttempts === null ? null : createMemoryLoginAttemptStore(),
+        settings: {
+          ...LOGIN_THROTTLE_DEFAULTS,
+          addressFailuresPerMinute: config.http.rateLimitPerMinute,
+          accountFreeFailures: config.auth.loginBackoff.afterFailures,
+          accountMaxDelayMs: config.auth.loginBackoff.maxDelaySeconds * 1000,
+        },
+        clock,
+      }),
     })
     const app = await buildApp({
       config,

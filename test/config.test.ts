@@ -380,6 +380,30 @@ const VARIABLES: Record<string, Variable> = {
     ],
     bad: ['-1', 'none'].map((value) => [value, integerError('AUTH_HASH_QUEUE_LIMIT', 'at least 0', value)]),
   },
+  AUTH_LOGIN_BACKOFF_AFTER: {
+    read: (config) => config.auth.loginBackoff.afterFailures,
+    default: 5,
+    good: [
+      ['0', 0],
+      ['10', 10],
+    ],
+    bad: ['-1', '1001', 'five'].map((value) => [
+      value,
+      integerError('AUTH_LOGIN_BACKOFF_AFTER', 'from 0 to 1000', value),
+    ]),
+  },
+  AUTH_LOGIN_BACKOFF_MAX_SECONDS: {
+    read: (config) => config.auth.loginBackoff.maxDelaySeconds,
+    default: 300,
+    good: [
+      ['1', 1],
+      ['3600', 3600],
+    ],
+    bad: ['0', '86401', '5m'].map((value) => [
+      value,
+      integerError('AUTH_LOGIN_BACKOFF_MAX_SECONDS', 'from 1 to 86400', value),
+    ]),
+  },
 
   // storage
   DATA_DIR: {
@@ -634,6 +658,8 @@ describe('loadConfig', () => {
       AUTH_ARGON2_PARALLELISM: '2',
       AUTH_HASH_CONCURRENCY: '2',
       AUTH_HASH_QUEUE_LIMIT: '50',
+      AUTH_LOGIN_BACKOFF_AFTER: '3',
+      AUTH_LOGIN_BACKOFF_MAX_SECONDS: '600',
       HOST: '127.0.0.1',
       PORT: '8080',
       TRUST_PROXY: '10.0.0.0/8',
@@ -681,6 +707,7 @@ describe('loadConfig', () => {
         argon2: { memoryKiB: 65536, timeCost: 3, parallelism: 2 },
         hashConcurrency: 2,
         hashQueueLimit: 50,
+        loginBackoff: { afterFailures: 3, maxDelaySeconds: 600 },
       },
       storage: {
         dataDir: '/srv/tessera',

@@ -57,24 +57,15 @@ export interface AccountServiceDeps {
   tokens: TokenService
   clock: Clock
   log: SecurityLog
-  /** docs/api.md R8.4 to R8.6; without it, logins are not throttled. */
-  throttle?: LoginThrottle
-}
-
-/** What a service without a throttle uses: every attempt is let through and nothing is counted. */
-const UNTHROTTLED: LoginThrottle = {
-  admit: async (email, address) => ({ email, address, remembered: false, degraded: false }),
-  succeeded: async () => {},
-  failed: async () => {},
-  remember: async () => {},
+  /** docs/api.md R8.4 to R8.6. */
+  throttle: LoginThrottle
 }
 
 /** Attempts at drawing an unused random id; with 9·10⁹ ids a second attempt is already rare. */
 const ID_ATTEMPTS = 5
 
 export function createAccountService(deps: AccountServiceDeps): AccountService {
-  const { users, refreshTokens, hasher, tokens, clock, log } = deps
-  const throttle = deps.throttle ?? UNTHROTTLED
+  const { users, refreshTokens, hasher, tokens, clock, log, throttle } = deps
   /**
    * docs/api.md R4.4.5: set when a store failed during a login, cleared when a login completes (its session was
    * stored). While set, a wrong password gets the answer of a failing store, not 401, so that a right password

@@ -20,6 +20,8 @@ export interface AuthConfig {
   hashConcurrency: number
   /** Argon2 computations allowed to wait; past it a request gets 503. */
   hashQueueLimit: number
+  /** docs/api.md R8.5: failed logins of an account before it backs off (0: no backoff), and the longest wait. */
+  loginBackoff: { afterFailures: number; maxDelaySeconds: number }
 }
 
 /**
@@ -106,6 +108,10 @@ export function readAuthConfig(
     argon2,
     hashConcurrency: read.integer('AUTH_HASH_CONCURRENCY', defaultConcurrency, { min: 1, max: 1024 }),
     hashQueueLimit: read.integer('AUTH_HASH_QUEUE_LIMIT', 100, { min: 0 }),
+    loginBackoff: {
+      afterFailures: read.integer('AUTH_LOGIN_BACKOFF_AFTER', 5, { min: 0, max: 1000 }),
+      maxDelaySeconds: read.integer('AUTH_LOGIN_BACKOFF_MAX_SECONDS', 300, { min: 1, max: 86_400 }),
+    },
   }
 }
 
