@@ -1,3 +1,4 @@
+import { clientNetwork } from '../client-network.js'
 import type { Clock } from '../clock.js'
 import {
   AccessTokenInvalidError,
@@ -10,7 +11,7 @@ import {
 } from '../errors.js'
 import type { RefreshTokenStore, UserRecord, UserStore } from '../storage/stores.js'
 import { normalizeEmail } from './email.js'
-import { clientNetwork, type LoginThrottle } from './login-throttle.js'
+import type { LoginThrottle } from './login-throttle.js'
 import type { PasswordHasher } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
 import { refreshTokenDigest, type TokenPair, type TokenService } from './token-service.js'

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { BlockList, isIP, type Socket } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
+import { clientNetwork } from '../client-network.js'
 import type { Clock } from '../clock.js'
 import { BadRequestError, ServiceBusyError } from '../errors.js'
 import { answerWithoutRoute } from './client-error.js'
@@ -138,7 +139,7 @@ export function guardConnections(
   server.prependListener('connection', (socket: Socket) => {
     const address = socket.remoteAddress
     if (address === undefined) return void socket.destroy()
-    const key = trusted.check(address) ? null : addressKey(address)
+    const key = trusted.check(address) ? null : clientNetwork(address)
     let group = key === null ? null : (groups.get(key) ?? null)
     const admitted =
       (group === null || group.count < limits.maxConnectionsPerAddress || shedOne(group.idle)) &&
@@ -318,22 +319,6 @@ export function readOpenFileLimit(): number | null {
 }
 
 const IPV4_MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i
-
-/** The key a client address is counted under: IPv4 as is, IPv6 by its /64 (what one host is usually given). */
-export function addressKey(address: string): string {
-  const bare = address.split('%', 1)[0] ?? address
-  if (isIP(bare) !== 6) return bare
-  const mapped = IPV4_MAPPED.exec(bare)?.[1]
-  if (mapped !== undefined) return mapped
-  const [head = '', tail] = bare.split('::')
-  const headGroups = head === '' ? [] : head.split(':')
-  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':')
-  // a dotted IPv4 tail stands for two groups
-  const tailLength = tailGroups.reduce((sum, group) => sum + (group.includes('.') ? 2 : 1), 0)
-  const zeros = tail === undefined ? [] : Array(8 - headGroups.length - tailLength).fill('0')
-  const groups = [...headGroups, ...zeros, ...tailGroups].slice(0, 4)
-  return `${groups.map((group) => group.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`
-}
 
 /** The networks proxy-addr names (TRUST_PROXY accepts them). */
 const NAMED_NETWORKS: Readonly<Record<string, readonly string[]>> = {
