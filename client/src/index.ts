@@ -1,0 +1,1 @@
+export { createTesseraClient } from './tessera-client.js'

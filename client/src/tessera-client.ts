@@ -1,0 +1,2 @@
+/** Placeholder: the client is being written. */
+export function createTesseraClient(): void {}
