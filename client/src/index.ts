@@ -1,1 +1,7 @@
+export type { Account, Credentials, RegisteredAccount } from './account.js'
+export type { RefreshLocks } from './refresh-lock.js'
+export type { SessionEndReason, TesseraClient, TesseraClientOptions } from './tessera-client.js'
 export { createTesseraClient } from './tessera-client.js'
+export type { FieldError } from './tessera-error.js'
+export { TesseraError } from './tessera-error.js'
+export type { TokenPair, TokenStorage } from './token-store.js'

@@ -1,2 +1,197 @@
-/** Placeholder: the client is being written. */
-export function createTesseraClient(): void {}
+import { type Account, type Credentials, type RegisteredAccount, toAccount } from './account.js'
+import { readEnvelope } from './envelope.js'
+import { type RefreshLocks, withRefreshLock } from './refresh-lock.js'
+import { TesseraError } from './tessera-error.js'
+import { createMemoryStorage, createTokenStore, type TokenPair, type TokenStorage } from './token-store.js'
+
+/** Why the client discarded its tokens. */
+export type SessionEndReason =
+  /** The service refused the refresh token (spec 5.6): used up, expired, or the account logged in elsewhere. */
+  | 'refresh_refused'
+  /** `logout()` of this client. */
+  | 'logout'
+  /** Another client sharing the storage (another tab) logged out or discarded them. */
+  | 'ended_elsewhere'
+
+export interface TesseraClientOptions {
+  /** Where the service answers, e.g. `https://auth.example.com`; `''` for the page's own origin. */
+  baseUrl: string
+  /**
+   * Where the token pair is kept: `localStorage` (survives reloads, shared by the tabs of an origin) or
+   * `sessionStorage`; by default this client's memory (gone on reload, out of reach of other scripts' storage reads).
+   */
+  storage?: TokenStorage
+  /** The storage key of the pair; `tessera.tokens` by default. */
+  storageKey?: string
+  /** The fetch to use; the global one by default. */
+  fetch?: (input: Request) => Promise<Response>
+  /** Called once each time the client discards its tokens, after it has done so. */
+  onSessionEnd?: (reason: SessionEndReason) => void
+  /** The Web Locks API that serializes refreshes across tabs: `navigator.locks` by default; null for none. */
+  locks?: RefreshLocks | null
+  /** How long a refresh waits for another tab's refresh before going on without the lock; 10 s by default. */
+  lockTimeoutMs?: number
+}
+
+export interface TesseraClient {
+  /** `POST /auth/register`: creates the account and logs in with it (docs/api.md R4.3.1). */
+  register(credentials: Credentials): Promise<RegisteredAccount>
+  /** `POST /auth/login`. A wrong password is a TesseraError 401 and never causes a refresh. */
+  login(credentials: Credentials): Promise<Account>
+  /** `GET /auth/me`, refreshing once on a 401. */
+  me(): Promise<Account>
+  /**
+   * `POST /auth/delete-refresh-token` (refreshing first if the access token is refused), then discards the tokens,
+   * even when the service cannot be reached. Never rejects.
+   */
+  logout(): Promise<void>
+  /**
+   * A protected call: `fetch` with `Authorization: Bearer <access token>`. On a 401, one refresh and one retry
+   * with the same method, headers and body. A string starting with `/` is relative to `baseUrl`.
+   */
+  fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>
+  /** The access token stored now, or null. */
+  getAccessToken(): string | null
+  isLoggedIn(): boolean
+  /** `listener(loggedIn)` after every change of the stored pair seen by this client; returns the unsubscribe. */
+  onChange(listener: (loggedIn: boolean) => void): () => void
+}
+
+/**
+ * A client of one Tessera service. Each client keeps its own state: two clients never share tokens unless they are
+ * given the same storage (which is how tabs share a session).
+ */
+export function createTesseraClient(options: TesseraClientOptions): TesseraClient {
+  const root = options.baseUrl.replace(/\/+$/, '')
+  const send = options.fetch ?? ((request: Request) => fetch(request))
+  const key = options.storageKey ?? 'tessera.tokens'
+  const tokens = createTokenStore(options.storage ?? createMemoryStorage(), key)
+  // only a storage that can be shared needs the lock across tabs
+  const lockName = options.storage && `tessera-refresh ${key}`
+  const locks =
+    options.locks === undefined
+      ? (globalThis as { navigator?: { locks?: RefreshLocks } }).navigator?.locks
+      : options.locks
+  const listeners = new Set<(loggedIn: boolean) => void>()
+  let seen = tokens.raw()
+  let refreshing: Promise<TokenPair | null> | undefined
+
+  /** Notices a change of the storage and tells the listeners, in a microtask: never inside the refresh lock. */
+  const sync = (reason: SessionEndReason = 'ended_elsewhere') => {
+    const now = tokens.raw()
+    if (now === seen) return
+    const ended = seen !== null && tokens.read() === null
+    seen = now
+    const loggedIn = !ended && now !== null
+    for (const listener of listeners) queueMicrotask(() => listener(loggedIn))
+    if (ended && options.onSessionEnd) queueMicrotask(() => options.onSessionEnd?.(reason))
+  }
+
+  const request = async (input: RequestInfo | URL, init?: RequestInit) => {
+    try {
+      return await send(new Request(input, init))
+    } catch (cause) {
+      throw new TesseraError(0, 'The service cannot be reached', [], cause)
+    }
+  }
+
+  const postJson = (path: string, body: unknown) =>
+    request(root + path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then(readEnvelope)
+
+  const notLoggedIn = () => new TesseraError(401, 'Not logged in')
+
+  /** Spec 5.6: one refresh, in answer to a 401 that `refused` got. Resolves to the pair to retry with. */
+  const refresh = async (refused: TokenPair) => {
+    let reason: SessionEndReason | undefined
+    try {
+      return await withRefreshLock(locks, lockName, options.lockTimeoutMs ?? 10_000, async () => {
+        const current = tokens.read()
+        // another call or tab has refreshed (or logged out) since `refused` was read: no refresh of ours
+        if (current?.accessToken !== refused.accessToken) return current
+        try {
+          const data = (await postJson('/auth/refresh', { refresh_token: current.refreshToken })) as {
+            access_token: string
+            refresh_token: string
+          }
+          const pair = { accessToken: data.access_token, refreshToken: data.refresh_token }
+          tokens.write(pair)
+          return pair
+        } catch (error) {
+          if ((error as TesseraError).status !== 401 && (error as TesseraError).status !== 400) throw error
+          // refused: the loser of a race between tabs gets this 401 too, so a pair another tab stored meanwhile
+          // is kept and used
+          if (tokens.read()?.refreshToken !== current.refreshToken) return tokens.read()
+          tokens.clear()
+          reason = 'refresh_refused'
+          throw error
+        }
+      })
+    } finally {
+      sync(reason)
+    }
+  }
+
+  /** One refresh at a time per client: concurrent 401s share it. */
+  const refreshOnce = (refused: TokenPair) => {
+    refreshing ??= refresh(refused).finally(() => {
+      refreshing = undefined
+    })
+    return refreshing
+  }
+
+  const authorizedFetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    sync()
+    const pair = tokens.read()
+    if (!pair) throw notLoggedIn()
+    const target = typeof input === 'string' && input.startsWith('/') ? root + input : input
+    // the body is read once up front, so that a stream can be sent again after the refresh
+    const original = new Request(target, { duplex: 'half', ...init } as RequestInit)
+    const body = original.body && (await original.arrayBuffer())
+    const attempt = (accessToken: string) => {
+      const headers = new Headers(original.headers)
+      headers.set('Authorization', `Bearer ${accessToken}`)
+      return send(new Request(original, { headers, body }))
+    }
+    const response = await attempt(pair.accessToken)
+    if (response.status !== 401) return response
+    const fresh = await refreshOnce(pair)
+    if (!fresh) throw notLoggedIn()
+    return attempt(fresh.accessToken)
+  }
+
+  const logIn = async (path: string, credentials: Credentials) => {
+    const data = (await postJson(path, credentials)) as { access_token: string; refresh_token: string }
+    tokens.write({ accessToken: data.access_token, refreshToken: data.refresh_token })
+    sync()
+    return toAccount(data)
+  }
+
+  return {
+    register: async (credentials) => {
+      const { email, createdAt } = await logIn('/auth/register', credentials)
+      return { email, createdAt }
+    },
+    login: (credentials) => logIn('/auth/login', credentials),
+    me: async () => toAccount(await readEnvelope(await authorizedFetch(`${root}/auth/me`))),
+    async logout() {
+      try {
+        await authorizedFetch(`${root}/auth/delete-refresh-token`, { method: 'POST' })
+      } catch {
+        // the tokens go in any case: a session the server still holds ends when its refresh token expires
+      }
+      tokens.clear()
+      sync('logout')
+    },
+    fetch: authorizedFetch,
+    getAccessToken: () => tokens.read()?.accessToken ?? null,
+    isLoggedIn: () => tokens.read() !== null,
+    onChange(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+  }
+}

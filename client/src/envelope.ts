@@ -1,0 +1,22 @@
+import { type FieldError, TesseraError } from './tessera-error.js'
+
+interface Envelope {
+  message?: string
+  data?: { errors?: FieldError[] } | null
+}
+
+/** The `data` of a successful envelope (docs/api.md R1.1), or the TesseraError of an error envelope (R1.2). */
+export async function readEnvelope(response: Response): Promise<unknown> {
+  let body: Envelope | null = null
+  try {
+    body = (await response.json()) as Envelope
+  } catch {
+    // not JSON (a proxy's error page): the status alone speaks
+  }
+  if (response.ok) return body?.data
+  throw new TesseraError(
+    response.status,
+    body?.message ?? (response.statusText || `HTTP ${response.status}`),
+    body?.data?.errors,
+  )
+}
