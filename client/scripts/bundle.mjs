@@ -6,7 +6,8 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist')
+// the directory tsc wrote to: dist/ by default, another one for the size test (which must not touch dist/)
+const dist = process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..', 'dist')
 const importPattern = /^import\s+(?:[\s\S]*?\s+from\s+)?'\.\/([\w-]+)\.js';?\n/gm
 const exportFromPattern = /^export\s+(?:\{([\s\S]*?)\}|\*)\s+from\s+'\.\/([\w-]+)\.js';?\n/gm
 

@@ -47,7 +47,8 @@ export interface TesseraClient {
   logout(): Promise<void>
   /**
    * A protected call: `fetch` with `Authorization: Bearer <access token>`. On a 401, one refresh and one retry
-   * with the same method, headers and body. A string starting with `/` is relative to `baseUrl`.
+   * with the same method, headers and body. A string starting with `/` is relative to `baseUrl`. Any answer is
+   * returned as a Response; no answer at all rejects with a retryable TesseraError of status 0.
    */
   fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>
   /** The access token stored now, or null. */
@@ -87,20 +88,24 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     if (ended && options.onSessionEnd) queueMicrotask(() => options.onSessionEnd?.(reason))
   }
 
-  const request = async (input: RequestInfo | URL, init?: RequestInit) => {
+  /** Sends `outgoing`; no answer at all is a retryable TesseraError 0 (an abort by the caller stays an AbortError). */
+  const request = async (outgoing: Request) => {
     try {
-      return await send(new Request(input, init))
+      return await send(outgoing)
     } catch (cause) {
+      if ((cause as Error)?.name === 'AbortError') throw cause
       throw new TesseraError(0, 'The service cannot be reached', [], cause)
     }
   }
 
   const postJson = (path: string, body: unknown) =>
-    request(root + path, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-    }).then(readEnvelope)
+    request(
+      new Request(root + path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
+    ).then(readEnvelope)
 
   const notLoggedIn = () => new TesseraError(401, 'Not logged in')
 
@@ -154,7 +159,7 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     const attempt = (accessToken: string) => {
       const headers = new Headers(original.headers)
       headers.set('Authorization', `Bearer ${accessToken}`)
-      return send(new Request(original, { headers, body }))
+      return request(new Request(original, { headers, body }))
     }
     const response = await attempt(pair.accessToken)
     if (response.status !== 401) return response

@@ -1,18 +1,26 @@
 import { execFileSync } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import { minify } from 'terser'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const clientDir = join(dirname(fileURLToPath(import.meta.url)), '..')
-const bundle = join(clientDir, 'dist', 'index.js')
+// built from the sources as they are, the way `npm run build` does, into a directory of its own: dist/ is served
+// by the demo page's tests, which may be running at the same time
+const outDir = mkdtempSync(join(tmpdir(), 'tessera-client-build-'))
+const bundle = join(outDir, 'index.js')
 
 describe('the built bundle', () => {
   beforeAll(() => {
-    execFileSync('npm', ['run', 'build'], { cwd: clientDir, stdio: 'ignore' })
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+    execFileSync(process.execPath, [tsc, '-p', join(clientDir, 'tsconfig.json'), '--outDir', outDir])
+    execFileSync(process.execPath, [join(clientDir, 'scripts', 'bundle.mjs'), outDir])
   }, 60_000)
+  afterAll(() => rmSync(outDir, { recursive: true, force: true }))
 
   it('is one ES module without imports, which a browser loads as it is', async () => {
     const source = readFileSync(bundle, 'utf8')

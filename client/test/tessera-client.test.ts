@@ -194,16 +194,13 @@ describe('spec 5.6', () => {
     expect(changes).toEqual([true, false])
   })
 
-  it('no refresh ahead of expiry and no timers: an idle client sends nothing', async () => {
-    const { observed } = await loggedInClient()
-    vi.useFakeTimers({ toFake: ['setTimeout', 'setInterval'] })
-    try {
-      expect(vi.getTimerCount()).toBe(0)
-    } finally {
-      vi.useRealTimers()
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200))
+  it('no refresh ahead of expiry and no timers: an idle client sends nothing, a valid token is never refreshed', async () => {
+    const { client, observed } = await loggedInClient()
+    await new Promise((resolve) => setTimeout(resolve, 300))
     expect(observed.requests).toEqual([])
+    await client.me()
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(observed.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /auth/me'])
   })
 
   it('N concurrent calls that all get a 401 cause exactly one refresh, and all N are retried with the new token', async () => {
@@ -241,6 +238,29 @@ describe('failures during refresh keep the session', () => {
       expect(onSessionEnd).not.toHaveBeenCalled()
     })
   }
+})
+
+describe('a protected call without an answer', () => {
+  it('rejects with a retryable TesseraError of status 0 and keeps the session', async () => {
+    let failing = true
+    const { client, storage, onSessionEnd } = await loggedInClient({
+      before: () => (failing ? Promise.reject(new TypeError('fetch failed')) : Promise.resolve(undefined)),
+    })
+    const stored = storage.getItem('tessera.tokens')
+    const error = await failure(client.me())
+    expect(error).toMatchObject({ status: 0, message: 'The service cannot be reached', retryable: true })
+    expect(error.cause).toBeInstanceOf(TypeError)
+    expect(storage.getItem('tessera.tokens')).toBe(stored)
+    failing = false
+    expect((await client.fetch('/auth/me')).status).toBe(200)
+    expect(onSessionEnd).not.toHaveBeenCalled()
+  })
+
+  it('an abort by the caller stays an AbortError', async () => {
+    const { client } = await loggedInClient()
+    const error = await failure(client.fetch('/auth/me', { signal: AbortSignal.abort() }))
+    expect((error as unknown as Error).name).toBe('AbortError')
+  })
 })
 
 describe('logout', () => {
