@@ -13,18 +13,26 @@ declare module 'fastify' {
 const BEARER = /^Bearer ([^\s]+)$/
 
 /**
- * The guard of protected routes, as an onRequest hook: the spec's four checks in order (header present, Bearer
- * form, signature and expiry, token_type Access), each failure a 401 with its own message.
+ * spec 5.2's four checks in order (header present, Bearer form, signature and expiry, token_type Access) on the
+ * value of an Authorization header: the user id (claim `sub`), or the AppError (a 401 with its own message) of the
+ * first check that fails. Shared by the service's guard and the verifier other services use (src/verifier).
  */
+export function verifyAuthorization(
+  header: string | undefined,
+  tokens: Pick<TokenService, 'verifyAccess'>,
+): string {
+  if (header === undefined) throw new AuthorizationMissingError()
+  const match = BEARER.exec(header)
+  if (match?.[1] === undefined) throw new AuthorizationMalformedError()
+  return tokens.verifyAccess(match[1])
+}
+
+/** The guard of protected routes, as an onRequest hook: verifyAuthorization, each failure a 401. */
 export function createAuthenticate(tokens: Pick<TokenService, 'verifyAccess'>) {
   // a callback hook: the checks are synchronous, and a promise per request would cost more than they do
   return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
     try {
-      const header = request.headers.authorization
-      if (header === undefined) throw new AuthorizationMissingError()
-      const match = BEARER.exec(header)
-      if (match?.[1] === undefined) throw new AuthorizationMalformedError()
-      request.userId = tokens.verifyAccess(match[1])
+      request.userId = verifyAuthorization(request.headers.authorization, tokens)
     } catch (error) {
       done(error as Error)
       return

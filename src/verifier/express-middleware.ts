@@ -1,0 +1,55 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { AppError } from '../errors.js'
+import { failure } from '../http/envelope.js'
+import { type AccessTokenGuardOptions, guardVerifier } from './guard-options.js'
+
+declare global {
+  // Express's own request type (@types/express), when the application uses it
+  namespace Express {
+    interface Request {
+      /** The authenticated user's id (claim `sub`); set on the routes a Tessera access-token middleware protects. */
+      userId: string
+    }
+  }
+}
+
+/** A Node request that passed the middleware. */
+export type AuthenticatedRequest = IncomingMessage & { userId: string }
+
+/** A middleware in the shape Express, Connect and a plain `node:http` handler share. */
+export type AccessTokenMiddleware = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  next: (error?: unknown) => void,
+) => void
+
+/**
+ * An Express-compatible middleware that protects the routes it is mounted on with Tessera's access tokens: the
+ * checks of spec 5.2, the user id on `req.userId` and `next()`, or a refusal answered as the service answers it (401,
+ * its JSON envelope and message, `WWW-Authenticate`) without calling `next`.
+ */
+export function createAccessTokenMiddleware(options: AccessTokenGuardOptions): AccessTokenMiddleware {
+  const verifier = guardVerifier(options)
+  return (req, res, next) => {
+    let userId: string
+    try {
+      userId = verifier.verify(req.headers.authorization).userId
+    } catch (error) {
+      if (error instanceof AppError) sendRefusal(res, error)
+      else next(error)
+      return
+    }
+    ;(req as AuthenticatedRequest).userId = userId
+    next()
+  }
+}
+
+function sendRefusal(res: ServerResponse, error: AppError): void {
+  const body = JSON.stringify(failure(error))
+  res.writeHead(error.statusCode, {
+    ...error.headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+  })
+  res.end(body)
+}

@@ -1,0 +1,50 @@
+import type { FastifyPluginCallback } from 'fastify'
+import { AppError } from '../errors.js'
+import { failure } from '../http/envelope.js'
+import type { AccessTokenVerifier } from './access-token-verifier.js'
+import { type AccessTokenGuardOptions, guardVerifier } from './guard-options.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated user's id (claim `sub`); set on the routes a Tessera access-token guard protects. */
+    userId: string
+  }
+}
+
+/**
+ * A Fastify plugin that protects every route of the scope it is registered in with Tessera's access tokens: the
+ * checks of spec 5.2 on each request (an onRequest hook), the user id on `request.userId`, and a refusal answered
+ * as the service answers it (401, its envelope and message, `WWW-Authenticate`). Register it in a child scope that
+ * holds the protected routes (it does not encapsulate itself, like a plugin wrapped by fastify-plugin, so the hook
+ * applies to that scope, not only inside the plugin).
+ */
+export const accessTokenPlugin: FastifyPluginCallback<AccessTokenGuardOptions> = Object.assign(
+  ((instance, options, done) => {
+    let verifier: AccessTokenVerifier
+    try {
+      verifier = guardVerifier(options)
+    } catch (error) {
+      // a weak secret or a bad lifetime: the registration fails, and with it the application's start
+      done(error as Error)
+      return
+    }
+    if (!instance.hasRequestDecorator('userId')) instance.decorateRequest('userId', '')
+    // a callback hook, like the service's own guard: the checks are synchronous
+    instance.addHook('onRequest', (request, reply, next) => {
+      try {
+        request.userId = verifier.verify(request.headers.authorization).userId
+      } catch (error) {
+        if (!(error instanceof AppError)) return next(error as Error)
+        reply.code(error.statusCode).headers(error.headers).send(failure(error))
+        return
+      }
+      next()
+    })
+    done()
+  }) satisfies FastifyPluginCallback<AccessTokenGuardOptions>,
+  {
+    // what fastify-plugin sets, without the dependency: the hook belongs to the scope that registers the plugin
+    [Symbol.for('skip-override')]: true,
+    [Symbol.for('fastify.display-name')]: 'tessera-access-token',
+  },
+)
