@@ -2,31 +2,36 @@
 export type RefreshLocks = Pick<LockManager, 'request'>
 
 /**
- * Runs `task` holding the Web Lock `name`, so that tabs sharing a storage refresh one at a time. Where the Web
- * Locks API is missing (Node 20, old browsers) or refuses (an opaque origin), the task runs unlocked. A tab that
- * hangs holding the lock cannot block the others: after `timeoutMs` of waiting the task runs without it, which is
- * safe because the task re-reads the storage first and a refused refresh keeps a pair that another tab stored.
- * No user callback runs inside `task`.
+ * Runs `task` holding the Web Lock `name`, so that tabs sharing a storage refresh one at a time; `task` learns
+ * whether it had to wait for another holder (another tab's refresh). Where the Web Locks API is missing (Node 20,
+ * old browsers) or refuses (an opaque origin), the task runs unlocked. A tab that hangs holding the lock cannot
+ * block the others: after `timeoutMs` of waiting the task runs without it, which is safe because the task re-reads
+ * the storage first and a refused refresh keeps a pair that another tab stored. No user callback runs inside `task`.
  */
 export async function withRefreshLock<T>(
   locks: RefreshLocks | null | undefined,
   name: string | undefined,
   timeoutMs: number,
-  task: () => Promise<T>,
+  task: (waited: boolean) => Promise<T>,
 ): Promise<T> {
-  if (name === undefined || !locks) return task()
+  if (name === undefined || !locks) return task(false)
+  const busy = {}
   const abandon = new AbortController()
-  const timer = setTimeout(() => abandon.abort(), timeoutMs)
+  let timer: ReturnType<typeof setTimeout> | undefined
   let granted = false
+  const run = (waited: boolean) => {
+    granted = true
+    clearTimeout(timer)
+    return task(waited)
+  }
   try {
-    return await locks.request(name, { signal: abandon.signal }, () => {
-      granted = true
-      clearTimeout(timer)
-      return task()
-    })
+    const result = await locks.request(name, { ifAvailable: true }, (lock) => (lock ? run(false) : busy))
+    if (result !== busy) return result as T
+    timer = setTimeout(() => abandon.abort(), timeoutMs)
+    return await locks.request(name, { signal: abandon.signal }, () => run(true))
   } catch (error) {
     if (granted) throw error
-    return task()
+    return task(true)
   } finally {
     clearTimeout(timer)
   }

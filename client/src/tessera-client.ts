@@ -2,7 +2,13 @@ import { type Account, type Credentials, type RegisteredAccount, toAccount } fro
 import { readEnvelope } from './envelope.js'
 import { type RefreshLocks, withRefreshLock } from './refresh-lock.js'
 import { TesseraError } from './tessera-error.js'
-import { createMemoryStorage, createTokenStore, type TokenPair, type TokenStorage } from './token-store.js'
+import {
+  createMemoryStorage,
+  createTokenStore,
+  otherTabWrite,
+  type TokenPair,
+  type TokenStorage,
+} from './token-store.js'
 
 /** Why the client discarded its tokens. */
 export type SessionEndReason =
@@ -113,7 +119,9 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
   const refresh = async (refused: TokenPair) => {
     let reason: SessionEndReason | undefined
     try {
-      return await withRefreshLock(locks, lockName, options.lockTimeoutMs ?? 10_000, async () => {
+      return await withRefreshLock(locks, lockName, options.lockTimeoutMs ?? 10_000, async (waited) => {
+        // after another tab's refresh, its write may not have reached this tab yet
+        if (waited && tokens.read()?.accessToken === refused.accessToken) await otherTabWrite(key, 500)
         const current = tokens.read()
         // another call or tab has refreshed (or logged out) since `refused` was read: no refresh of ours
         if (current?.accessToken !== refused.accessToken) return current
@@ -128,7 +136,8 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
         } catch (error) {
           if ((error as TesseraError).status !== 401 && (error as TesseraError).status !== 400) throw error
           // refused: the loser of a race between tabs gets this 401 too, so a pair another tab stored meanwhile
-          // is kept and used
+          // is kept and used (given the time to arrive, since a tab sees another's write late)
+          if (lockName && tokens.read()?.refreshToken === current.refreshToken) await otherTabWrite(key, 500)
           if (tokens.read()?.refreshToken !== current.refreshToken) return tokens.read()
           tokens.clear()
           reason = 'refresh_refused'

@@ -48,3 +48,28 @@ export function createTokenStore(storage: TokenStorage, key: string): TokenStore
     clear: () => storage.removeItem(key),
   }
 }
+
+/**
+ * Resolves when another tab writes `key` (the window's `storage` event), or after `timeoutMs`; at once where there
+ * is no window (Node). A browser delivers another tab's write to `localStorage` a little later than that tab made
+ * it (Chromium keeps a copy of the storage in each renderer process), so a read right after another tab's refresh
+ * can still show the pair it replaced.
+ */
+export function otherTabWrite(
+  key: string,
+  timeoutMs: number,
+  target = globalThis as unknown as Pick<Window, 'addEventListener' | 'removeEventListener'>,
+): Promise<void> {
+  if (typeof target.addEventListener !== 'function') return Promise.resolve()
+  return new Promise((resolve) => {
+    const done = (event?: StorageEvent) => {
+      if (event?.key === key || event?.key === null || !event) {
+        clearTimeout(timer)
+        target.removeEventListener('storage', done)
+        resolve()
+      }
+    }
+    const timer = setTimeout(done, timeoutMs)
+    target.addEventListener('storage', done)
+  })
+}

@@ -91,10 +91,20 @@ export function createLockManager() {
       void manager.request(name, {}, () => new Promise<void>((resolve) => (release = resolve)))
       return () => release()
     },
-    request(name: string, options: { signal?: AbortSignal }, callback: () => Promise<unknown>) {
+    request(
+      name: string,
+      options: { signal?: AbortSignal; ifAvailable?: boolean },
+      callback: (lock: object | null) => unknown,
+    ) {
       return new Promise((resolve, reject) => {
         const queue = queues.get(name) ?? []
         queues.set(name, queue)
+        if (options.ifAvailable && queue.length > 0) {
+          Promise.resolve()
+            .then(() => callback(null))
+            .then(resolve, reject)
+          return
+        }
         const run = () => {
           holders++
           // as in the Web Locks API, the lock is released before the request's promise settles
@@ -104,7 +114,7 @@ export function createLockManager() {
             queue[0]?.()
           }
           Promise.resolve()
-            .then(callback)
+            .then(() => callback({ name }))
             .then(
               (value) => {
                 release()
