@@ -36,3 +36,40 @@ export async function withRefreshLock<T>(
     clearTimeout(timer)
   }
 }
+
+/**
+ * After a refresh: holds the Web Lock `name` for `holdMs`, so that another tab that got a 401 with the same old pair
+ * and takes the refresh lock after this tab released it learns, from the lock manager (which every tab sees at once,
+ * unlike storage, whose writes reach other tabs late), that the pair was replaced. Resolves once the lock is held.
+ */
+export function markReplaced(
+  locks: RefreshLocks | null | undefined,
+  name: string,
+  holdMs: number,
+): Promise<void> {
+  if (!locks) return Promise.resolve()
+  return new Promise((held) => {
+    locks
+      .request(name, { ifAvailable: true }, () => {
+        held()
+        return new Promise<void>((release) => {
+          const timer = setTimeout(release, holdMs)
+          ;(timer as { unref?: () => void }).unref?.()
+        })
+      })
+      .catch(() => held())
+  })
+}
+
+/** Whether another tab holds the marker `name` of markReplaced: it has just replaced the pair the marker names. */
+export async function isMarkedReplaced(
+  locks: RefreshLocks | null | undefined,
+  name: string,
+): Promise<boolean> {
+  if (!locks) return false
+  try {
+    return await locks.request(name, { ifAvailable: true }, (lock) => lock === null)
+  } catch {
+    return false
+  }
+}

@@ -1,6 +1,6 @@
 import { type Account, type Credentials, type RegisteredAccount, toAccount } from './account.js'
 import { readEnvelope } from './envelope.js'
-import { type RefreshLocks, withRefreshLock } from './refresh-lock.js'
+import { isMarkedReplaced, markReplaced, type RefreshLocks, withRefreshLock } from './refresh-lock.js'
 import { TesseraError } from './tessera-error.js'
 import {
   createMemoryStorage,
@@ -119,9 +119,17 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
   const refresh = async (refused: TokenPair) => {
     let reason: SessionEndReason | undefined
     try {
+      // names the pair being replaced: the tab that replaces it holds this lock for a moment afterwards
+      const marker = `${lockName} replaced ${refused.accessToken.slice(-16)}`
       return await withRefreshLock(locks, lockName, options.lockTimeoutMs ?? 10_000, async (waited) => {
-        // after another tab's refresh, its write may not have reached this tab yet
-        if (waited && tokens.read()?.accessToken === refused.accessToken) await otherTabWrite(key, 500)
+        // after another tab's refresh, its write may not have reached this tab yet: that tab made us wait for the
+        // lock, or released it just before we took it and left its marker
+        if (
+          tokens.read()?.accessToken === refused.accessToken &&
+          (waited || (lockName !== undefined && (await isMarkedReplaced(locks, marker))))
+        ) {
+          await otherTabWrite(key, 500)
+        }
         const current = tokens.read()
         // another call or tab has refreshed (or logged out) since `refused` was read: no refresh of ours
         if (current?.accessToken !== refused.accessToken) return current
@@ -132,6 +140,7 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
           }
           const pair = { accessToken: data.access_token, refreshToken: data.refresh_token }
           tokens.write(pair)
+          if (lockName) await markReplaced(locks, marker, 2_000)
           return pair
         } catch (error) {
           if ((error as TesseraError).status !== 401 && (error as TesseraError).status !== 400) throw error

@@ -80,10 +80,11 @@ export function spoilStoredAccessToken(storage: TokenStorage) {
  */
 export function createLockManager() {
   const queues = new Map<string, Array<() => void>>()
-  let holders = 0
+  const holders: string[] = []
   const manager = {
+    /** Whether a refresh lock is held (not the marker a tab keeps for a moment after a refresh). */
     get held() {
-      return holders > 0
+      return holders.some((name) => !name.includes(' replaced '))
     },
     /** Takes `name` and keeps it until `release` is called: a tab that hangs holding the lock. */
     hold(name: string) {
@@ -106,10 +107,10 @@ export function createLockManager() {
           return
         }
         const run = () => {
-          holders++
+          holders.push(name)
           // as in the Web Locks API, the lock is released before the request's promise settles
           const release = () => {
-            holders--
+            holders.splice(holders.indexOf(name), 1)
             queue.shift()
             queue[0]?.()
           }
