@@ -24,6 +24,7 @@ import { addSecurityHeaders, createCredentialsHook } from './http/security-heade
 import { httpsServerFactory, type TlsMaterial } from './http/tls.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
 import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
+import { demoRoutes } from './routes/demo-routes.js'
 import { siteConfigRoutes } from './routes/site-config-routes.js'
 import { statusRoutes } from './routes/status-routes.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
@@ -116,6 +117,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock: deps.clock,
   })
   await app.register(siteConfigRoutes, { siteConfig: deps.siteConfig })
+  // DEMO_PAGE (on by default outside production): GET /demo, the client library's page, and the files it loads
+  if (config.http.demoPage) await app.register(demoRoutes)
   await app.register(async (credentials) => {
     // no-store on all of them; behind a proxy in production, HTTPS only (R5.7.2), checked before the guard
     const httpsOnly = config.env === 'production' && config.server.trustProxy.length > 0

@@ -535,6 +535,18 @@ const VARIABLES: Record<string, Variable> = {
     ],
     bad: ['yes', '0', 'TRUE'].map((value) => [value, `API_DOCS must be one of true, false, got "${value}"`]),
   },
+  DEMO_PAGE: {
+    read: (config) => config.http.demoPage,
+    default: true,
+    good: [
+      ['false', false],
+      ['true', true],
+      // production serves no demo page unless asked to
+      ['false', false, PRODUCTION],
+      ['true', true, PRODUCTION],
+    ],
+    bad: ['yes', '1'].map((value) => [value, `DEMO_PAGE must be one of true, false, got "${value}"`]),
+  },
   HEALTH_TIMEOUT_MS: {
     read: (config) => config.http.healthTimeoutMs,
     default: 1_000,
@@ -681,6 +693,7 @@ describe('loadConfig', () => {
       RATE_LIMIT_PER_MINUTE: '60',
       HEALTH_TIMEOUT_MS: '500',
       API_DOCS: 'true',
+      DEMO_PAGE: 'true',
       LOG_LEVEL: 'warn',
       SITE_CONFIG_FILE: 'site.yaml',
     })
@@ -722,6 +735,7 @@ describe('loadConfig', () => {
         rateLimitPerMinute: 60,
         healthTimeoutMs: 500,
         apiDocs: true,
+        demoPage: true,
       },
       logLevel: 'warn',
       siteConfigFile: 'site.yaml',

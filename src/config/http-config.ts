@@ -11,11 +11,13 @@ export interface HttpConfig {
   healthTimeoutMs: number
   /** API_DOCS: whether GET /openapi.json and GET /docs are served (by default outside production only). */
   apiDocs: boolean
+  /** DEMO_PAGE: whether GET /demo, the client's demo page, is served (by default outside production only). */
+  demoPage: boolean
 }
 
 /**
  * CORS_ORIGINS (read in production only: elsewhere any origin is allowed), RATE_LIMIT_PER_MINUTE, HEALTH_TIMEOUT_MS,
- * API_DOCS.
+ * API_DOCS, DEMO_PAGE.
  */
 export function readHttpConfig(read: EnvReader, env: Environment): HttpConfig {
   return {
@@ -23,6 +25,7 @@ export function readHttpConfig(read: EnvReader, env: Environment): HttpConfig {
     rateLimitPerMinute: read.integer('RATE_LIMIT_PER_MINUTE', 30, { min: 0 }),
     healthTimeoutMs: read.integer('HEALTH_TIMEOUT_MS', 1_000, { min: 1 }),
     apiDocs: read.oneOf('API_DOCS', ['true', 'false'], env === 'production' ? 'false' : 'true') === 'true',
+    demoPage: read.oneOf('DEMO_PAGE', ['true', 'false'], env === 'production' ? 'false' : 'true') === 'true',
   }
 }
 

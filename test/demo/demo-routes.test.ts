@@ -1,0 +1,80 @@
+import { readFile } from 'node:fs/promises'
+import Fastify from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CLIENT_NOT_BUILT, DEMO_CSP, demoRoutes } from '../../src/routes/demo-routes.js'
+import { backends } from '../support/backends.js'
+import { startTestService, type TestService } from '../support/test-service.js'
+
+const file = (path: string) => readFile(new URL(`../../${path}`, import.meta.url))
+
+describe('GET /demo and its files', () => {
+  let service: TestService
+  beforeAll(async () => {
+    service = await startTestService(backends[0]!)
+  })
+  afterAll(() => service?.close())
+
+  it.each([
+    ['/demo', 'text/html; charset=utf-8', 'src/demo/index.html'],
+    ['/demo/demo.js', 'text/javascript; charset=utf-8', 'src/demo/demo.js'],
+    ['/demo/demo.css', 'text/css; charset=utf-8', 'src/demo/demo.css'],
+    ['/demo/client.js', 'text/javascript; charset=utf-8', 'client/dist/index.js'],
+  ])('%s is served as it is, under the strict policy', async (url, type, path) => {
+    const response = await service.app.inject({ url })
+    expect(response.statusCode).toBe(200)
+    expect(response.headers['content-type']).toBe(type)
+    expect(response.headers['content-security-policy']).toBe(DEMO_CSP)
+    expect(response.headers['x-content-type-options']).toBe('nosniff')
+    expect(response.headers['cache-control']).toBe('no-cache')
+    expect(response.rawPayload.equals(await file(path))).toBe(true)
+  })
+
+  it('the policy allows no inline script, no other origin, no form target and no framing', () => {
+    expect(DEMO_CSP).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    )
+  })
+
+  it('is not in the OpenAPI document', async () => {
+    const document = (await service.app.inject({ url: '/openapi.json' })).json()
+    expect(Object.keys(document.paths).filter((path) => path.startsWith('/demo'))).toEqual([])
+  })
+})
+
+describe('DEMO_PAGE turns the page on or off (off by default in production)', () => {
+  it.each([
+    [{}, 200],
+    [{ DEMO_PAGE: 'false' }, 404],
+    [{ NODE_ENV: 'production' }, 404],
+    [{ NODE_ENV: 'production', DEMO_PAGE: 'true' }, 200],
+  ])('%j: %i', async (env, status) => {
+    const service = await startTestService(backends[0]!, { env })
+    try {
+      for (const url of ['/demo', '/demo/demo.js', '/demo/demo.css', '/demo/client.js']) {
+        expect((await service.app.inject({ url })).statusCode).toBe(status)
+      }
+    } finally {
+      await service.close()
+    }
+  })
+})
+
+describe('without the built client', () => {
+  it('serves the page, and GET /demo/client.js answers 503 saying how to build it', async () => {
+    const app = Fastify()
+    await app.register(demoRoutes, { clientFile: new URL('./no-such-client/index.js', import.meta.url) })
+    try {
+      expect((await app.inject({ url: '/demo' })).statusCode).toBe(200)
+      const response = await app.inject({ url: '/demo/client.js' })
+      expect(response.statusCode).toBe(503)
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8')
+      expect(response.json()).toEqual({ code: 503, message: CLIENT_NOT_BUILT, data: null })
+      expect(CLIENT_NOT_BUILT).toBe(
+        'The client library is not built: run "npm run build -w @tessera/client", then restart the service',
+      )
+    } finally {
+      await app.close()
+    }
+  })
+})
