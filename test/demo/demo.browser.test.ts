@@ -1,23 +1,17 @@
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
-import { type Browser, type BrowserContext, chromium, type Page, type Route } from 'playwright-core'
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createFixedClock } from '../../src/clock.js'
 import { CLIENT_NOT_BUILT, demoRoutes } from '../../src/routes/demo-routes.js'
 import { backends } from '../support/backends.js'
+import { chromiumAvailable, launchChromium } from '../support/chromium.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
-/** Debian's Chromium (apt-get install -y chromium); a test tool never downloads its own browser here. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const available = existsSync(CHROMIUM)
-if (!available)
-  console.warn(
-    `skipping the browser tests of /demo: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`,
-  )
+const available = chromiumAvailable('the browser tests of /demo')
 
 /** Where the screenshots go (outside the repository): look at them after a change to the page. */
 const SCREENSHOTS = process.env.DEMO_SCREENSHOTS ?? join(tmpdir(), 'tessera-demo-screenshots')
@@ -42,23 +36,12 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
     service = await startTestService(backends[0]!, { clock })
     await service.app.listen({ host: '127.0.0.1', port: 0 })
     base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        // two pages of one context run side by side: neither is a throttled background tab
-        '--disable-background-timer-throttling',
-        '--disable-renderer-backgrounding',
-        '--disable-backgrounding-occluded-windows',
-      ],
-    })
+    browser = await launchChromium([
+      // two pages of one context run side by side: neither is a throttled background tab
+      '--disable-background-timer-throttling',
+      '--disable-renderer-backgrounding',
+      '--disable-backgrounding-occluded-windows',
+    ])
   })
   afterAll(async () => {
     await browser?.close()

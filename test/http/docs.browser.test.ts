@@ -1,15 +1,11 @@
-import { existsSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
-import { type Browser, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from '../support/backends.js'
+import { chromiumAvailable, launchChromium } from '../support/chromium.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
-/** Debian's Chromium (apt-get install -y chromium); a test tool never downloads its own browser here. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const available = existsSync(CHROMIUM)
-if (!available)
-  console.warn(`skipping the browser test of /docs: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`)
+const available = chromiumAvailable('the browser test of /docs')
 
 describe.skipIf(!available)('GET /docs in a browser', () => {
   let service: TestService
@@ -19,19 +15,7 @@ describe.skipIf(!available)('GET /docs in a browser', () => {
     service = await startTestService(backends[0]!)
     await service.app.listen({ host: '127.0.0.1', port: 0 })
     base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    })
+    browser = await launchChromium()
   })
   afterAll(async () => {
     await browser?.close()
