@@ -1,7 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -9,29 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Backend, type BackendInstance, backends } from './support/backends.js'
 import { fetchJson as request } from './support/fetch-json.js'
 import { type RunningService, startProcess } from './support/process.js'
+import { eventually, freePort, redisServerAvailable, startRedisServer } from './support/redis-server.js'
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js'
 
 const PASSWORD = 'correct horse battery'
 /** The service's bound on a storage call and on a health check, small so the suite is quick. */
 const TIMEOUTS = { STORAGE_TIMEOUT_MS: '1000', HEALTH_TIMEOUT_MS: '500' }
 const INTERNAL_ERROR = { code: 500, message: 'Internal server error', data: null }
-
-/** Polls until the check holds (the service recovers by itself), or fails after the deadline. */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not recovered within ${timeoutMs} ms`)
-    await sleep(100)
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 async function signUp(base: string) {
   const email = `outage-${Date.now()}-${Math.random()}@example.com`
@@ -120,9 +102,7 @@ function expectHonestAnswers(writes: LateWrite[]): void {
   expect(writes.filter((w) => w.status === 200 && !w.applied)).toEqual([])
 }
 
-const REDIS_SERVER = '/usr/bin/redis-server'
-const haveRedisServer = existsSync(REDIS_SERVER)
-if (!haveRedisServer) console.warn(`skipping the Redis outage suite: no ${REDIS_SERVER}`)
+const haveRedisServer = redisServerAvailable('the Redis outage suite')
 
 describe.skipIf(!haveRedisServer)(
   'outage: the Redis server this test started goes away and comes back',
@@ -134,36 +114,7 @@ describe.skipIf(!haveRedisServer)(
 
     const startRedis = async () => {
       // append-only with fsync always: what an operator keeping refresh tokens in Redis runs, so none is lost
-      redis = spawn(
-        REDIS_SERVER,
-        [
-          '--port',
-          String(port),
-          '--bind',
-          '127.0.0.1',
-          '--save',
-          '',
-          '--appendonly',
-          'yes',
-          '--appendfsync',
-          'always',
-          '--dir',
-          dir,
-        ],
-        { stdio: 'ignore' },
-      )
-      await eventually(
-        () =>
-          new Promise<boolean>((resolve) => {
-            const probe = connect(port, '127.0.0.1')
-            probe.once('connect', () => {
-              probe.destroy()
-              resolve(true)
-            })
-            probe.once('error', () => resolve(false))
-          }),
-        10_000,
-      )
+      redis = await startRedisServer(port, dir, ['--appendonly', 'yes', '--appendfsync', 'always'])
     }
     const stopRedis = async () => {
       const exited = new Promise((resolve) => redis?.once('exit', resolve))

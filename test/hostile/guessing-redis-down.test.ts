@@ -1,35 +1,20 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from '../support/backends.js'
 import { call, PASSWORD, registerUser, uniqueEmail } from '../support/http.js'
+import {
+  freePort,
+  redisServerAvailable,
+  startRedisServer,
+  eventually as until,
+} from '../support/redis-server.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
-const REDIS_SERVER = '/usr/bin/redis-server'
-const haveRedisServer = existsSync(REDIS_SERVER)
-if (!haveRedisServer) console.warn(`skipping the guessing-while-Redis-is-down suite: no ${REDIS_SERVER}`)
+const haveRedisServer = redisServerAvailable('the guessing-while-Redis-is-down suite')
 const sqlite = backends.find((backend) => backend.name === 'sqlite')
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`)
-    await sleep(100)
-  }
-}
 
 // issue 11, "Redis down opens the door": the limits hold while their store is down, and a login does not tell a
 // right password from a wrong one by its status (docs/api.md R8.1, R8.4, R4.4.5)
@@ -40,20 +25,7 @@ describe.skipIf(!haveRedisServer || sqlite === undefined)('guessing while Redis 
   let service: TestService
 
   const startRedis = async () => {
-    redis = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir], {
-      stdio: 'ignore',
-    })
-    await until(
-      () =>
-        new Promise<boolean>((resolve) => {
-          const probe = connect(port, '127.0.0.1')
-          probe.once('connect', () => {
-            probe.destroy()
-            resolve(true)
-          })
-          probe.once('error', () => resolve(false))
-        }),
-    )
+    redis = await startRedisServer(port, dir)
   }
   const stopRedis = async () => {
     if (redis === undefined || redis.exitCode !== null) return
