@@ -1,23 +1,17 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ownFilesOnlyPolicy } from './security-headers.js'
 
 /**
  * docs/api.md R4.9.2: the policy of the /docs page and its assets. Swagger UI runs from its own files alone: no
  * inline script, one inline style allowed by its hash, no other origin; it fetches the document from this origin
  * only, and no page may frame it. The browser test (test/http/docs.browser.test.ts) fails on any violation.
  */
-export const DOCS_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
+export const DOCS_CSP = ownFilesOnlyPolicy([
   // the one inline <style> of Swagger UI, in the SVG logo of its top bar (swagger-ui-standalone-preset.js), by hash
-  "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ')
+  "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
+])
 
 /**
  * The OpenAPI 3.1 document, generated from the route schemas that also validate the requests, at

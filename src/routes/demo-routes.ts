@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
+import { ownFilesOnlyPolicy } from '../http/security-headers.js'
 
 /**
  * The policy of the demo page and its files, as strict as the one of /docs (docs/api.md R4.9.2): scripts and styles
@@ -7,16 +8,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify'
  * by), no form that submits anywhere (the page's script handles them; without it, a form would put the password in
  * the URL), no `<base>`, and no page may frame it.
  */
-export const DEMO_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ')
+export const DEMO_CSP = ownFilesOnlyPolicy()
 
 /** What `GET /demo/client.js` answers while client/dist/index.js does not exist (R1.2's envelope). */
 export const CLIENT_NOT_BUILT =
