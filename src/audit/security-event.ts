@@ -1,0 +1,54 @@
+/**
+ * The security events of an account (issue 13, docs/api.md "Audit events"): what the audit trail records, in the
+ * `audit_events` table of the SQL store and in the log. An event never carries a password, a token, a password hash
+ * or an e-mail address: the user is named by id only.
+ */
+export type SecurityEventType =
+  | 'registered'
+  | 'login_succeeded'
+  | 'login_failed'
+  | 'refresh_succeeded'
+  | 'refresh_refused'
+  | 'logout'
+  | 'password_reset'
+  | 'account_deleted'
+  | 'sessions_revoked'
+
+/** Why a login failed or a refresh was refused; null for the other events. */
+export type SecurityEventReason =
+  /** login_failed: no account has that e-mail */
+  | 'unknown_email'
+  /** login_failed: the password did not verify */
+  | 'wrong_password'
+  /** login_failed: the throttle refused the attempt before any password check (docs/api.md R8.4, R8.5) */
+  | 'throttled'
+  /** refresh_refused: a well-signed refresh token that is no longer the stored one (used, replaced or logged out) */
+  | 'reused'
+  /** refresh_refused: a token that does not verify (bad signature, expired, malformed, wrong type) */
+  | 'invalid'
+  /** password_reset, account_deleted, sessions_revoked: done by an operator's `tessera users` command */
+  | 'operator'
+
+export interface SecurityEvent {
+  /** When it happened: epoch milliseconds of the service clock. */
+  at: number
+  type: SecurityEventType
+  /** The account's id when it is known (not for a login with an unknown e-mail or an unverifiable token). */
+  userId: string | null
+  /** The client address the request came from (docs/api.md: the socket's peer or TRUST_PROXY's); null off HTTP. */
+  clientAddress: string | null
+  /** The request id of the HTTP request (Fastify's request.id); null off HTTP. */
+  requestId: string | null
+  reason: SecurityEventReason | null
+}
+
+/** Where the service hands its security events. Never throws and never makes the caller wait. */
+export interface SecurityEventSink {
+  record(event: SecurityEvent): void
+}
+
+/** What an HTTP request knows of itself, passed to the account service so that its events can name it. */
+export interface RequestContext {
+  clientAddress: string
+  requestId: string
+}
