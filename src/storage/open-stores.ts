@@ -1,5 +1,6 @@
 import { type Config, ConfigError } from '../config.js'
 import { migrate } from './sql/migrate.js'
+import { createSqlAuditStore } from './sql/sql-audit-store.js'
 import type { SqlDatabase } from './sql/sql-database.js'
 import { createSqlRefreshTokenStore } from './sql/sql-refresh-token-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
@@ -30,10 +31,13 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
     throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   }
   const probeDatabase = async () => void (await call('database.ping', () => database.run('SELECT 1', [])))
+  // the audit trail stays in SQL whatever REDIS_URL says: it is a record to keep, not a cache
+  const audit = createSqlAuditStore(database, call)
   if (storage.redisUrl === null) {
     return {
       users: createSqlUserStore(database, call),
       refreshTokens: createSqlRefreshTokenStore(database, call),
+      audit,
       probes: { database: probeDatabase },
       rateCounters: null,
       loginAttempts: null,
@@ -67,6 +71,7 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
   return {
     users: createSqlUserStore(database, call),
     refreshTokens: createRedisRefreshTokenStore(redis, inRedis),
+    audit,
     probes: {
       database: probeDatabase,
       redis: async () => void (await redisCall('redis.ping', () => redis.ping())),

@@ -1,3 +1,5 @@
+import type { SecurityEvent } from '../audit/security-event.js'
+
 /** A user account as stored (spec 2.1). */
 export interface UserRecord {
   /** 10-digit id. */
@@ -104,6 +106,21 @@ export interface LoginAttemptStore {
   forget(key: string): Promise<void>
 }
 
+/** The audit trail (docs/api.md "Audit events"), in the SQL store whatever REDIS_URL says. */
+export interface AuditStore {
+  /** Appends the events in one statement (a multi-row insert). */
+  append(events: readonly SecurityEvent[]): Promise<void>
+  /**
+   * The user's events at or after `since` (epoch ms), oldest first, at most `limit`. When more match, the latest
+   * `limit` of them.
+   */
+  list(query: { userId: string; since?: number; limit?: number }): Promise<SecurityEvent[]>
+  /** Deletes the events older than `before` (epoch ms), in bounded batches; resolves with how many. */
+  prune(before: number): Promise<number>
+  /** Erases the client addresses of the user's events (account deletion); resolves with how many. */
+  eraseClientAddresses(userId: string): Promise<number>
+}
+
 /** Resolves when the dependency answers; rejects otherwise. */
 export type HealthProbe = () => Promise<void>
 
@@ -111,6 +128,8 @@ export type HealthProbe = () => Promise<void>
 export interface Stores {
   users: UserStore
   refreshTokens: RefreshTokenStore
+  /** The audit trail, always in the SQL database. */
+  audit: AuditStore
   /** One probe per dependency, by the name that /health reports (`database`, `redis`). */
   probes: Readonly<Record<string, HealthProbe>>
   /** Rate-limit counters shared by every instance (in Redis); null when each process counts for itself. */

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SecurityEvent } from '../../src/audit/security-event.js'
 import { generateUserId } from '../../src/auth/user-id.js'
 import { loadConfig } from '../../src/config.js'
 import { createMemoryLoginAttemptStore } from '../../src/storage/memory/memory-login-attempt-store.js'
@@ -264,6 +265,107 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       const key = newKey()
       const waits = await Promise.all(Array.from({ length: 50 }, () => attempts.take(key, t0, policy)))
       expect(waits.filter((wait) => wait === 0)).toHaveLength(2)
+    })
+  })
+
+  describe('AuditStore', () => {
+    const event = (overrides: Partial<SecurityEvent> = {}): SecurityEvent => ({
+      at: Date.now(),
+      type: 'login_succeeded',
+      userId: generateUserId(),
+      clientAddress: '203.0.113.7',
+      requestId: 'req-1',
+      reason: null,
+      ...overrides,
+    })
+
+    it("append, then list: every field back, oldest first, only the user's", async () => {
+      const userId = generateUserId()
+      const t0 = Date.now()
+      const events = [
+        event({
+          userId,
+          at: t0,
+          type: 'registered',
+          clientAddress: '::ffff:127.0.0.1',
+          requestId: "req-'1'",
+        }),
+        event({ userId, at: t0 + 1, type: 'login_failed', reason: 'wrong_password' }),
+        event({
+          userId,
+          at: t0 + 2,
+          type: 'refresh_refused',
+          reason: 'reused',
+          clientAddress: null,
+          requestId: null,
+        }),
+      ]
+      // appended newest first: list orders by time, not by arrival
+      await stores.audit.append([event({ at: t0 + 1 }), ...[...events].reverse(), event({ userId: null })])
+      expect(await stores.audit.list({ userId })).toEqual(events)
+    })
+
+    it('events of one millisecond come back in the order they were appended', async () => {
+      const userId = generateUserId()
+      const at = Date.now()
+      const types = ['login_succeeded', 'refresh_succeeded', 'logout', 'login_failed'] as const
+      await stores.audit.append(types.slice(0, 2).map((type) => event({ userId, at, type })))
+      await stores.audit.append(types.slice(2).map((type) => event({ userId, at, type })))
+      expect((await stores.audit.list({ userId })).map((e) => e.type)).toEqual(types)
+    })
+
+    it('list: since is inclusive; limit keeps the latest, still oldest first', async () => {
+      const userId = generateUserId()
+      const t0 = Date.now()
+      await stores.audit.append(Array.from({ length: 10 }, (_, i) => event({ userId, at: t0 + i * 1000 })))
+      const times = async (query: { since?: number; limit?: number }) =>
+        (await stores.audit.list({ userId, ...query })).map((e) => e.at - t0)
+      expect(await times({ since: t0 + 7000 })).toEqual([7000, 8000, 9000])
+      expect(await times({ limit: 2 })).toEqual([8000, 9000])
+      expect(await times({ since: t0 + 2000, limit: 20 })).toHaveLength(8)
+      expect(await times({ since: t0 + 10_000 })).toEqual([])
+      expect(await stores.audit.list({ userId: '1000000001' })).toEqual([])
+    })
+
+    it('append cuts an over-long client address or request id to 64 characters; appending none is a no-op', async () => {
+      const userId = generateUserId()
+      await stores.audit.append([])
+      await stores.audit.append([
+        event({ userId, clientAddress: 'a'.repeat(300), requestId: 'r'.repeat(65) }),
+      ])
+      const [stored] = await stores.audit.list({ userId })
+      expect(stored?.clientAddress).toBe('a'.repeat(64))
+      expect(stored?.requestId).toBe('r'.repeat(64))
+    })
+
+    it('prune deletes the events before the time only, in batches, and says how many', async () => {
+      const userId = generateUserId()
+      // far in the past, so that the other tests' events are not pruned
+      const t0 = 1_000_000
+      await stores.audit.append(Array.from({ length: 1_203 }, (_, i) => event({ userId, at: t0 + i })))
+      expect(await stores.audit.prune(t0 + 1_200)).toBe(1_200)
+      expect((await stores.audit.list({ userId })).map((e) => e.at - t0)).toEqual([1_200, 1_201, 1_202])
+      expect(await stores.audit.prune(t0 + 1_200)).toBe(0)
+    })
+
+    it("eraseClientAddresses nulls the user's addresses only and keeps the events", async () => {
+      const userId = generateUserId()
+      const other = generateUserId()
+      await stores.audit.append([
+        event({ userId }),
+        event({ userId, clientAddress: null }),
+        event({ userId, type: 'logout' }),
+        event({ userId: other }),
+      ])
+      expect(await stores.audit.eraseClientAddresses(userId)).toBe(2)
+      const kept = await stores.audit.list({ userId })
+      expect(kept.map((e) => [e.type, e.clientAddress, e.requestId])).toEqual([
+        ['login_succeeded', null, 'req-1'],
+        ['login_succeeded', null, 'req-1'],
+        ['logout', null, 'req-1'],
+      ])
+      expect((await stores.audit.list({ userId: other }))[0]?.clientAddress).toBe('203.0.113.7')
+      expect(await stores.audit.eraseClientAddresses(userId)).toBe(0)
     })
   })
 

@@ -13,4 +13,9 @@ export const mysqlStatements: SqlStatements = {
       ON DUPLICATE KEY UPDATE token_digest = ?, expires_at = ?`,
     parameters: [userId, token.digest, token.expiresAt, token.digest, token.expiresAt],
   }),
+  // MySQL refuses LIMIT in an IN subquery; its single-table DELETE takes ORDER BY and LIMIT itself
+  pruneAuditEvents: (before, batch) => ({
+    sql: 'DELETE FROM audit_events WHERE occurred_at < ? ORDER BY occurred_at LIMIT ?',
+    parameters: [before, batch],
+  }),
 }

@@ -1,3 +1,4 @@
+import { AUDIT_COLUMNS, auditRowValues, auditValuesList } from '../sql/audit-rows.js'
 import type { SqlStatements } from '../sql/sql-statements.js'
 
 /** The SQL stores' statements for PostgreSQL: `$n` placeholders, INSERT … ON CONFLICT for the upsert. */
@@ -30,6 +31,26 @@ export const postgresStatements: SqlStatements = {
   }),
   deleteRefreshToken: (userId) => ({
     sql: 'DELETE FROM refresh_tokens WHERE user_id = $1',
+    parameters: [userId],
+  }),
+  appendAuditEvents: (events) => ({
+    sql: `INSERT INTO audit_events (${AUDIT_COLUMNS}) VALUES ${auditValuesList(events.length, (n) => `$${n}`)}`,
+    parameters: auditRowValues(events),
+  }),
+  listAuditEvents: (userId, since, limit) => ({
+    sql: `SELECT ${AUDIT_COLUMNS} FROM (
+        SELECT id, ${AUDIT_COLUMNS} FROM audit_events WHERE user_id = $1 AND occurred_at >= $2
+        ORDER BY occurred_at DESC, id DESC LIMIT $3
+      ) AS latest ORDER BY occurred_at, id`,
+    parameters: [userId, since, limit],
+  }),
+  pruneAuditEvents: (before, batch) => ({
+    sql: `DELETE FROM audit_events WHERE id IN (
+      SELECT id FROM audit_events WHERE occurred_at < $1 ORDER BY occurred_at LIMIT $2)`,
+    parameters: [before, batch],
+  }),
+  eraseAuditClientAddresses: (userId) => ({
+    sql: 'UPDATE audit_events SET client_address = NULL WHERE user_id = $1 AND client_address IS NOT NULL',
     parameters: [userId],
   }),
 }

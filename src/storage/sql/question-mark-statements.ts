@@ -1,11 +1,12 @@
+import { AUDIT_COLUMNS, auditRowValues, auditValuesList } from './audit-rows.js'
 import type { SqlStatements } from './sql-statements.js'
 
 /**
  * The statements that SQLite and MySQL/MariaDB write alike, with `?` placeholders: all but the upsert of a refresh
- * token, which each engine spells its own way (sqlite/statements.ts, mysql/statements.ts). PostgreSQL numbers its
- * placeholders and has its own file.
+ * token and the pruning of audit events, which each engine spells its own way (sqlite/statements.ts,
+ * mysql/statements.ts). PostgreSQL numbers its placeholders and has its own file.
  */
-export const questionMarkStatements: Omit<SqlStatements, 'putRefreshToken'> = {
+export const questionMarkStatements: Omit<SqlStatements, 'putRefreshToken' | 'pruneAuditEvents'> = {
   findUserById: (id) => ({
     sql: 'SELECT id, email, password_hash, created_at FROM users WHERE id = ?',
     parameters: [id],
@@ -29,6 +30,21 @@ export const questionMarkStatements: Omit<SqlStatements, 'putRefreshToken'> = {
   }),
   deleteRefreshToken: (userId) => ({
     sql: 'DELETE FROM refresh_tokens WHERE user_id = ?',
+    parameters: [userId],
+  }),
+  appendAuditEvents: (events) => ({
+    sql: `INSERT INTO audit_events (${AUDIT_COLUMNS}) VALUES ${auditValuesList(events.length, () => '?')}`,
+    parameters: auditRowValues(events),
+  }),
+  listAuditEvents: (userId, since, limit) => ({
+    sql: `SELECT ${AUDIT_COLUMNS} FROM (
+        SELECT id, ${AUDIT_COLUMNS} FROM audit_events WHERE user_id = ? AND occurred_at >= ?
+        ORDER BY occurred_at DESC, id DESC LIMIT ?
+      ) AS latest ORDER BY occurred_at, id`,
+    parameters: [userId, since, limit],
+  }),
+  eraseAuditClientAddresses: (userId) => ({
+    sql: 'UPDATE audit_events SET client_address = NULL WHERE user_id = ? AND client_address IS NOT NULL',
     parameters: [userId],
   }),
 }

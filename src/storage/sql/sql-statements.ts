@@ -1,3 +1,4 @@
+import type { SecurityEvent } from '../../audit/security-event.js'
 import type { StoredRefreshToken, UserRecord } from '../stores.js'
 
 /** One statement: its text, and its values in the order of the text's placeholders. */
@@ -28,4 +29,15 @@ export interface SqlStatements {
    */
   rotateRefreshToken(userId: string, currentDigest: string, next: StoredRefreshToken, now: number): SqlQuery
   deleteRefreshToken(userId: string): SqlQuery
+  /**
+   * Inserts the events, one row each, in one multi-row INSERT: its text depends on the number of rows only, so
+   * SQLite keeps at most MAX_AUDIT_ROWS texts of it (see audit-rows.ts).
+   */
+  appendAuditEvents(events: readonly SecurityEvent[]): SqlQuery
+  /** The latest `limit` of the user's events at or after `since`, oldest first (AUDIT_COLUMNS of each). */
+  listAuditEvents(userId: string, since: number, limit: number): SqlQuery
+  /** Deletes at most `batch` of the oldest events before `before`. */
+  pruneAuditEvents(before: number, batch: number): SqlQuery
+  /** Sets the client address of the user's events to null where it is not already. */
+  eraseAuditClientAddresses(userId: string): SqlQuery
 }

@@ -1,0 +1,42 @@
+import type { SecurityEvent } from '../../audit/security-event.js'
+
+/** The columns of `audit_events` that hold an event, in the order of the INSERT and the SELECT. */
+export const AUDIT_COLUMNS = 'occurred_at, event, user_id, client_address, request_id, reason'
+
+/** At most this many rows per INSERT: the sink's batches fit in one, and SQLite keeps one text per row count. */
+export const MAX_AUDIT_ROWS = 500
+
+/** The width of the client_address and request_id columns (migrations/<engine>/0002_create_audit_events.sql). */
+const TEXT_COLUMN_WIDTH = 64
+
+/**
+ * The values of the events' rows, row after row in AUDIT_COLUMNS order. A client address comes from the socket or,
+ * behind TRUST_PROXY, from a header the proxy forwarded, so it is cut to the column's width rather than failing the
+ * whole batch.
+ */
+export function auditRowValues(events: readonly SecurityEvent[]): unknown[] {
+  return events.flatMap((event) => [
+    event.at,
+    event.type,
+    event.userId,
+    clip(event.clientAddress),
+    clip(event.requestId),
+    event.reason,
+  ])
+}
+
+/** `(…), (…)` for `rows` rows of six values, each placeholder made by `placeholder(n)` with n from 1. */
+export function auditValuesList(rows: number, placeholder: (n: number) => string): string {
+  const tuples: string[] = []
+  for (let row = 0; row < rows; row++) {
+    const first = row * 6 + 1
+    tuples.push(`(${[0, 1, 2, 3, 4, 5].map((i) => placeholder(first + i)).join(', ')})`)
+  }
+  return tuples.join(', ')
+}
+
+function clip(value: string | null): string | null {
+  if (value === null || value.length <= TEXT_COLUMN_WIDTH) return value
+  // code points, as the servers' VARCHAR counts them
+  return Array.from(value).slice(0, TEXT_COLUMN_WIDTH).join('')
+}
