@@ -98,8 +98,11 @@ export async function migrateDatabase(storage: Config['storage']): Promise<strin
   }
 }
 
-/** The database of DATABASE_URL. Only its driver is loaded: each one costs start-up time and memory. */
-async function openDatabase(storage: Config['storage'], log: StorageLog): Promise<SqlDatabase> {
+/**
+ * The database of DATABASE_URL, not migrated. Only its driver is loaded: each one costs start-up time and memory.
+ * `tessera store copy` opens its two databases through it.
+ */
+export async function openDatabase(storage: Config['storage'], log: StorageLog): Promise<SqlDatabase> {
   const url = storage.databaseUrl
   const options = { maxConnections: storage.maxConnections, timeoutMs: storage.operationTimeoutMs }
   try {
