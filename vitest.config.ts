@@ -2,11 +2,26 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'client/test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     // suites that start processes or talk to databases need more than the default 5 s on a loaded 2-core machine
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: { name: 'tessera', include: ['test/**/*.test.ts', 'client/test/**/*.test.ts'] },
+      },
+      {
+        // BASE_PATH (docs/api.md §1.1): the HTTP conventions and the specification's suites again, against services
+        // that serve every route under /api (test/support/test-service.ts puts the tests' paths under it)
+        extends: true,
+        test: {
+          name: 'base-path',
+          include: ['test/http/**/*.test.ts', 'test/spec/**/*.test.ts'],
+          env: { TEST_BASE_PATH: '/api' },
+        },
+      },
+    ],
   },
 })

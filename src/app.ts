@@ -107,9 +107,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
   }
   // API_DOCS=false (the production default): no /openapi.json, no /docs, and no document built at start
-  if (config.http.apiDocs) await registerOpenApi(app, deps.appInfo)
+  if (config.http.apiDocs) await registerOpenApi(app, deps.appInfo, config.http.basePath)
+  // BASE_PATH (docs/api.md §1): every route below, like the API document and /docs, under one prefix
+  await app.register((api) => routeTable(api, deps), { prefix: config.http.basePath })
+  return app
+}
 
-  // the route table
+/** The route table, registered under BASE_PATH. */
+async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const { config } = deps
+  const limited = config.http.rateLimitPerMinute > 0
   await app.register(statusRoutes, {
     probes: deps.probes,
     healthTimeoutMs: config.http.healthTimeoutMs,
@@ -132,7 +139,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await scope.register(protectedAuthRoutes, { accounts: deps.accounts })
     })
   })
-  return app
 }
 
 /**

@@ -479,6 +479,19 @@ const VARIABLES: Record<string, Variable> = {
     good: [['250', 250]],
     bad: ['0', 'fast'].map((value) => [value, integerError('STORAGE_TIMEOUT_MS', 'at least 1', value)]),
   },
+  AUDIT_RETENTION_DAYS: {
+    read: (config) => config.storage.auditRetentionDays,
+    default: 90,
+    good: [
+      ['30', 30],
+      ['0', 0],
+      ['36500', 36_500],
+    ],
+    bad: ['-1', '36501', '90d', '1.5'].map((value) => [
+      value,
+      integerError('AUDIT_RETENTION_DAYS', 'from 0 to 36500', value),
+    ]),
+  },
 
   // http
   CORS_ORIGINS: {
@@ -546,6 +559,28 @@ const VARIABLES: Record<string, Variable> = {
       ['true', true, PRODUCTION],
     ],
     bad: ['yes', '1'].map((value) => [value, `DEMO_PAGE must be one of true, false, got "${value}"`]),
+  },
+  BASE_PATH: {
+    read: (config) => config.http.basePath,
+    default: '',
+    good: [
+      ['/api', '/api'],
+      ['/api/', '/api'],
+      ['/tessera/v1', '/tessera/v1'],
+      ['/', ''],
+      ['/a-b_c.d~e', '/a-b_c.d~e'],
+    ],
+    bad: [
+      ...['api', '/api?x=1', '/a b', '//api', '/api//v1', '/%61pi', '/ä'].map(
+        (value): Entry<string> => [
+          value,
+          `BASE_PATH must be a path such as /api (segments of letters, digits and -._~), got "${value}"`,
+        ],
+      ),
+      ...['/..', '/api/./v1'].map(
+        (value): Entry<string> => [value, `BASE_PATH must not hold . or .. segments, got "${value}"`],
+      ),
+    ],
   },
   HEALTH_TIMEOUT_MS: {
     read: (config) => config.http.healthTimeoutMs,
@@ -689,11 +724,13 @@ describe('loadConfig', () => {
       REDIS_URL: 'redis://cache:6379',
       REDIS_KEY_PREFIX: 'blue:',
       STORAGE_TIMEOUT_MS: '3000',
+      AUDIT_RETENTION_DAYS: '30',
       CORS_ORIGINS: 'https://a.example, https://b.example:8443/',
       RATE_LIMIT_PER_MINUTE: '60',
       HEALTH_TIMEOUT_MS: '500',
       API_DOCS: 'true',
       DEMO_PAGE: 'true',
+      BASE_PATH: '/api',
       LOG_LEVEL: 'warn',
       SITE_CONFIG_FILE: 'site.yaml',
     })
@@ -729,6 +766,7 @@ describe('loadConfig', () => {
         redisKeyPrefix: 'blue:',
         maxConnections: 20,
         operationTimeoutMs: 3_000,
+        auditRetentionDays: 30,
       },
       http: {
         corsOrigins: ['https://a.example', 'https://b.example:8443'],
@@ -736,6 +774,7 @@ describe('loadConfig', () => {
         healthTimeoutMs: 500,
         apiDocs: true,
         demoPage: true,
+        basePath: '/api',
       },
       logLevel: 'warn',
       siteConfigFile: 'site.yaml',

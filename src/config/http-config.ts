@@ -13,11 +13,16 @@ export interface HttpConfig {
   apiDocs: boolean
   /** DEMO_PAGE: whether GET /demo, the client's demo page, is served (by default outside production only). */
   demoPage: boolean
+  /**
+   * BASE_PATH: the prefix of every route (`/api`: `/api/auth/login`, `/api/docs`); '' (the default) serves the
+   * specification's paths as they are. Starts with a slash and ends without one.
+   */
+  basePath: string
 }
 
 /**
  * CORS_ORIGINS (read in production only: elsewhere any origin is allowed), RATE_LIMIT_PER_MINUTE, HEALTH_TIMEOUT_MS,
- * API_DOCS, DEMO_PAGE.
+ * API_DOCS, DEMO_PAGE, BASE_PATH.
  */
 export function readHttpConfig(read: EnvReader, env: Environment): HttpConfig {
   return {
@@ -26,7 +31,29 @@ export function readHttpConfig(read: EnvReader, env: Environment): HttpConfig {
     healthTimeoutMs: read.integer('HEALTH_TIMEOUT_MS', 1_000, { min: 1 }),
     apiDocs: read.oneOf('API_DOCS', ['true', 'false'], env === 'production' ? 'false' : 'true') === 'true',
     demoPage: read.oneOf('DEMO_PAGE', ['true', 'false'], env === 'production' ? 'false' : 'true') === 'true',
+    basePath: readBasePath(read),
   }
+}
+
+/**
+ * BASE_PATH: one or more path segments, each of letters, digits and `-._~` (the characters a path segment may hold
+ * without percent-encoding, so the prefix matches the same requests however a client encodes it). A trailing slash
+ * is dropped; `/` alone is no prefix.
+ */
+function readBasePath(read: EnvReader): string {
+  const value = read.string('BASE_PATH', '')
+  const path = value.replace(/\/+$/, '')
+  if (path === '' && value !== '') return ''
+  if (path !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(path)) {
+    throw new ConfigError(
+      'BASE_PATH',
+      `must be a path such as /api (segments of letters, digits and -._~), got "${value}"`,
+    )
+  }
+  if (path.split('/').some((segment) => segment === '.' || segment === '..')) {
+    throw new ConfigError('BASE_PATH', `must not hold . or .. segments, got "${value}"`)
+  }
+  return path
 }
 
 /**

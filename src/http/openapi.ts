@@ -15,7 +15,8 @@ export const DOCS_CSP = ownFilesOnlyPolicy([
 
 /**
  * The OpenAPI 3.1 document, generated from the route schemas that also validate the requests, at
- * GET /openapi.json, and Swagger UI at GET /docs. Must be registered before the routes it describes.
+ * GET /openapi.json, and Swagger UI at GET /docs, both under `basePath` like the routes. Must be registered before
+ * the routes it describes, in their scope or a parent of it.
  *
  * The document is serialized once, when the app is ready, and every request is sent that same buffer (also at
  * Swagger UI's own /docs/json and /docs/yaml): answering it costs no more than a small JSON object.
@@ -23,10 +24,13 @@ export const DOCS_CSP = ownFilesOnlyPolicy([
 export async function registerOpenApi(
   app: FastifyInstance,
   info: { name: string; version: string },
+  basePath = '',
 ): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
+      // BASE_PATH: the paths stay the specification's, the server says where they are (a relative URL: this host)
+      servers: [{ url: basePath === '' ? '/' : basePath }],
       info: {
         title: info.name,
         version: info.version,
@@ -58,12 +62,17 @@ export async function registerOpenApi(
     reply.type('application/json; charset=utf-8').send(prepared.json)
   const sendYaml = (_request: FastifyRequest, reply: FastifyReply) =>
     reply.type('application/x-yaml').send(prepared.yaml)
-  await app.register(async (docs) => {
-    docs.addHook('onRoute', (route) => {
-      if (route.url === '/docs/json') route.handler = sendJson
-      if (route.url === '/docs/yaml') route.handler = sendYaml
-    })
-    await docs.register(swaggerUi, { routePrefix: '/docs', staticCSP: DOCS_CSP })
-  })
-  app.get('/openapi.json', { schema: { hide: true } }, sendJson)
+  // the document and the page are served under BASE_PATH, like the routes they describe
+  await app.register(
+    async (docs) => {
+      docs.addHook('onRoute', (route) => {
+        if (route.url === `${basePath}/docs/json`) route.handler = sendJson
+        if (route.url === `${basePath}/docs/yaml`) route.handler = sendYaml
+      })
+      // indexPrefix: the page links its own files by absolute paths, which must carry the prefix too
+      await docs.register(swaggerUi, { routePrefix: '/docs', indexPrefix: basePath, staticCSP: DOCS_CSP })
+      docs.get('/openapi.json', { schema: { hide: true } }, sendJson)
+    },
+    { prefix: basePath },
+  )
 }

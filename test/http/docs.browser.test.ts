@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from '../support/backends.js'
 import { chromiumAvailable, launchChromium } from '../support/chromium.js'
-import { startTestService, type TestService } from '../support/test-service.js'
+import { apiPath, startTestService, type TestService } from '../support/test-service.js'
 
 const available = chromiumAvailable('the browser test of /docs')
 
@@ -33,7 +33,7 @@ describe.skipIf(!available)('GET /docs in a browser', () => {
     await page.addInitScript(
       "document.addEventListener('securitypolicyviolation', (event) => console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI))",
     )
-    const response = await page.goto(`${base}/docs`)
+    const response = await page.goto(`${base}${apiPath('/docs')}`)
     expect(response?.headers()['content-security-policy']).toContain("default-src 'none'")
     await page.waitForSelector('.opblock', { timeout: 15_000 })
     const operations = await page.locator('.opblock-summary-path').allInnerTexts()

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { LazyChildLogger } from '../../src/http/request-log.js'
 import { backends } from '../support/backends.js'
 import { call } from '../support/http.js'
-import { startTestService } from '../support/test-service.js'
+import { apiPath, startTestService } from '../support/test-service.js'
 
 function capture() {
   const lines: Record<string, unknown>[] = []
@@ -55,7 +55,9 @@ describe('RequestLogController', () => {
         headers: { authorization: `Bearer ${token}` },
         query: { access_token: token },
       })
-      const lines = service.logs().filter((record) => record.msg === 'request' && record.path === '/auth/me')
+      const lines = service
+        .logs()
+        .filter((record) => record.msg === 'request' && record.path === apiPath('/auth/me'))
       expect(lines).toHaveLength(1)
       expect(lines[0]).toMatchObject({
         level: 30,

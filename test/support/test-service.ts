@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { Clock } from '../../src/clock.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
@@ -20,6 +20,32 @@ export const TEST_ENV: Readonly<Record<string, string>> = {
   AUTH_ARGON2_TIME_COST: '1',
   RATE_LIMIT_PER_MINUTE: '0',
   LOG_LEVEL: 'info',
+}
+
+/**
+ * TEST_BASE_PATH (the vitest project `base-path` sets it to /api): every service these suites start serves under
+ * that BASE_PATH, and the paths the tests inject are put under it, so the same suites check the prefixed service.
+ */
+export const TEST_BASE_PATH = process.env.TEST_BASE_PATH ?? ''
+const BASE_PATH_ENV: Record<string, string> = TEST_BASE_PATH === '' ? {} : { BASE_PATH: TEST_BASE_PATH }
+
+/** A path of the API as a listening test service serves it (under TEST_BASE_PATH). */
+export const apiPath = (path: string): string => `${TEST_BASE_PATH}${path}`
+
+/** Makes app.inject put every path under `basePath`, as a client of a service behind BASE_PATH would send it. */
+function injectUnderBasePath(app: FastifyInstance, basePath: string): void {
+  const inject = app.inject.bind(app)
+  const underBasePath = (options: InjectOptions | string): InjectOptions | string => {
+    if (typeof options === 'string') return `${basePath}${options}`
+    if (typeof options.url === 'string') return { ...options, url: `${basePath}${options.url}` }
+    if (typeof options.path === 'string') return { ...options, path: `${basePath}${options.path}` }
+    throw new Error('a test under TEST_BASE_PATH injects by url or path')
+  }
+  app.inject = ((options?: InjectOptions | string) => {
+    if (options === undefined)
+      throw new Error('a test under TEST_BASE_PATH injects with options, not the chain')
+    return inject(underBasePath(options))
+  }) as typeof app.inject
 }
 
 export interface TestService {
@@ -49,7 +75,7 @@ export async function startTestService(
 ): Promise<TestService> {
   const instance = options.instance ?? (await backend.setup())
   const ownsInstance = options.instance === undefined
-  const config = loadConfig({ ...TEST_ENV, ...instance.env, ...options.env })
+  const config = loadConfig({ ...TEST_ENV, ...BASE_PATH_ENV, ...instance.env, ...options.env })
   const logLines: string[] = []
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -61,6 +87,9 @@ export async function startTestService(
   const opened = await openStores(config.storage, logger)
   const stores = options.wrapStores ? options.wrapStores(opened) : opened
   const service = await createService(config, { logger, clock: options.clock, stores })
+  // a test that sets BASE_PATH itself injects the paths it means
+  if (TEST_BASE_PATH !== '' && config.http.basePath === TEST_BASE_PATH)
+    injectUnderBasePath(service.app, TEST_BASE_PATH)
   return {
     app: service.app,
     stores: service.stores,
