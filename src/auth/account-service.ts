@@ -82,10 +82,12 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
   /** spec 3: a new token pair whose refresh token replaces any stored one. */
   const startSession = async (user: UserRecord): Promise<Session> => {
     const pair = tokens.issuePair(user.id)
-    await refreshTokens.put(user.id, {
+    const stored = await refreshTokens.put(user.id, {
       digest: refreshTokenDigest(pair.refreshToken),
       expiresAt: pair.refreshExpiresAt,
     })
+    // the account was deleted since it was read (tessera users delete): as if it had not been found
+    if (!stored) throw new InvalidCredentialsError()
     return {
       account: toAccount(user),
       tokens: { accessToken: pair.accessToken, refreshToken: pair.refreshToken },
@@ -182,8 +184,9 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     async refresh(refreshToken) {
       const userId = tokens.verifyRefresh(refreshToken)
       // docs/api.md R4.5.3, R4.7.2: a token whose sub names no account is refused. The rotation below sees to it: a stored token
-      // implies its account (a foreign key in SQL; in Redis, tokens are stored only for accounts that exist, and
-      // the service deletes no account), so a valid token of no account finds nothing to rotate.
+      // implies its account (a foreign key in SQL; in Redis, `tessera users delete` retires the user's token before
+      // it deletes the account, and a retired user gets no new one), so a valid token of no account finds nothing to
+      // rotate, and no account read is added to the refresh.
       const pair = tokens.issuePair(userId)
       const rotated = await refreshTokens.rotate(
         userId,

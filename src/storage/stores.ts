@@ -25,6 +25,16 @@ export interface UserStore {
   findById(id: string): Promise<UserRecord | null>
   /** Replaces the password hash (re-hash after a change of Argon2 parameters). */
   updatePasswordHash(id: string, passwordHash: string): Promise<void>
+  /**
+   * At most `limit` accounts in id order, those after the id `after` (all when it is absent): a page of
+   * `tessera users list`, the next one starting after the last id of this one.
+   */
+  list(page: { after?: string; limit: number }): Promise<UserRecord[]>
+  /**
+   * Deletes the account (`tessera users delete`); true when there was one. In SQL its refresh token goes with it (a
+   * foreign key); a token in Redis is the caller's to retire first (RefreshTokenStore.retire).
+   */
+  delete(id: string): Promise<boolean>
 }
 
 /** A refresh token as stored: its SHA-256 digest and expiry, never the token (docs/api.md §2.4). */
@@ -36,8 +46,11 @@ export interface StoredRefreshToken {
 
 /** At most one current refresh token per user (spec 2.4). */
 export interface RefreshTokenStore {
-  /** Makes `token` the user's current one, replacing any earlier one (login, register). */
-  put(userId: string, token: StoredRefreshToken): Promise<void>
+  /**
+   * Makes `token` the user's current one, replacing any earlier one (login, register). False, with nothing stored,
+   * when the account has been deleted since the caller read it (a foreign key in SQL, a retired user in Redis).
+   */
+  put(userId: string, token: StoredRefreshToken): Promise<boolean>
   /**
    * The atomic compare-and-swap of a refresh (spec 3): replaces the current token with `next` only if the current
    * one has digest `currentDigest` and has not expired at `now`. Of any number of concurrent calls with the same
@@ -46,6 +59,18 @@ export interface RefreshTokenStore {
   rotate(userId: string, currentDigest: string, next: StoredRefreshToken, now: number): Promise<boolean>
   /** Removes the user's token, if any (logout). */
   delete(userId: string): Promise<void>
+  /** When the user's current token expires (epoch ms); null when none is stored, or it has expired at `now`. */
+  currentExpiry(userId: string, now: number): Promise<number | null>
+  /**
+   * The first step of deleting an account: removes the user's token and makes every later `put` for the user false
+   * until `until` (epoch ms; at least the refresh-token lifetime), so that a login that read the account before it
+   * was deleted cannot leave a token behind it. SQL needs no mark (its foreign key refuses the token); Redis keeps
+   * one, `<prefix>retired:{<user id>}`, which the put script checks. Refresh does not read the account; it needs
+   * no check, since rotation only replaces a token that is stored.
+   */
+  retire(userId: string, until: number): Promise<void>
+  /** Undoes `retire` when the account could not be deleted after all: the user may log in again. */
+  reinstate(userId: string): Promise<void>
 }
 
 /** A count of hits in a window, as RateCounterStore.increment reports it. */

@@ -75,6 +75,7 @@ describe.each(backends)('R7 errors [$name]', (backend) => {
           },
         },
         refreshTokens: {
+          ...refreshTokens,
           put: (userId, token) => refreshTokens.put(userId, token),
           delete: (userId) => refreshTokens.delete(userId),
           rotate: async (userId, current, next, now) => {

@@ -39,6 +39,9 @@ describe.each(backends)('storage contract [$name]', (backend) => {
   /** Rotates `userId`'s token from digest(from) to digest(to), valid for an hour, at `now`. */
   const rotate = (userId: string, from: number, to: number, now = Date.now()) =>
     stores.refreshTokens.rotate(userId, digest(from), { digest: digest(to), expiresAt: inAnHour() }, now)
+  /** Stores digest(n) as `userId`'s token, valid for an hour. */
+  const putToken = (userId: string, n: number) =>
+    stores.refreshTokens.put(userId, { digest: digest(n), expiresAt: inAnHour() })
 
   describe('UserStore', () => {
     it('create, then find by id and by e-mail', async () => {
@@ -80,6 +83,41 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       await stores.users.updatePasswordHash(user.id, '$argon2id$new')
       expect(await stores.users.findById(user.id)).toEqual({ ...user, passwordHash: '$argon2id$new' })
     })
+
+    it('list: every account once, in id order, page by page after the last id', async () => {
+      const mine = await Promise.all(Array.from({ length: 5 }, () => created()))
+      const all = []
+      let after: string | undefined
+      for (;;) {
+        const page = await stores.users.list({ after, limit: 2 })
+        expect(page.length).toBeLessThanOrEqual(2)
+        if (page.length === 0) break
+        all.push(...page)
+        after = page.at(-1)?.id
+      }
+      const ids = all.map((user) => user.id)
+      expect(ids).toEqual([...ids].sort())
+      expect(new Set(ids).size).toBe(ids.length)
+      for (const user of mine) expect(all).toContainEqual(user)
+      expect(await stores.users.list({ limit: ids.length + 10 })).toEqual(all)
+      expect(await stores.users.list({ after: '9999999999', limit: 10 })).toEqual([])
+    })
+
+    it('delete removes the account and its refresh token; true only when there was one', async () => {
+      const user = await created()
+      const other = await created()
+      await stores.refreshTokens.put(user.id, { digest: digest(60), expiresAt: inAnHour() })
+      await stores.refreshTokens.retire(user.id, inAnHour())
+      expect(await stores.users.delete(user.id)).toBe(true)
+      expect(await stores.users.delete(user.id)).toBe(false)
+      expect(await stores.users.findById(user.id)).toBeNull()
+      expect(await stores.users.findByEmail(user.email)).toBeNull()
+      expect(await stores.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
+      expect(await rotate(user.id, 60, 61)).toBe(false)
+      expect(await stores.users.findById(other.id)).toEqual(other)
+      // the e-mail is free again
+      expect(await stores.users.create(newUser({ email: user.email }))).toBe('created')
+    })
   })
 
   describe('RefreshTokenStore', () => {
@@ -118,6 +156,46 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       await stores.refreshTokens.delete(user.id)
       await stores.refreshTokens.delete(user.id)
       expect(await rotate(user.id, 30, 31)).toBe(false)
+    })
+
+    it('currentExpiry: the expiry of the stored token until it expires, then null; null without one', async () => {
+      const user = await created()
+      const now = Date.now()
+      expect(await stores.refreshTokens.currentExpiry(user.id, now)).toBeNull()
+      await stores.refreshTokens.put(user.id, { digest: digest(70), expiresAt: now + 60_000 })
+      expect(await stores.refreshTokens.currentExpiry(user.id, now)).toBe(now + 60_000)
+      expect(await stores.refreshTokens.currentExpiry(user.id, now + 59_999)).toBe(now + 60_000)
+      expect(await stores.refreshTokens.currentExpiry(user.id, now + 60_000)).toBeNull()
+      await stores.refreshTokens.delete(user.id)
+      expect(await stores.refreshTokens.currentExpiry(user.id, now)).toBeNull()
+    })
+
+    it('put is true for an account, false with nothing stored for a deleted one', async () => {
+      const user = await created()
+      expect(await putToken(user.id, 80)).toBe(true)
+      await stores.refreshTokens.retire(user.id, inAnHour())
+      expect(await stores.users.delete(user.id)).toBe(true)
+      // a login that read the account before it was deleted
+      expect(await putToken(user.id, 81)).toBe(false)
+      expect(await stores.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
+      expect(await rotate(user.id, 81, 82)).toBe(false)
+    })
+
+    it('retire removes the token at once and refuses a put until the account is gone; reinstate undoes it', async () => {
+      const user = await created()
+      await stores.refreshTokens.put(user.id, { digest: digest(90), expiresAt: inAnHour() })
+      await stores.refreshTokens.retire(user.id, inAnHour())
+      expect(await stores.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
+      expect(await rotate(user.id, 90, 91)).toBe(false)
+      // between retire and the account's deletion: Redis refuses the put; SQL may store it, and the deletion takes it
+      expect(await putToken(user.id, 92)).toBe(!backend.redis)
+      await stores.refreshTokens.reinstate(user.id)
+      expect(await putToken(user.id, 93)).toBe(true)
+      expect(await rotate(user.id, 93, 94)).toBe(true)
+      // a retired user who is deleted after all: the token stored in between goes with the account
+      await stores.refreshTokens.retire(user.id, inAnHour())
+      expect(await stores.users.delete(user.id)).toBe(true)
+      expect(await stores.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
     })
 
     it('users do not share tokens', async () => {

@@ -19,6 +19,15 @@ export const postgresStatements: SqlStatements = {
     sql: 'UPDATE users SET password_hash = $1 WHERE id = $2',
     parameters: [passwordHash, id],
   }),
+  // ids are 10 digits without a leading 0, so their text order is their numeric order
+  listUsers: (after, limit) => ({
+    sql: 'SELECT id, email, password_hash, created_at FROM users WHERE id > $1 ORDER BY id LIMIT $2',
+    parameters: [after, limit],
+  }),
+  deleteUser: (id) => ({
+    sql: 'DELETE FROM users WHERE id = $1',
+    parameters: [id],
+  }),
   putRefreshToken: (userId, token) => ({
     sql: `INSERT INTO refresh_tokens (user_id, token_digest, expires_at) VALUES ($1, $2, $3)
       ON CONFLICT (user_id) DO UPDATE SET token_digest = excluded.token_digest, expires_at = excluded.expires_at`,
@@ -32,6 +41,10 @@ export const postgresStatements: SqlStatements = {
   deleteRefreshToken: (userId) => ({
     sql: 'DELETE FROM refresh_tokens WHERE user_id = $1',
     parameters: [userId],
+  }),
+  refreshTokenExpiry: (userId, now) => ({
+    sql: 'SELECT expires_at FROM refresh_tokens WHERE user_id = $1 AND expires_at > $2',
+    parameters: [userId, now],
   }),
   appendAuditEvents: (events) => ({
     sql: `INSERT INTO audit_events (${AUDIT_COLUMNS}) VALUES ${auditValuesList(events.length, (n) => `$${n}`)}`,

@@ -32,9 +32,29 @@ redis.call('SET', KEYS[1], ARGV[3] .. ':' .. ARGV[4], 'PXAT', ARGV[4])
 return 1
 `)
 
-/** Stores a token. KEYS[1] the user's key; ARGV the value, its expiry, deadline. */
+/**
+ * Stores a token, unless the user is retired (the account is being or has been deleted): then 0. KEYS[1] the user's
+ * key, KEYS[2] the user's retired mark; ARGV the value, its expiry, deadline.
+ */
 const PUT = createRedisScript(`${PAST_DEADLINE}
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])
+return 1
+`)
+
+/**
+ * Deletes the token and marks the user retired until ARGV[1]. KEYS[1] the user's key, KEYS[2] the mark; ARGV until,
+ * deadline.
+ */
+const RETIRE = createRedisScript(`${PAST_DEADLINE}
+redis.call('SET', KEYS[2], '1', 'PXAT', ARGV[1])
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+/** Removes the retired mark. KEYS[1] the mark; ARGV deadline. */
+const REINSTATE = createRedisScript(`${PAST_DEADLINE}
+redis.call('DEL', KEYS[1])
 return 1
 `)
 
@@ -45,12 +65,12 @@ return 1
 `)
 
 /** The slice of ioredis the store uses. */
-type RedisCommands = Pick<Redis, 'status' | 'evalsha' | 'eval'>
+type RedisCommands = Pick<Redis, 'status' | 'evalsha' | 'eval' | 'get'>
 
 /**
  * Refresh tokens in Redis: one key per user, `<prefix>refresh:{<user id>}`, holding `<digest>:<expiresAt>` with a
- * TTL ending at the token's expiry. The braces make the user id the hash tag, so a user's keys share one slot and
- * the script runs on Redis Cluster. Expiry is checked against the service clock as well as by the TTL, so the
+ * TTL ending at the token's expiry, and for a deleted account `<prefix>retired:{<user id>}` (RefreshTokenStore.retire).
+ * The braces make the user id the hash tag, so a user's keys share one slot and the scripts run on Redis Cluster. Expiry is checked against the service clock as well as by the TTL, so the
  * store agrees with the SQL stores to the millisecond.
  */
 export function createRedisRefreshTokenStore(
@@ -58,6 +78,7 @@ export function createRedisRefreshTokenStore(
   options: { keyPrefix: string; call: StorageCall },
 ): RefreshTokenStore {
   const key = (userId: string) => `${options.keyPrefix}refresh:{${userId}}`
+  const retiredKey = (userId: string) => `${options.keyPrefix}retired:{${userId}}`
   const value = (token: StoredRefreshToken) => `${token.digest}:${token.expiresAt}`
   const { call } = options
 
@@ -67,7 +88,7 @@ export function createRedisRefreshTokenStore(
    */
   const write = async (
     script: RedisScript,
-    userId: string,
+    keys: readonly string[],
     args: readonly (string | number)[],
     attempt: StorageAttempt,
   ): Promise<number> => {
@@ -76,25 +97,39 @@ export function createRedisRefreshTokenStore(
       ? Math.floor(attempt.deadline + redisClockOffset(redis))
       : 0
     if (!attempt.commit()) throw attempt.signal.reason
-    const result = await script.run(redis, [key(userId)], [...args, deadline])
+    const result = await script.run(redis, keys, [...args, deadline])
     if (result === -1) throw new Error('refused by Redis: past its deadline')
     return result as number
   }
 
   return {
     async put(userId, token) {
-      await call('refreshTokens.put', (attempt) =>
-        write(PUT, userId, [value(token), token.expiresAt], attempt),
+      const result = await call('refreshTokens.put', (attempt) =>
+        write(PUT, [key(userId), retiredKey(userId)], [value(token), token.expiresAt], attempt),
       )
+      return result === 1
     },
     async rotate(userId, currentDigest, next, now) {
       const result = await call('refreshTokens.rotate', (attempt) =>
-        write(ROTATE, userId, [currentDigest, now, next.digest, next.expiresAt], attempt),
+        write(ROTATE, [key(userId)], [currentDigest, now, next.digest, next.expiresAt], attempt),
       )
       return result === 1
     },
     async delete(userId) {
-      await call('refreshTokens.delete', (attempt) => write(DELETE, userId, [], attempt))
+      await call('refreshTokens.delete', (attempt) => write(DELETE, [key(userId)], [], attempt))
+    },
+    async currentExpiry(userId, now) {
+      const stored = await call('refreshTokens.currentExpiry', () => redis.get(key(userId)))
+      const expiresAt = stored === null ? Number.NaN : Number(stored.slice(stored.indexOf(':') + 1))
+      return expiresAt > now ? expiresAt : null
+    },
+    async retire(userId, until) {
+      await call('refreshTokens.retire', (attempt) =>
+        write(RETIRE, [key(userId), retiredKey(userId)], [until], attempt),
+      )
+    },
+    async reinstate(userId) {
+      await call('refreshTokens.reinstate', (attempt) => write(REINSTATE, [retiredKey(userId)], [], attempt))
     },
   }
 }

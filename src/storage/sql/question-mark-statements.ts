@@ -23,6 +23,15 @@ export const questionMarkStatements: Omit<SqlStatements, 'putRefreshToken' | 'pr
     sql: 'UPDATE users SET password_hash = ? WHERE id = ?',
     parameters: [passwordHash, id],
   }),
+  // ids are 10 digits without a leading 0, so their text order is their numeric order
+  listUsers: (after, limit) => ({
+    sql: 'SELECT id, email, password_hash, created_at FROM users WHERE id > ? ORDER BY id LIMIT ?',
+    parameters: [after, limit],
+  }),
+  deleteUser: (id) => ({
+    sql: 'DELETE FROM users WHERE id = ?',
+    parameters: [id],
+  }),
   rotateRefreshToken: (userId, currentDigest, next, now) => ({
     sql: `UPDATE refresh_tokens SET token_digest = ?, expires_at = ?
       WHERE user_id = ? AND token_digest = ? AND expires_at > ?`,
@@ -31,6 +40,10 @@ export const questionMarkStatements: Omit<SqlStatements, 'putRefreshToken' | 'pr
   deleteRefreshToken: (userId) => ({
     sql: 'DELETE FROM refresh_tokens WHERE user_id = ?',
     parameters: [userId],
+  }),
+  refreshTokenExpiry: (userId, now) => ({
+    sql: 'SELECT expires_at FROM refresh_tokens WHERE user_id = ? AND expires_at > ?',
+    parameters: [userId, now],
   }),
   appendAuditEvents: (events) => ({
     sql: `INSERT INTO audit_events (${AUDIT_COLUMNS}) VALUES ${auditValuesList(events.length, () => '?')}`,

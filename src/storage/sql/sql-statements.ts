@@ -20,6 +20,10 @@ export interface SqlStatements {
   /** Inserts the account; fails with a unique violation when its id or e-mail is taken. */
   insertUser(user: UserRecord): SqlQuery
   updatePasswordHash(id: string, passwordHash: string): SqlQuery
+  /** At most `limit` account rows (as findUserById's) with an id greater than `after`, in id order. */
+  listUsers(after: string, limit: number): SqlQuery
+  /** Deletes the account; its refresh token goes with it (ON DELETE CASCADE). */
+  deleteUser(id: string): SqlQuery
   /** Inserts the user's refresh token, or replaces the one the user has (one row per user). */
   putRefreshToken(userId: string, token: StoredRefreshToken): SqlQuery
   /**
@@ -29,6 +33,8 @@ export interface SqlStatements {
    */
   rotateRefreshToken(userId: string, currentDigest: string, next: StoredRefreshToken, now: number): SqlQuery
   deleteRefreshToken(userId: string): SqlQuery
+  /** The user's token's `expires_at` if it expires after `now`, or no row. */
+  refreshTokenExpiry(userId: string, now: number): SqlQuery
   /**
    * Inserts the events, one row each, in one multi-row INSERT: its text depends on the number of rows only, so
    * SQLite keeps at most MAX_AUDIT_ROWS texts of it (see audit-rows.ts).

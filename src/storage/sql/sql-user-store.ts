@@ -48,6 +48,16 @@ export function createSqlUserStore(database: SqlDatabase, call: StorageCall): Us
       const { sql, parameters } = statements.updatePasswordHash(id, passwordHash)
       await call('users.updatePasswordHash', (attempt) => database.write(sql, parameters, attempt))
     },
+    async list({ after = '', limit }) {
+      const { sql, parameters } = statements.listUsers(after, limit)
+      const { rows } = await call('users.list', () => database.run(sql, parameters))
+      return (rows as unknown as UserRow[]).map(toUser)
+    },
+    async delete(id) {
+      const { sql, parameters } = statements.deleteUser(id)
+      const { changes } = await call('users.delete', (attempt) => database.write(sql, parameters, attempt))
+      return changes === 1
+    },
   }
 }
 
