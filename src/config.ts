@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os'
+import { type AuditConfig, readAuditConfig } from './config/audit-config.js'
 import { type AuthConfig, authWarnings, readAuthConfig } from './config/auth-config.js'
 import { createEnvReader, type Env } from './config/env-reader.js'
 import { type HttpConfig, httpWarnings, readHttpConfig } from './config/http-config.js'
@@ -18,6 +19,7 @@ export interface Config {
   server: ServerConfig
   auth: AuthConfig
   storage: StorageConfig
+  audit: AuditConfig
   http: HttpConfig
   logLevel: LogLevel
   /** A site presentation configuration (spec 2.6) to load and validate at start; null when unset. */
@@ -42,6 +44,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     server,
     auth: readAuthConfig(read, { env: nodeEnv, cores, workers: server.workers }),
     storage: readStorageConfig(read),
+    audit: readAuditConfig(read),
     http: readHttpConfig(read, nodeEnv),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     siteConfigFile: read.optional('SITE_CONFIG_FILE'),

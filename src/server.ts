@@ -5,6 +5,7 @@ import type { Server as TlsServer } from 'node:tls'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from './app.js'
+import { type AuditSink, createAuditSink } from './audit/audit-sink.js'
 import { createAccountService } from './auth/account-service.js'
 import { createArgon2Threads } from './auth/argon2-threads.js'
 import { createConcurrencyLimiter } from './auth/concurrency-limiter.js'
@@ -31,7 +32,9 @@ const SHUTDOWN_DEADLINE_MS = 30_000
 export interface Service {
   app: FastifyInstance
   stores: Stores
-  /** Closes the HTTP server (in-flight requests finish) and then the stores. */
+  /** The security events on their way to the audit trail. */
+  auditSink: AuditSink
+  /** Closes the HTTP server (in-flight requests finish), writes the pending audit events, closes the stores. */
   close(): Promise<void>
 }
 
@@ -54,6 +57,13 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const tls = config.server.tls === null ? null : await readTlsMaterial(config.server.tls)
   const stores = options.stores ?? (await openStores(config.storage, options.logger))
   const argon2 = createArgon2Threads(config.auth.hashConcurrency)
+  // docs/api.md "Audit events": written in batches off the request path, pruned at start and hourly
+  const auditSink = createAuditSink({
+    store: config.audit.retentionDays === 0 ? null : stores.audit,
+    log: options.logger,
+    retentionMs: config.audit.retentionDays * 86_400_000,
+    now: () => clock.now(),
+  })
   try {
     const tokens = createTokenService(
       {
@@ -88,6 +98,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         },
         clock,
       }),
+      events: auditSink,
     })
     const app = await buildApp({
       config,
@@ -107,6 +118,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     return {
       app,
       stores,
+      auditSink,
       async close() {
         // in-flight requests finish; a keep-alive connection is closed as soon as its last response is sent
         const reaper = setInterval(() => app.server.closeIdleConnections(), 100)
@@ -116,11 +128,13 @@ export async function createService(config: Config, options: ServiceOptions): Pr
           clearInterval(reaper)
         }
         await argon2.close()
+        await auditSink.close()
         await stores.close()
       },
     }
   } catch (error) {
     await argon2.close()
+    await auditSink.close()
     await stores.close()
     throw error
   }

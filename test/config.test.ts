@@ -480,7 +480,7 @@ const VARIABLES: Record<string, Variable> = {
     bad: ['0', 'fast'].map((value) => [value, integerError('STORAGE_TIMEOUT_MS', 'at least 1', value)]),
   },
   AUDIT_RETENTION_DAYS: {
-    read: (config) => config.storage.auditRetentionDays,
+    read: (config) => config.audit.retentionDays,
     default: 90,
     good: [
       ['30', 30],
@@ -766,8 +766,8 @@ describe('loadConfig', () => {
         redisKeyPrefix: 'blue:',
         maxConnections: 20,
         operationTimeoutMs: 3_000,
-        auditRetentionDays: 30,
       },
+      audit: { retentionDays: 30 },
       http: {
         corsOrigins: ['https://a.example', 'https://b.example:8443'],
         rateLimitPerMinute: 60,

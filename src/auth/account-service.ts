@@ -1,9 +1,16 @@
+import type {
+  RequestContext,
+  SecurityEventReason,
+  SecurityEventSink,
+  SecurityEventType,
+} from '../audit/security-event.js'
 import { clientNetwork } from '../client-network.js'
 import type { Clock } from '../clock.js'
 import {
   AccessTokenInvalidError,
   EmailTakenError,
   InvalidCredentialsError,
+  RateLimitedError,
   RefreshTokenInvalidError,
   ServiceBusyError,
   StorageError,
@@ -34,19 +41,29 @@ export interface SecurityLog {
   warn(fields: Record<string, unknown>, message: string): void
 }
 
+/**
+ * Each method that changes a session records its security event (docs/api.md "Audit events") with `context`, the
+ * request it serves, when there is one.
+ */
 export interface AccountService {
   /** spec 4.3: creates the account and logs it in. Throws ValidationError, EmailTakenError. */
-  register(input: { email: string; password: string; clientAddress?: string }): Promise<Session>
+  register(
+    input: { email: string; password: string; clientAddress?: string },
+    context?: RequestContext,
+  ): Promise<Session>
   /**
    * spec 4.4: throws InvalidCredentialsError for a wrong e-mail or password alike, RateLimitedError when the
    * throttle refuses the attempt (docs/api.md R8.4, R8.5), and StorageError, whatever the password, when a store
    * the login needs fails (R4.4.5).
    */
-  login(input: { email: string; password: string; clientAddress: string }): Promise<Session>
+  login(
+    input: { email: string; password: string; clientAddress: string },
+    context?: RequestContext,
+  ): Promise<Session>
   /** spec 4.5: rotates the refresh token. Throws RefreshTokenInvalidError, TokenWrongTypeError. */
-  refresh(refreshToken: string): Promise<Session['tokens']>
+  refresh(refreshToken: string, context?: RequestContext): Promise<Session['tokens']>
   /** spec 4.6: deletes the user's stored refresh token. */
-  logout(userId: string): Promise<void>
+  logout(userId: string, context?: RequestContext): Promise<void>
   /** GET /auth/me (docs/api.md §4.7). Throws AccessTokenInvalidError when the account no longer exists. */
   me(userId: string): Promise<Account>
 }
@@ -60,13 +77,30 @@ export interface AccountServiceDeps {
   log: SecurityLog
   /** docs/api.md R8.4 to R8.6. */
   throttle: LoginThrottle
+  /** Where the security events go (the audit trail and the log); never makes a call wait. */
+  events: SecurityEventSink
 }
 
 /** Attempts at drawing an unused random id; with 9·10⁹ ids a second attempt is already rare. */
 const ID_ATTEMPTS = 5
 
 export function createAccountService(deps: AccountServiceDeps): AccountService {
-  const { users, refreshTokens, hasher, tokens, clock, log, throttle } = deps
+  const { users, refreshTokens, hasher, tokens, clock, log, throttle, events } = deps
+  const record = (
+    type: SecurityEventType,
+    userId: string | null,
+    context: RequestContext | undefined,
+    reason: SecurityEventReason | null = null,
+    clientAddress: string | null = context?.clientAddress ?? null,
+  ) =>
+    events.record({
+      at: clock.now(),
+      type,
+      userId,
+      clientAddress,
+      requestId: context?.requestId ?? null,
+      reason,
+    })
   /**
    * docs/api.md R4.4.5: set when a store failed during a login, cleared when a login completes (its session was
    * stored). While set, a wrong password gets the answer of a failing store, not 401, so that a right password
@@ -106,7 +140,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
   }
 
   return {
-    async register(input) {
+    async register(input, context) {
       const email = normalizeEmail(input.email)
       if (email === null)
         throw new ValidationError([{ field: '/email', message: 'must be a valid e-mail address' }])
@@ -118,16 +152,25 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       if (await users.findByEmail(email)) throw new EmailTakenError()
       const address = input.clientAddress === undefined ? undefined : clientNetwork(input.clientAddress)
       const user = await createUser(email, await hasher.hash(input.password, address))
+      record('registered', user.id, context, null, context?.clientAddress ?? input.clientAddress ?? null)
       // the address that chose the password is one its owner uses (R8.6)
       if (address !== undefined) await throttle.remember(email, address)
       return startSession(user)
     },
 
-    async login(input) {
+    async login(input, context) {
       const email = normalizeEmail(input.email)
       const address = clientNetwork(input.clientAddress)
+      const failed = (reason: SecurityEventReason, userId: string | null = null) =>
+        record('login_failed', userId, context, reason, context?.clientAddress ?? input.clientAddress)
       // R8.4, R8.5: refused before any Argon2 work; an address no account can have is throttled as typed
-      const pass = await throttle.admit(email ?? input.email.trim().toLowerCase(), address)
+      const pass = await throttle
+        .admit(email ?? input.email.trim().toLowerCase(), address)
+        .catch((error: unknown) => {
+          // the account is not looked up for a refused attempt (that is what makes refusing cheap): no user id
+          if (error instanceof RateLimitedError) failed('throttled')
+          throw error
+        })
       if (pass.degraded) throw loginStoreFailure(new Error('the login-attempt store failed'))
       let user: UserRecord | null
       try {
@@ -139,9 +182,15 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       if (user === null) {
         await hasher.verifyDummy(input.password, address)
         log.warn(
-          { event: 'login_failed', reason: 'unknown_email', clientAddress: input.clientAddress },
+          {
+            event: 'login_failed',
+            reason: 'unknown_email',
+            clientAddress: input.clientAddress,
+            ...requestIdField(context),
+          },
           'login failed',
         )
+        failed('unknown_email')
         await throttle.failed(pass)
         if (storesFailing) throw loginStoreFailure(new Error('a store failed during the login'))
         throw new InvalidCredentialsError()
@@ -154,9 +203,11 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
             reason: 'wrong_password',
             userId: user.id,
             clientAddress: input.clientAddress,
+            ...requestIdField(context),
           },
           'login failed',
         )
+        failed('wrong_password', user.id)
         await throttle.failed(pass)
         if (storesFailing) throw loginStoreFailure(new Error('a store failed during the login'))
         throw new InvalidCredentialsError()
@@ -177,12 +228,20 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         throw loginStoreFailure(error)
       }
       storesFailing = false
+      record('login_succeeded', user.id, context, null, context?.clientAddress ?? input.clientAddress)
       await throttle.succeeded(pass)
       return session
     },
 
-    async refresh(refreshToken) {
-      const userId = tokens.verifyRefresh(refreshToken)
+    async refresh(refreshToken, context) {
+      let userId: string
+      try {
+        userId = tokens.verifyRefresh(refreshToken)
+      } catch (error) {
+        // a bad signature, an expired, malformed or access token: whose it claims to be is not believed
+        record('refresh_refused', null, context, 'invalid')
+        throw error
+      }
       // docs/api.md R4.5.3, R4.7.2: a token whose sub names no account is refused. The rotation below sees to it: a stored token
       // implies its account (a foreign key in SQL; in Redis, `tessera users delete` retires the user's token before
       // it deletes the account, and a retired user gets no new one), so a valid token of no account finds nothing to
@@ -195,12 +254,17 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         clock.now(),
       )
       // spec 4.5 rule 3: a token already rotated (or replaced by a login, or deleted) is refused
-      if (!rotated) throw new RefreshTokenInvalidError()
+      if (!rotated) {
+        record('refresh_refused', userId, context, 'reused')
+        throw new RefreshTokenInvalidError()
+      }
+      record('refresh_succeeded', userId, context)
       return { accessToken: pair.accessToken, refreshToken: pair.refreshToken }
     },
 
-    async logout(userId) {
+    async logout(userId, context) {
       await refreshTokens.delete(userId)
+      record('logout', userId, context)
     },
 
     async me(userId) {
@@ -209,6 +273,11 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       return toAccount(user)
     },
   }
+}
+
+/** The request id under the name the request log gives it, so that the lines of one request can be found. */
+function requestIdField(context: RequestContext | undefined): { reqId?: string } {
+  return context === undefined ? {} : { reqId: context.requestId }
 }
 
 function toAccount(user: UserRecord): Account {

@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import type { RequestContext } from '../audit/security-event.js'
 import type { AccountService } from '../auth/account-service.js'
 import { success } from '../http/envelope.js'
 import {
@@ -17,6 +19,12 @@ const errors = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((status) => [status, Type.Ref('ErrorResponse')]))
 
 const BEARER_AUTH = [{ bearerAuth: [] }]
+
+/** What the account service's security events say of the request (docs/api.md "Audit events"). */
+const requestContext = (request: FastifyRequest): RequestContext => ({
+  clientAddress: request.ip,
+  requestId: request.id,
+})
 
 export interface AuthRoutesOptions {
   accounts: AccountService
@@ -46,7 +54,10 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
       },
     },
     async (request) => {
-      const { account, tokens } = await accounts.register({ ...request.body, clientAddress: request.ip })
+      const { account, tokens } = await accounts.register(
+        { ...request.body, clientAddress: request.ip },
+        requestContext(request),
+      )
       return success({
         email: account.email,
         created_at: account.createdAt,
@@ -68,7 +79,10 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
       },
     },
     async (request) => {
-      const { account, tokens } = await accounts.login({ ...request.body, clientAddress: request.ip })
+      const { account, tokens } = await accounts.login(
+        { ...request.body, clientAddress: request.ip },
+        requestContext(request),
+      )
       return success({
         id: account.id,
         email: account.email,
@@ -91,7 +105,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
       },
     },
     async (request) => {
-      const tokens = await accounts.refresh(request.body.refresh_token)
+      const tokens = await accounts.refresh(request.body.refresh_token, requestContext(request))
       return success({ access_token: tokens.accessToken, refresh_token: tokens.refreshToken })
     },
   )
@@ -113,7 +127,7 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<Pick<AuthRoutesOptio
       },
     },
     async (request) => {
-      await accounts.logout(request.userId)
+      await accounts.logout(request.userId, requestContext(request))
       return success(null)
     },
   )

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { SecurityEvent } from '../../src/audit/security-event.js'
 import { createAccountService } from '../../src/auth/account-service.js'
 import { createArgon2Threads } from '../../src/auth/argon2-threads.js'
 import { createConcurrencyLimiter } from '../../src/auth/concurrency-limiter.js'
@@ -64,11 +65,14 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
   let stores: Stores
   const warnings: Array<Record<string, unknown>> = []
   const log = { warn: (fields: Record<string, unknown>) => void warnings.push(fields) }
+  const recorded: SecurityEvent[] = []
+  const events = { record: (event: SecurityEvent) => void recorded.push(event) }
 
   beforeEach(async () => {
     instance = await backend.setup()
     stores = await openStores(loadConfig(instance.env).storage)
     warnings.length = 0
+    recorded.length = 0
   })
   afterEach(async () => {
     await stores.close()
@@ -83,6 +87,7 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
       tokens: createTokenService(tokenSettings, systemClock),
       clock: systemClock,
       log,
+      events,
       throttle: createLoginThrottle({
         store: createMemoryLoginAttemptStore(),
         fallback: null,
@@ -114,6 +119,76 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
     ).rejects.toBeInstanceOf(InvalidCredentialsError)
     expect(warnings).toEqual([
       { event: 'login_failed', reason: 'wrong_password', userId: user?.id, clientAddress: '192.0.2.7' },
+    ])
+  })
+
+  it('records each security event with the request context, never a secret or the e-mail', async () => {
+    const accounts = service(observedHasher(cheap).hasher)
+    const context = (n: number) => ({ clientAddress: '198.51.100.4', requestId: `req-${n}` })
+    const email = 'ada@example.com'
+    const { tokens } = await accounts.register({ email, password: 'correct horse' }, context(1))
+    const user = await stores.users.findByEmail(email)
+    const id = user?.id ?? ''
+    const failing = (password: string, n: number, address = '198.51.100.4') =>
+      accounts.login({ email, password, clientAddress: address }, context(n)).catch((error) => error)
+    expect(await failing('wrong horse', 2)).toBeInstanceOf(InvalidCredentialsError)
+    expect(
+      await accounts
+        .login(
+          { email: 'nobody@example.com', password: 'whatever1', clientAddress: '198.51.100.4' },
+          context(3),
+        )
+        .catch((error) => error),
+    ).toBeInstanceOf(InvalidCredentialsError)
+    await accounts.login({ email, password: 'correct horse', clientAddress: '198.51.100.4' }, context(4))
+    const fresh = await accounts.refresh(tokens.refreshToken, context(5)).catch((error) => error)
+    // the login replaced the registration's token: reused
+    expect(fresh).toBeInstanceOf(Error)
+    await expect(accounts.refresh('not.a.token', context(6))).rejects.toBeInstanceOf(Error)
+    const session = await accounts.login({ email, password: 'correct horse', clientAddress: 'x' }, context(7))
+    await accounts.refresh(session.tokens.refreshToken, context(8))
+    await accounts.logout(id, context(9))
+    // five wrong passwords from an address the account does not know, then the throttle refuses before any check
+    for (let n = 10; n < 15; n++) await failing('wrong horse', n, '203.0.113.9')
+    expect(await failing('correct horse', 15, '203.0.113.9')).toBeInstanceOf(RateLimitedError)
+
+    const seen = recorded.map((event) => [event.type, event.userId, event.requestId, event.reason])
+    expect(seen).toEqual([
+      ['registered', id, 'req-1', null],
+      ['login_failed', id, 'req-2', 'wrong_password'],
+      ['login_failed', null, 'req-3', 'unknown_email'],
+      ['login_succeeded', id, 'req-4', null],
+      ['refresh_refused', id, 'req-5', 'reused'],
+      ['refresh_refused', null, 'req-6', 'invalid'],
+      ['login_succeeded', id, 'req-7', null],
+      ['refresh_succeeded', id, 'req-8', null],
+      ['logout', id, 'req-9', null],
+      ...[10, 11, 12, 13, 14].map((n) => ['login_failed', id, `req-${n}`, 'wrong_password']),
+      ['login_failed', null, 'req-15', 'throttled'],
+    ])
+    expect(new Set(recorded.map((event) => event.clientAddress))).toEqual(new Set(['198.51.100.4']))
+    for (const event of recorded) expect(event.at).toBeGreaterThan(Date.now() - 60_000)
+    const text = JSON.stringify(recorded)
+    for (const secret of [
+      'correct horse',
+      'wrong horse',
+      email,
+      tokens.refreshToken,
+      session.tokens.accessToken,
+    ]) {
+      expect(text).not.toContain(secret)
+    }
+  })
+
+  it('without a request context an event names no address and no request, unless the call gave the address', async () => {
+    const accounts = service(observedHasher(cheap).hasher)
+    const { tokens } = await accounts.register({ email: 'ada@example.com', password: 'correct horse' })
+    await accounts.refresh(tokens.refreshToken)
+    await accounts.login({ email: 'ada@example.com', password: 'correct horse', clientAddress: '192.0.2.7' })
+    expect(recorded.map((event) => [event.type, event.clientAddress, event.requestId])).toEqual([
+      ['registered', null, null],
+      ['refresh_succeeded', null, null],
+      ['login_succeeded', '192.0.2.7', null],
     ])
   })
 
@@ -205,6 +280,7 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
       tokens: createTokenService(tokenSettings, systemClock),
       clock: systemClock,
       log,
+      events,
       throttle: createLoginThrottle({
         store: createMemoryLoginAttemptStore(),
         fallback: null,

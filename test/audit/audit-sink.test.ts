@@ -1,0 +1,201 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { type AuditSink, type AuditSinkSettings, createAuditSink } from '../../src/audit/audit-sink.js'
+import type { SecurityEvent } from '../../src/audit/security-event.js'
+import { generateUserId } from '../../src/auth/user-id.js'
+import { loadConfig } from '../../src/config.js'
+import { StorageError } from '../../src/errors.js'
+import { openStores } from '../../src/storage/open-stores.js'
+import type { AuditStore, Stores } from '../../src/storage/stores.js'
+import { type BackendInstance, backends } from '../support/backends.js'
+
+/** The batching and failure handling of the sink, over a real SQLite audit store (the logic is the same on all). */
+const sqlite = backends.find((backend) => backend.name === 'sqlite')
+if (sqlite === undefined) throw new Error('the sqlite backend is always available')
+
+/** Every line the sink logs, with its level. */
+function recordingLog() {
+  const lines: Array<{ level: string; fields: Record<string, unknown>; message: string }> = []
+  const at = (level: string) => (fields: Record<string, unknown>, message: string) =>
+    void lines.push({ level, fields, message })
+  return { lines, log: { info: at('info'), warn: at('warn'), error: at('error') } }
+}
+
+describe('createAuditSink', () => {
+  let instance: BackendInstance
+  let stores: Stores
+  /** The store's append, observed (batch sizes) and failing while `failing` is set. */
+  let batches: number[]
+  let failing: boolean
+  let store: AuditStore
+  const sinks: AuditSink[] = []
+
+  beforeEach(async () => {
+    instance = await sqlite.setup()
+    stores = await openStores(loadConfig(instance.env).storage)
+    batches = []
+    failing = false
+    store = {
+      ...stores.audit,
+      append: async (events) => {
+        if (failing) throw new StorageError('audit.append failed', { cause: new Error('disk I/O error') })
+        await stores.audit.append(events)
+        batches.push(events.length)
+      },
+    }
+  })
+  afterEach(async () => {
+    for (const sink of sinks.splice(0)) await sink.close()
+    await stores.close()
+    await instance.teardown()
+  })
+
+  const sinkWith = (settings: Partial<AuditSinkSettings>, options: { retentionMs?: number } = {}) => {
+    const { lines, log } = recordingLog()
+    const sink = createAuditSink({
+      store,
+      log,
+      retentionMs: options.retentionMs ?? 86_400_000,
+      now: Date.now,
+      settings,
+    })
+    sinks.push(sink)
+    return { sink, lines }
+  }
+  const userId = generateUserId()
+  let serial = 0
+  const event = (overrides: Partial<SecurityEvent> = {}): SecurityEvent => ({
+    at: Date.now(),
+    type: 'login_succeeded',
+    userId,
+    clientAddress: '192.0.2.1',
+    requestId: `req-${serial++}`,
+    reason: null,
+    ...overrides,
+  })
+  const stored = () => stores.audit.list({ userId })
+
+  it('a full batch is written at once, the rest after the interval, each batch one append', async () => {
+    const { sink } = sinkWith({ flushIntervalMs: 60_000, maxBatch: 200 })
+    const events = Array.from({ length: 450 }, () => event())
+    for (const e of events) sink.record(e)
+    await vi.waitFor(() => expect(batches).toEqual([200, 200]))
+    expect(sink.stats()).toMatchObject({ written: 400, pending: 50, dropped: 0 })
+    // the interval (a minute here) has not passed: flush writes the rest
+    await sink.flush()
+    expect(batches).toEqual([200, 200, 50])
+    expect((await stored()).map((e) => e.requestId)).toEqual(events.map((e) => e.requestId))
+  })
+
+  it('events wait at most the interval: a few are written together, in one batch', async () => {
+    const { sink } = sinkWith({ flushIntervalMs: 20 })
+    sink.record(event())
+    sink.record(event())
+    sink.record(event())
+    expect(batches).toEqual([])
+    await vi.waitFor(() => expect(batches).toEqual([3]))
+    expect(sink.stats()).toMatchObject({ written: 3, pending: 0 })
+  })
+
+  it('record returns at once whatever the store does; a failing store is retried, logged once, bounded', async () => {
+    const { sink, lines } = sinkWith({ flushIntervalMs: 10, retryMs: 30, maxPending: 100, maxBatch: 40 })
+    failing = true
+    const events = Array.from({ length: 150 }, () => event())
+    for (const e of events) sink.record(e)
+    // the first 100 are held, the last 50 dropped and counted
+    expect(sink.stats()).toMatchObject({ pending: 100, dropped: 50, written: 0 })
+    // several attempts fail, and one line says so
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const errors = lines.filter((line) => line.level === 'error')
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toMatchObject({
+      message: 'audit events could not be written: kept in memory and tried again',
+      fields: { pending: 100, dropped: 50 },
+    })
+    expect(batches).toEqual([])
+    failing = false
+    await vi.waitFor(() => expect(sink.stats()).toMatchObject({ pending: 0, written: 100 }))
+    // the oldest were kept, in order
+    expect((await stored()).map((e) => e.requestId)).toEqual(events.slice(0, 100).map((e) => e.requestId))
+    expect(
+      lines.find((line) => line.level === 'info' && line.message.startsWith('the audit store answers')),
+    ).toMatchObject({
+      fields: { dropped: 50 },
+    })
+  })
+
+  it('close writes what is pending; with the store still failing it says how many were lost', async () => {
+    const first = sinkWith({ flushIntervalMs: 60_000 })
+    first.sink.record(event())
+    first.sink.record(event())
+    await first.sink.close()
+    expect(batches).toEqual([2])
+    // after close, events are logged only
+    first.sink.record(event())
+    expect(first.sink.stats()).toMatchObject({ written: 2, pending: 0 })
+
+    const second = sinkWith({ flushIntervalMs: 60_000 })
+    failing = true
+    second.sink.record(event())
+    await second.sink.close()
+    expect(second.sink.stats()).toMatchObject({ written: 0, pending: 0, dropped: 1 })
+    expect(second.lines.filter((line) => line.level === 'error').map((line) => line.fields.lost)).toContain(1)
+  })
+
+  it('logs every event but login_failed at info, with its request id; no store keeps no trail', async () => {
+    const { lines, log } = recordingLog()
+    const sink = createAuditSink({ store: null, log, retentionMs: 0, now: Date.now })
+    sinks.push(sink)
+    sink.record(event({ type: 'logout', requestId: 'req-a' }))
+    sink.record(event({ type: 'login_failed', reason: 'wrong_password' }))
+    sink.record(event({ type: 'refresh_refused', reason: 'reused', requestId: 'req-b' }))
+    await sink.close()
+    expect(lines).toEqual([
+      {
+        level: 'info',
+        message: 'security event',
+        fields: { event: 'logout', userId, clientAddress: '192.0.2.1', reqId: 'req-a' },
+      },
+      {
+        level: 'info',
+        message: 'security event',
+        fields: {
+          event: 'refresh_refused',
+          userId,
+          clientAddress: '192.0.2.1',
+          reqId: 'req-b',
+          reason: 'reused',
+        },
+      },
+    ])
+    expect(batches).toEqual([])
+    expect(await stored()).toEqual([])
+  })
+
+  it('keeps one throttled login failure per client address per window', async () => {
+    const { sink } = sinkWith({ flushIntervalMs: 60_000 })
+    const throttled = (address: string) =>
+      event({ type: 'login_failed', reason: 'throttled', userId: null, clientAddress: address })
+    for (let i = 0; i < 5; i++) sink.record(throttled('192.0.2.1'))
+    sink.record(throttled('192.0.2.2'))
+    sink.record(event({ type: 'login_failed', reason: 'wrong_password' }))
+    await sink.flush()
+    expect(batches).toEqual([3])
+    expect(sink.stats()).toMatchObject({ written: 3, throttledSkipped: 4 })
+  })
+
+  it('prunes the events older than the retention at start', async () => {
+    const now = Date.now()
+    await stores.audit.append([
+      event({ at: now - 3 * 86_400_000, requestId: 'old' }),
+      event({ at: now - 2 * 86_400_000 + 60_000, requestId: 'recent' }),
+    ])
+    const { sink, lines } = sinkWith({}, { retentionMs: 2 * 86_400_000 })
+    await vi.waitFor(() =>
+      expect(lines.find((line) => line.message === 'old audit events pruned')?.fields).toEqual({
+        deleted: 1,
+      }),
+    )
+    expect((await stored()).map((e) => e.requestId)).toEqual(['recent'])
+    expect(await sink.prune()).toBe(0)
+  })
+})
