@@ -133,6 +133,9 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
         worker = null
         if (thread === null) return
         const exited = new Promise((resolve) => thread.once('exit', resolve))
+        // an unref'd thread would let a short-lived command's event loop empty before the exit arrives (Node exits
+        // with 13, an unsettled top-level await): closing keeps the process alive until the thread has closed
+        thread.ref()
         thread.postMessage('close' satisfies WriterRequest)
         await exited
       })()
