@@ -10,6 +10,17 @@ export interface ConcurrencyLimiter {
   stats(): { running: number; waiting: number }
 }
 
+/**
+ * What the limiter tells whoever watches it (the metrics): when a task starts and how long it waited for its slot,
+ * and when one is refused. Called synchronously; must not throw.
+ */
+export interface ConcurrencyObserver {
+  /** A task got its slot after waiting `waitedMs` in the queue (0 when a slot was free at once). */
+  started(waitedMs: number): void
+  /** A task was refused with ServiceBusyError: the queue was full, or it lost its place to a fairer one. */
+  refused(): void
+}
+
 interface Waiter {
   start(): void
   refuse(error: Error): void
@@ -27,7 +38,9 @@ interface Waiter {
 export function createConcurrencyLimiter(options: {
   concurrency: number
   queueLimit: number
+  observer?: ConcurrencyObserver
 }): ConcurrencyLimiter {
+  const { observer } = options
   let running = 0
   let waiting = 0
   /** The lines by key, in turn order: the first key is served next and goes to the back if it still waits. */
@@ -63,6 +76,7 @@ export function createConcurrencyLimiter(options: {
     const evicted = longest.pop() as Waiter
     waiting--
     if (longest.length === 0) lines.delete(longestKey)
+    observer?.refused()
     evicted.refuse(new ServiceBusyError())
     return true
   }
@@ -71,14 +85,18 @@ export function createConcurrencyLimiter(options: {
     async run(task, key = '') {
       if (running < options.concurrency) {
         running++
+        observer?.started(0)
       } else if (waiting < options.queueLimit || evictForFairness(key)) {
+        const queuedAt = observer === undefined ? 0 : performance.now()
         await new Promise<void>((start, refuse) => {
           const line = lines.get(key)
           if (line === undefined) lines.set(key, [{ start, refuse }])
           else line.push({ start, refuse })
           waiting++
         })
+        observer?.started(performance.now() - queuedAt)
       } else {
+        observer?.refused()
         throw new ServiceBusyError()
       }
       try {
