@@ -23,6 +23,7 @@ import { ErrorResponse } from './http/schemas.js'
 import { addSecurityHeaders, createCredentialsHook } from './http/security-headers.js'
 import { httpsServerFactory, type TlsMaterial } from './http/tls.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
+import type { RequestMetrics } from './metrics/request-metrics.js'
 import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
 import { demoRoutes } from './routes/demo-routes.js'
 import { siteConfigRoutes } from './routes/site-config-routes.js'
@@ -45,6 +46,8 @@ export interface AppDeps {
   logger: FastifyBaseLogger
   /** The certificate and key of TLS_CERT_FILE and TLS_KEY_FILE, read by the caller: HTTPS and HTTP/2; absent, HTTP. */
   tls?: TlsMaterial | null
+  /** Counts every request for GET /metrics (METRICS_PORT); absent or null, nothing is counted. */
+  requestMetrics?: RequestMetrics | null
 }
 
 /** The HTTP application: Fastify options, error handling and the route table. Performs no I/O of its own. */
@@ -84,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     methodsByPath.set(route.url, methods)
   })
   app.setErrorHandler(handleError)
+  if (deps.requestMetrics) app.addHook('onResponse', deps.requestMetrics.onResponse)
   addSecurityHeaders(app)
   const notFound = createNotFoundHandler(methodsByPath)
   app.setNotFoundHandler(notFound)

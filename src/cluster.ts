@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
+import type { MetricsListen, MetricsServer } from './metrics/metrics-server.js'
 
 /** What a worker tells the primary once its server listens. */
 export interface ListeningMessage {
@@ -21,16 +22,19 @@ export function reportListening(url: string, store: string): void {
  * WORKERS > 1: the primary forks the workers, which share one port (node:cluster), logs the one start-up line when
  * all of them listen, and replaces a worker that dies. A worker that dies before it listens is a failed start: the
  * others are stopped too. On SIGTERM/SIGINT it asks every worker to finish its requests and stop. With
- * `forwardSighup` (TLS), a SIGHUP is passed on to every worker, each of which re-reads its certificate. Resolves with
- * the exit code once no worker is left.
+ * `forwardSighup` (TLS), a SIGHUP is passed on to every worker, each of which re-reads its certificate. With
+ * `metrics` (METRICS_PORT), it serves GET /metrics there, the sum over the workers that listen (docs/api.md
+ * "Metrics"); the workers serve none of their own. Resolves with the exit code once no worker is left; rejects with a
+ * ConfigError when the metrics port cannot be listened on, before any worker is started.
  */
-export function runPrimary(
+export async function runPrimary(
   workers: number,
   logger: Logger,
-  options: { forwardSighup: boolean } = { forwardSighup: false },
+  options: { forwardSighup: boolean; metrics?: MetricsListen | null } = { forwardSighup: false },
 ): Promise<number> {
-  return new Promise((resolve) => {
-    const listening = new Set<Worker>()
+  const listening = new Set<Worker>()
+  const metrics = options.metrics ? await serveClusterMetrics(options.metrics, () => listening, logger) : null
+  const code = await new Promise<number>((resolve) => {
     const alive = new Set<Worker>()
     let announced = false
     let stopping = false
@@ -45,9 +49,10 @@ export function runPrimary(
         if (!announced && listening.size === workers) {
           announced = true
           const { url, store } = message
+          const metricsUrl = metrics === null ? {} : { metricsUrl: metrics.url }
           logger.info(
-            { url, store, workers },
-            `tessera listening on ${url} (store: ${store}, ${workers} workers)`,
+            { url, store, workers, ...metricsUrl },
+            `tessera listening on ${url} (store: ${store}, ${workers} workers${metrics === null ? '' : `, metrics on ${metrics.url}`})`,
           )
         }
       })
@@ -89,4 +94,17 @@ export function runPrimary(
     }
     for (let i = 0; i < workers; i++) fork()
   })
+  await metrics?.close()
+  return code
+}
+
+/** GET /metrics of the primary: prom-client loaded only when METRICS_PORT asks for it. */
+async function serveClusterMetrics(
+  listen: MetricsListen,
+  workers: () => Iterable<Worker>,
+  logger: Logger,
+): Promise<MetricsServer> {
+  const { startMetricsServer } = await import('./metrics/metrics-server.js')
+  const { createClusterMetrics } = await import('./metrics/cluster-metrics.js')
+  return startMetricsServer(listen, createClusterMetrics(workers), logger)
 }

@@ -32,6 +32,8 @@ const SHUTDOWN_DEADLINE_MS = 30_000
 export interface Service {
   app: FastifyInstance
   stores: Stores
+  /** Where GET /metrics is served (METRICS_PORT); null when it is not, or by the primary of WORKERS > 1. */
+  metricsUrl: string | null
   /** The security events on their way to the audit trail. */
   auditSink: AuditSink
   /** Closes the HTTP server (in-flight requests finish), writes the pending audit events, closes the stores. */
@@ -55,7 +57,11 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const clock = options.clock ?? systemClock
   const siteConfig = await loadSiteConfig(config)
   const tls = config.server.tls === null ? null : await readTlsMaterial(config.server.tls)
-  const stores = options.stores ?? (await openStores(config.storage, options.logger))
+  const opened = options.stores ?? (await openStores(config.storage, options.logger))
+  // METRICS_PORT: prom-client is loaded, and requests and store calls are counted, only when it is set
+  const metricsListen = config.server.metrics
+  const metrics = metricsListen === null ? null : (await import('./metrics/metrics.js')).createMetrics()
+  const stores = metrics === null ? opened : metrics.stores.meter(opened, config.storage)
   const argon2 = createArgon2Threads(config.auth.hashConcurrency)
   // docs/api.md "Audit events": written in batches off the request path, pruned at start and hourly
   const auditSink = createAuditSink({
@@ -74,11 +80,13 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       },
       clock,
     )
-    const hasher = createPasswordHasher(
-      config.auth.argon2,
-      createConcurrencyLimiter({ concurrency: argon2.capacity, queueLimit: config.auth.hashQueueLimit }),
-      argon2,
-    )
+    const limiter = createConcurrencyLimiter({
+      concurrency: argon2.capacity,
+      queueLimit: config.auth.hashQueueLimit,
+      observer: metrics?.argon2.observer,
+    })
+    metrics?.argon2.watch(limiter)
+    const hasher = createPasswordHasher(config.auth.argon2, limiter, argon2)
     const accounts = createAccountService({
       users: stores.users,
       refreshTokens: stores.refreshTokens,
@@ -111,13 +119,19 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       clock,
       logger: options.logger,
       tls,
+      requestMetrics: metrics?.requests ?? null,
     })
     // docs/api.md §8: connections in all and per address, pipelined requests, unread answers
     guardConnections(app.server, config.server, { clock, logger: options.logger })
     await app.ready()
+    const exposure =
+      metrics === null || metricsListen === null
+        ? null
+        : await metrics.expose(metricsListen, { inWorker: cluster.isWorker, log: options.logger })
     return {
       app,
       stores,
+      metricsUrl: exposure?.url ?? null,
       auditSink,
       async close() {
         // in-flight requests finish; a keep-alive connection is closed as soon as its last response is sent
@@ -127,6 +141,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         } finally {
           clearInterval(reaper)
         }
+        await exposure?.close()
         await argon2.close()
         await auditSink.close()
         await stores.close()
@@ -205,8 +220,14 @@ export async function serve(env: Env): Promise<void> {
     const scheme = config.server.tls === null ? 'http' : 'https'
     const url = `${scheme}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
     const store = service.stores.description
+    const { metricsUrl } = service
+    const metricsNote = metricsUrl === null ? '' : `, metrics on ${metricsUrl}`
     if (cluster.isWorker) reportListening(url, store)
-    else logger.info({ url, store }, `tessera listening on ${url} (store: ${store})`)
+    else
+      logger.info(
+        { url, store, ...(metricsUrl === null ? {} : { metricsUrl }) },
+        `tessera listening on ${url} (store: ${store}${metricsNote})`,
+      )
   } catch (error) {
     exitWithError(error)
   }
@@ -226,8 +247,15 @@ async function startWorkers(config: Config, logger: Logger): Promise<number> {
   } catch (error) {
     exitWithError(error)
   }
-  // with TLS, SIGHUP goes on to every worker, which re-reads the certificate (it would stop them otherwise)
-  return runPrimary(config.server.workers, logger, { forwardSighup: config.server.tls !== null })
+  try {
+    // with TLS, SIGHUP goes on to every worker, which re-reads the certificate (it would stop them otherwise)
+    return await runPrimary(config.server.workers, logger, {
+      forwardSighup: config.server.tls !== null,
+      metrics: config.server.metrics,
+    })
+  } catch (error) {
+    exitWithError(error)
+  }
 }
 
 /** AUTH_JWT_SECRET, or in development the secret persisted in DATA_DIR. */

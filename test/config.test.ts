@@ -38,6 +38,7 @@ interface Variable {
 
 const integerError = (name: string, bounds: string, value: string) =>
   `${name} must be an integer ${bounds}, got "${value}"`
+const SAME_PORT = "METRICS_PORT must differ from PORT: the metrics are never served on the API's port"
 
 /** Every variable the configuration reads, one row each; a test below checks that none is missing. */
 const VARIABLES: Record<string, Variable> = {
@@ -177,6 +178,31 @@ const VARIABLES: Record<string, Variable> = {
     default: 10_000,
     good: [['30000', 30_000]],
     bad: ['0', '10s'].map((value) => [value, integerError('WRITE_TIMEOUT_MS', 'at least 1', value)]),
+  },
+  METRICS_PORT: {
+    read: (config) => config.server.metrics,
+    default: null,
+    good: [
+      ['9464', { host: '127.0.0.1', port: 9464 }],
+      ['0', { host: '127.0.0.1', port: 0 }],
+      ['9464', { host: '10.0.0.5', port: 9464 }, { METRICS_HOST: '10.0.0.5' }],
+    ],
+    bad: [
+      ...['abc', '65536', '-1', '94.64'].map(
+        (value): Entry<string> => [value, integerError('METRICS_PORT', 'from 0 to 65535', value)],
+      ),
+      ['8080', SAME_PORT, { PORT: '8080' }],
+      ['3000', SAME_PORT, {}],
+    ],
+  },
+  METRICS_HOST: {
+    read: (config) => config.server.metrics?.host ?? null,
+    default: null,
+    good: [
+      ['0.0.0.0', '0.0.0.0', { METRICS_PORT: '9464' }],
+      ['::1', '::1', { METRICS_PORT: '9464' }],
+    ],
+    bad: [['0.0.0.0', 'METRICS_HOST is set without METRICS_PORT', {}]],
   },
 
   // auth
@@ -718,6 +744,8 @@ describe('loadConfig', () => {
       MAX_CONNECTIONS: '4000',
       MAX_CONNECTIONS_PER_ADDRESS: '100',
       WRITE_TIMEOUT_MS: '15000',
+      METRICS_PORT: '9464',
+      METRICS_HOST: '0.0.0.0',
       DATA_DIR: '/srv/tessera',
       DATABASE_URL: 'postgres://u@db/tessera',
       DATABASE_MAX_CONNECTIONS: '20',
@@ -748,6 +776,7 @@ describe('loadConfig', () => {
         maxConnections: 4_000,
         maxConnectionsPerAddress: 100,
         writeTimeoutMs: 15_000,
+        metrics: { host: '0.0.0.0', port: 9464 },
       },
       auth: {
         jwtSecret: SECRET,

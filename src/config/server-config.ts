@@ -29,11 +29,14 @@ export interface ServerConfig {
   maxConnectionsPerAddress: number
   /** WRITE_TIMEOUT_MS: a client that reads nothing of an answer for this long is cut off. */
   writeTimeoutMs: number
+  /** METRICS_HOST and METRICS_PORT: where GET /metrics is served, apart from the API; null (the default) serves none. */
+  metrics: { host: string; port: number } | null
 }
 
 /**
  * HOST, PORT, TRUST_PROXY, WORKERS, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, TLS_CERT_FILE, TLS_KEY_FILE,
- * MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, WRITE_TIMEOUT_MS. `cores` is what WORKERS=auto means.
+ * MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, WRITE_TIMEOUT_MS, METRICS_PORT, METRICS_HOST. `cores` is what
+ * WORKERS=auto means.
  */
 export function readServerConfig(read: EnvReader, cores: number): ServerConfig {
   return {
@@ -51,7 +54,28 @@ export function readServerConfig(read: EnvReader, cores: number): ServerConfig {
       read.optional('MAX_CONNECTIONS') === null ? null : read.integer('MAX_CONNECTIONS', 0, { min: 1 }),
     maxConnectionsPerAddress: read.integer('MAX_CONNECTIONS_PER_ADDRESS', 256, { min: 1 }),
     writeTimeoutMs: read.integer('WRITE_TIMEOUT_MS', 10_000, { min: 1 }),
+    metrics: readMetricsListen(read),
   }
+}
+
+/**
+ * METRICS_PORT (unset: no metrics) and METRICS_HOST (127.0.0.1: the metrics say how the service is used, so they
+ * are not published unless asked). Port 0 takes a free one, which the start-up line names.
+ */
+function readMetricsListen(read: EnvReader): { host: string; port: number } | null {
+  const host = read.optional('METRICS_HOST')
+  if (read.optional('METRICS_PORT') === null) {
+    if (host !== null) throw new ConfigError('METRICS_HOST', 'is set without METRICS_PORT')
+    return null
+  }
+  const port = read.integer('METRICS_PORT', 0, { min: 0, max: 65535 })
+  if (port !== 0 && port === read.integer('PORT', 3000, { min: 0, max: 65535 })) {
+    throw new ConfigError(
+      'METRICS_PORT',
+      "must differ from PORT: the metrics are never served on the API's port",
+    )
+  }
+  return { host: host ?? '127.0.0.1', port }
 }
 
 /** TLS_CERT_FILE and TLS_KEY_FILE, both or neither. Whether they can be read is checked at start. */
