@@ -1,0 +1,364 @@
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { CompiledQuery, type Kysely } from 'kysely'
+import { createEnvReader } from '../../config/env-reader.js'
+import { readStorageConfig, type StorageConfig } from '../../config/storage-config.js'
+import { openDatabase, sqlitePath } from '../open-stores.js'
+import { migrate } from '../sql/migrate.js'
+import type { SqlDatabase } from '../sql/sql-database.js'
+import type { SqlQuery } from '../sql/sql-statements.js'
+import type { Tables } from '../sql/tables.js'
+import type { CopyProgress } from './copy-progress.js'
+import {
+  type AccountRow,
+  type CopyStatements,
+  copyStatements,
+  type TokenRow,
+  toAccountRow,
+  toTokenRow,
+} from './copy-statements.js'
+import type { RedisTokens } from './redis-tokens.js'
+
+export interface CopyOptions {
+  /** DATABASE_URL of the store to copy from; only read. */
+  from: string
+  /** DATABASE_URL of the store to copy into; migrated first. */
+  to: string
+  /** Read the refresh tokens from this Redis instead of the source's SQL table. */
+  redisFrom: string | null
+  /** Write the refresh tokens into this Redis instead of the target's SQL table. */
+  redisTo: string | null
+  /** REDIS_KEY_PREFIX, on both Redis sides. */
+  redisKeyPrefix: string
+  batchSize: number
+  /** Continue after the target's last account (an interrupted copy). */
+  resume: boolean
+  /** Copy into a target that holds accounts already, leaving those as they are. */
+  force: boolean
+  /** Tokens expiring at or before this instant (epoch ms) are not copied, and not compared. */
+  now: number
+}
+
+/** A condition that stops the copy with one line and exit code 1: a refusal, a store that cannot be reached. */
+export class CopyError extends Error {}
+
+/** What one side holds of the source's accounts: how many rows, and SHA-256 over them in id order. */
+export interface Checksum {
+  count: number
+  sha256: string
+}
+
+export interface CopyReport {
+  source: string
+  target: string
+  refreshTokensFrom: string
+  refreshTokensTo: string
+  /** The last account the target held when a resumed copy began, or null. */
+  resumedAfter: string | null
+  accounts: { copied: number; alreadyThere: number; source: Checksum; target: Checksum; targetTotal: number }
+  refreshTokens: { copied: number; source: Checksum; target: Checksum }
+  /** Why the target does not hold what the source does, or null when it does. */
+  mismatch: string | null
+}
+
+type Read = (query: SqlQuery) => Promise<Record<string, unknown>[]>
+
+/**
+ * Copies the accounts and their unexpired refresh tokens from one store to another, in batches of `batchSize`
+ * accounts in id order, each written in one transaction (its tokens first when they go to Redis, so that a copy
+ * interrupted between the two has written them and a resumed one writes them again). The source is read in one
+ * snapshot (a read transaction), so the copy is consistent as of its start. Then every account and token of the
+ * source is read again, from the same snapshot, and compared with the target's: counts and SHA-256 digests.
+ */
+export async function copyStore(options: CopyOptions, progress: CopyProgress): Promise<CopyReport> {
+  if (sameStore(options.from, options.to) && (options.redisFrom ?? '') === (options.redisTo ?? '')) {
+    throw new CopyError('--from and --to name the same store')
+  }
+  const opened: Array<{ close(): Promise<void> }> = []
+  try {
+    const source = await openSql(options.from, '--from')
+    opened.push(source)
+    if (!(await hasUsersTable(source.db)))
+      throw new CopyError('--from holds no Tessera store (no users table)')
+    const target = await openSql(options.to, '--to')
+    opened.push(target)
+    const redisFrom = options.redisFrom ? await openRedis(options.redisFrom, '--redis-from', options) : null
+    if (redisFrom) opened.push(redisFrom)
+    const redisTo = options.redisTo ? await openRedis(options.redisTo, '--redis-to', options) : null
+    if (redisTo) opened.push(redisTo)
+
+    if (!(await hasUsersTable(source.db)))
+      throw new CopyError('--from holds no Tessera store (no users table)')
+    const targetHolds = await holdsAccounts(target, redisTo)
+    if (targetHolds !== null && !options.resume && !options.force) {
+      throw new CopyError(
+        `the target already holds ${targetHolds}; --resume continues an interrupted copy, --force copies into it anyway`,
+      )
+    }
+    await migrate(target)
+    const to = copyStatements(target.engine)
+    const write = (db: Kysely<Tables>, query: SqlQuery) =>
+      db
+        .executeQuery(CompiledQuery.raw(query.sql, [...query.parameters]))
+        .then((r) => Number(r.numAffectedRows ?? 0))
+    const readTarget: Read = async (query) =>
+      (
+        await target.db.executeQuery<Record<string, unknown>>(
+          CompiledQuery.raw(query.sql, [...query.parameters]),
+        )
+      ).rows as Record<string, unknown>[]
+    const resumedAfter = options.resume
+      ? (((await readTarget(to.lastAccountId))[0]?.id as string | null | undefined) ?? null)
+      : null
+
+    return await withSnapshot(source, async (readSource) => {
+      const from = copyStatements(source.engine)
+      // a batch is every source account from its first id to its last, so a range read is exactly its rows on the
+      // source; on the target, which may hold other accounts (--force), only the batch's ids are kept
+      const sourceTokens = (ids: readonly string[]) =>
+        redisFrom
+          ? redisFrom.read(ids, options.now)
+          : readSource(from.tokensBetween(first(ids), last(ids), options.now)).then((rows) =>
+              rows.map(toTokenRow),
+            )
+      const targetTokens = async (ids: readonly string[]) => {
+        if (redisTo) return redisTo.read(ids, options.now)
+        const rows = await readTarget(to.tokensBetween(first(ids), last(ids), options.now))
+        const batch = new Set(ids)
+        return rows.map(toTokenRow).filter((row) => batch.has(row.userId))
+      }
+      const targetAccounts = async (ids: readonly string[]) => {
+        const rows = await readTarget(to.accountsBetween(first(ids), last(ids)))
+        const batch = new Set(ids)
+        return rows.map(toAccountRow).filter((row) => batch.has(row.id))
+      }
+      const count = async (read: Read, statements: CopyStatements, after: string) =>
+        Number((await read(statements.countAccountsAfter(after)))[0]?.n ?? 0)
+
+      // the copy, from where the target stops
+      const startAfter = resumedAfter ?? ''
+      let copied = 0
+      let tokensCopied = 0
+      let done = 0
+      progress.start('copying', await count(readSource, from, startAfter))
+      await forEachBatch(readSource, from, startAfter, options.batchSize, async (accounts) => {
+        const ids = accounts.map((account) => account.id)
+        const tokens = await sourceTokens(ids)
+        if (redisTo) await redisTo.write(tokens)
+        const written = await target.db.transaction().execute(async (transaction) => ({
+          accounts: await write(transaction, to.insertAccounts(accounts)),
+          tokens:
+            redisTo || tokens.length === 0
+              ? tokens.length
+              : await write(transaction, to.insertTokens(tokens)),
+        }))
+        copied += written.accounts
+        tokensCopied += written.tokens
+        done += accounts.length
+        progress.update(done)
+      })
+      progress.stop()
+
+      // the verification, over every account of the source
+      const sums = {
+        sourceAccounts: runningChecksum(),
+        targetAccounts: runningChecksum(),
+        sourceTokens: runningChecksum(),
+        targetTokens: runningChecksum(),
+      }
+      const sourceTotal = await count(readSource, from, '')
+      let verified = 0
+      progress.start('verifying', sourceTotal)
+      await forEachBatch(readSource, from, '', options.batchSize, async (accounts) => {
+        const ids = accounts.map((account) => account.id)
+        sums.sourceAccounts.add(accounts.map(accountLine))
+        sums.targetAccounts.add((await targetAccounts(ids)).map(accountLine))
+        sums.sourceTokens.add((await sourceTokens(ids)).map(tokenLine))
+        sums.targetTokens.add((await targetTokens(ids)).map(tokenLine))
+        verified += accounts.length
+        progress.update(verified)
+      })
+      progress.stop()
+
+      const accountsSource = sums.sourceAccounts.result()
+      const accountsTarget = sums.targetAccounts.result()
+      const tokensSource = sums.sourceTokens.result()
+      const tokensTarget = sums.targetTokens.result()
+      const targetTotal = await count(readTarget, to, '')
+      return {
+        source: source.description,
+        target: target.description,
+        refreshTokensFrom: redisFrom?.description ?? source.description,
+        refreshTokensTo: redisTo?.description ?? target.description,
+        resumedAfter,
+        accounts: {
+          copied,
+          alreadyThere: done - copied,
+          source: accountsSource,
+          target: accountsTarget,
+          targetTotal,
+        },
+        refreshTokens: { copied: tokensCopied, source: tokensSource, target: tokensTarget },
+        mismatch: describeMismatch(accountsSource, accountsTarget, tokensSource, tokensTarget, {
+          targetTotal,
+          extraAllowed: options.force,
+        }),
+      }
+    })
+  } finally {
+    for (const store of opened.reverse()) await store.close().catch(() => {})
+  }
+}
+
+const first = (ids: readonly string[]) => ids[0] as string
+const last = (ids: readonly string[]) => ids[ids.length - 1] as string
+
+/** Calls `handle` with each batch of accounts after `startAfter`, in id order. */
+async function forEachBatch(
+  read: Read,
+  statements: CopyStatements,
+  startAfter: string,
+  batchSize: number,
+  handle: (accounts: AccountRow[]) => Promise<void>,
+): Promise<void> {
+  let after = startAfter
+  for (;;) {
+    const accounts = (await read(statements.accountsAfter(after, batchSize))).map(toAccountRow)
+    if (accounts.length === 0) return
+    await handle(accounts)
+    after = (accounts[accounts.length - 1] as AccountRow).id
+  }
+}
+
+/** Runs `work` with reads that all see the database as it was when the first one ran, on one connection. */
+async function withSnapshot<T>(database: SqlDatabase, work: (read: Read) => Promise<T>): Promise<T> {
+  const statements = copyStatements(database.engine)
+  return database.db.connection().execute(async (connection) => {
+    const read: Read = async (query) =>
+      (
+        await connection.executeQuery<Record<string, unknown>>(
+          CompiledQuery.raw(query.sql, [...query.parameters]),
+        )
+      ).rows as Record<string, unknown>[]
+    for (const statement of statements.beginSnapshot()) await read({ sql: statement, parameters: [] })
+    try {
+      return await work(read)
+    } finally {
+      await read({ sql: statements.endSnapshot, parameters: [] }).catch(() => {})
+    }
+  })
+}
+
+const accountLine = (row: AccountRow) => `${row.id}\t${row.email}\t${row.passwordHash}\t${row.createdAt}\n`
+const tokenLine = (row: TokenRow) => `${row.userId}\t${row.digest}\t${row.expiresAt}\n`
+
+/** SHA-256 over lines fed in order, and how many; streamed, so no side is ever held in memory. */
+function runningChecksum() {
+  const hash = createHash('sha256')
+  let count = 0
+  return {
+    add(lines: readonly string[]) {
+      for (const line of lines) hash.update(line)
+      count += lines.length
+    },
+    result: (): Checksum => ({ count, sha256: hash.digest('hex') }),
+  }
+}
+
+function describeMismatch(
+  accountsSource: Checksum,
+  accountsTarget: Checksum,
+  tokensSource: Checksum,
+  tokensTarget: Checksum,
+  target: { targetTotal: number; extraAllowed: boolean },
+): string | null {
+  if (accountsSource.count !== accountsTarget.count) {
+    return `the target holds ${accountsTarget.count} of the source's ${accountsSource.count} accounts`
+  }
+  if (accountsSource.sha256 !== accountsTarget.sha256) {
+    return `the target's accounts differ from the source's (sha256 ${short(accountsTarget.sha256)} against ${short(accountsSource.sha256)})`
+  }
+  if (tokensSource.count !== tokensTarget.count) {
+    return `the target holds ${tokensTarget.count} of the source's ${tokensSource.count} refresh tokens`
+  }
+  if (tokensSource.sha256 !== tokensTarget.sha256) {
+    return `the target's refresh tokens differ from the source's (sha256 ${short(tokensTarget.sha256)} against ${short(tokensSource.sha256)})`
+  }
+  if (!target.extraAllowed && target.targetTotal !== accountsSource.count) {
+    return `the target holds ${target.targetTotal} accounts, the source ${accountsSource.count}`
+  }
+  return null
+}
+
+const short = (sha256: string) => sha256.slice(0, 12)
+
+function sameStore(a: string, b: string): boolean {
+  if (a.startsWith('sqlite:') && b.startsWith('sqlite:'))
+    return resolve(sqlitePath(a)) === resolve(sqlitePath(b))
+  return a === b
+}
+
+/** The copy's own connections: a few, and a generous bound on each statement (a batch, not a request). */
+function storageFor(databaseUrl: string): StorageConfig {
+  const defaults = readStorageConfig(createEnvReader({ DATABASE_URL: databaseUrl }))
+  return { ...defaults, maxConnections: 4, operationTimeoutMs: 120_000 }
+}
+
+const silent = { warn() {}, info() {} }
+
+async function openSql(url: string, flag: '--from' | '--to'): Promise<SqlDatabase> {
+  if (url.startsWith('sqlite:')) {
+    const file = sqlitePath(url)
+    if (file === ':memory:')
+      throw new CopyError(`${flag} names an in-memory database, which no other process sees`)
+    if (flag === '--from' && !existsSync(file))
+      throw new CopyError(`--from names no SQLite file: ${file} does not exist`)
+  }
+  let database: SqlDatabase
+  try {
+    database = await openDatabase(storageFor(url), silent)
+  } catch (error) {
+    throw new CopyError(`${flag} could not be opened: ${describeError(error)}`)
+  }
+  try {
+    await database.run('SELECT 1', [])
+  } catch (error) {
+    await database.close().catch(() => {})
+    throw new CopyError(`${flag} could not be reached: ${describeError(error)}`)
+  }
+  return database
+}
+
+async function openRedis(url: string, flag: string, options: CopyOptions): Promise<RedisTokens> {
+  const { openRedisTokens } = await import('./redis-tokens.js')
+  try {
+    return await openRedisTokens(url, options.redisKeyPrefix)
+  } catch (error) {
+    throw new CopyError(`${flag} could not be reached: ${describeError(error)}`)
+  }
+}
+
+async function hasUsersTable(db: Kysely<Tables>): Promise<boolean> {
+  const tables = await db.introspection.getTables()
+  return tables.some((table) => table.name === 'users')
+}
+
+/** What the target holds already ("accounts", "refresh tokens in redis …"), or null when it is empty. */
+async function holdsAccounts(target: SqlDatabase, redisTo: RedisTokens | null): Promise<string | null> {
+  if (await hasUsersTable(target.db)) {
+    const { rows } = await target.run(copyStatements(target.engine).anyAccount.sql, [])
+    if (rows.length > 0) return 'accounts'
+  }
+  if (redisTo && (await redisTo.holdsAny())) return `refresh tokens in ${redisTo.description}`
+  return null
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return describeError(error.errors[0])
+  const message = error instanceof Error ? error.message : String(error)
+  // openDatabase names DATABASE_URL, which the flag replaces here
+  return (
+    message.replace(/^DATABASE_URL /, '') || String((error as { code?: unknown })?.code ?? 'unknown error')
+  )
+}

@@ -1,0 +1,77 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { hash } from '@node-rs/argon2'
+import { migrate } from '../../../src/storage/sql/migrate.js'
+import { loadBetterSqlite3 } from '../../../src/storage/sqlite/better-sqlite3.js'
+import { openSqliteDatabase } from '../../../src/storage/sqlite/sqlite-database.js'
+import { TEST_ENV } from '../../support/test-service.js'
+
+export const SEED_PASSWORD = 'seeded password 1'
+
+export interface SeededStore {
+  /** The accounts in insertion order: the i-th has the e-mail seedEmail(i). */
+  ids: string[]
+  /** How many of them got an expired refresh token (the others an unexpired one). */
+  expiredTokens: number
+  /** Whether the i-th account's seeded refresh token has expired. */
+  expired(index: number): boolean
+}
+
+export const seedEmail = (index: number) => `user${String(index).padStart(6, '0')}@example.com`
+
+/**
+ * `count` accounts written straight into the SQLite file (migrated first), all with one Argon2id hash of
+ * SEED_PASSWORD at the tests' cheap parameters, in one transaction: a second or two for 100,000. Each has a stored
+ * refresh token (a random digest no token matches) expiring in a day; every `expiredEvery`-th one has expired.
+ */
+export async function seedSqliteStore(file: string, count: number, expiredEvery = 100): Promise<SeededStore> {
+  const database = openSqliteDatabase(file)
+  try {
+    await migrate(database)
+  } finally {
+    await database.close()
+  }
+  const passwordHash = await hash(SEED_PASSWORD, {
+    algorithm: 2,
+    memoryCost: Number(TEST_ENV.AUTH_ARGON2_MEMORY_KIB),
+    timeCost: Number(TEST_ENV.AUTH_ARGON2_TIME_COST),
+    parallelism: 1,
+  })
+  const ids = distinctIds(count)
+  const now = Date.now()
+  const BetterSqlite3 = loadBetterSqlite3()
+  const connection = new BetterSqlite3(file)
+  let expiredTokens = 0
+  const expired = (index: number) => index % expiredEvery === expiredEvery - 1
+  try {
+    connection.pragma('journal_mode = WAL')
+    const insertUser = connection.prepare(
+      'INSERT INTO users (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)',
+    )
+    const insertToken = connection.prepare(
+      'INSERT INTO refresh_tokens (user_id, token_digest, expires_at) VALUES (?, ?, ?)',
+    )
+    connection.transaction(() => {
+      ids.forEach((id, index) => {
+        insertUser.run(id, seedEmail(index), passwordHash, new Date(now - index * 1000).toISOString())
+        if (expired(index)) expiredTokens += 1
+        const digest = createHash('sha256').update(`${id}-${index}`).digest('hex')
+        insertToken.run(id, digest, expired(index) ? now - 60_000 : now + 86_400_000)
+      })
+    })()
+  } finally {
+    connection.close()
+  }
+  return { ids, expiredTokens, expired }
+}
+
+/** `count` distinct random user ids: 10 digits, the first not 0. */
+function distinctIds(count: number): string[] {
+  const ids = new Set<string>()
+  while (ids.size < count) {
+    const bytes = randomBytes(8 * (count - ids.size))
+    for (let offset = 0; offset + 8 <= bytes.length && ids.size < count; offset += 8) {
+      ids.add(String(1_000_000_000 + Number(bytes.readBigUInt64BE(offset) % 9_000_000_000n)))
+    }
+  }
+  return [...ids]
+}

@@ -1,0 +1,144 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { loadBetterSqlite3 } from '../../../src/storage/sqlite/better-sqlite3.js'
+import { runCli } from '../../support/process.js'
+import { useTempDir } from '../../support/temp-dir.js'
+import { seedSqliteStore } from './seed-accounts.js'
+
+const dir = useTempDir('store-command')
+const url = (name: string) => `sqlite:${join(dir.path, name)}`
+
+/** Exactly one line on stderr, nothing on stdout. */
+function expectOneLine(
+  result: { code: number | null; stdout: string; stderr: string },
+  code: number,
+  line: RegExp,
+) {
+  expect(result.code, result.stderr).toBe(code)
+  expect(result.stdout).toBe('')
+  expect(result.stderr.split('\n')).toHaveLength(2)
+  expect(result.stderr).toMatch(line)
+}
+
+describe('tessera store: usage', () => {
+  it('answers 2 with the usage for a missing subcommand, missing URLs, a bad batch size or URL', async () => {
+    for (const args of [
+      ['store'],
+      ['store', 'move'],
+      ['store', 'copy', '--to', 'sqlite:x.db'],
+      ['store', 'copy', '--from', 'sqlite:a.db', '--to', 'sqlite:b.db', '--batch-size', '0'],
+      ['store', 'copy', '--from', 'sqlite:a.db', '--to', 'sqlite:b.db', '--batch-size', '5001'],
+      ['store', 'copy', '--from', 'http://example.com/', '--to', 'sqlite:b.db'],
+      ['store', 'copy', '--from', 'sqlite:a.db', '--to', 'sqlite:b.db', '--redis-to', 'http://x/'],
+      ['store', 'copy', '--from', 'sqlite:a.db', '--to', 'sqlite:b.db', '--bogus'],
+      ['store', 'backup'],
+    ]) {
+      const result = await runCli(args)
+      expect(result.code, args.join(' ')).toBe(2)
+      expect(result.stderr).toMatch(/^tessera store: .+\nUsage:\n/)
+    }
+    const help = await runCli(['store', '--help'])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toMatch(/^Usage:\n {2}tessera store copy --from <DATABASE_URL> --to <DATABASE_URL>/)
+  })
+})
+
+describe('tessera store copy: refusals and verification', () => {
+  beforeAll(async () => {
+    await seedSqliteStore(join(dir.path, 'source.db'), 500, 10)
+    writeFileSync(join(dir.path, 'not-a-store.db'), '')
+  })
+
+  it('refuses, with one line and nothing written, a missing source, the same store twice, an unreachable target', async () => {
+    expectOneLine(
+      await runCli(['store', 'copy', '--from', url('missing.db'), '--to', url('target.db')]),
+      1,
+      /^tessera store copy: --from names no SQLite file: .*missing\.db does not exist\n$/,
+    )
+    expectOneLine(
+      await runCli(['store', 'copy', '--from', url('source.db'), '--to', `sqlite:${dir.path}/./source.db`]),
+      1,
+      /^tessera store copy: --from and --to name the same store\n$/,
+    )
+    expectOneLine(
+      await runCli(['store', 'copy', '--from', url('not-a-store.db'), '--to', url('target.db')]),
+      1,
+      /^tessera store copy: --from holds no Tessera store \(no users table\)\n$/,
+    )
+    expectOneLine(
+      await runCli([
+        'store',
+        'copy',
+        '--from',
+        url('source.db'),
+        '--to',
+        'postgres://postgres@127.0.0.1:1/none',
+      ]),
+      1,
+      /^tessera store copy: --to could not be reached: .+\n$/,
+    )
+    const { existsSync } = await import('node:fs')
+    expect(existsSync(join(dir.path, 'target.db'))).toBe(false)
+  })
+
+  it('--force copies into a store that holds the accounts already, and fails verification when one differs', async () => {
+    const first = await runCli([
+      'store',
+      'copy',
+      '--json',
+      '--from',
+      url('source.db'),
+      '--to',
+      url('forced.db'),
+    ])
+    expect(first.code, first.stderr).toBe(0)
+
+    const refused = await runCli(['store', 'copy', '--from', url('source.db'), '--to', url('forced.db')])
+    expectOneLine(
+      refused,
+      1,
+      /^tessera store copy: the target already holds accounts; --resume .+ --force .+\n$/,
+    )
+
+    const same = await runCli([
+      'store',
+      'copy',
+      '--json',
+      '--force',
+      '--from',
+      url('source.db'),
+      '--to',
+      url('forced.db'),
+    ])
+    expect(same.code, same.stderr).toBe(0)
+    const report = JSON.parse(same.stdout)
+    expect(report.accounts).toMatchObject({ copied: 0, alreadyThere: 500, targetTotal: 500 })
+    expect(report.mismatch).toBeNull()
+
+    // one account changed in the target (its password hash): the checksums differ
+    const BetterSqlite3 = loadBetterSqlite3()
+    const target = new BetterSqlite3(join(dir.path, 'forced.db'))
+    try {
+      target
+        .prepare("UPDATE users SET password_hash = 'changed' WHERE id = (SELECT MIN(id) FROM users)")
+        .run()
+    } finally {
+      target.close()
+    }
+    const differs = await runCli([
+      'store',
+      'copy',
+      '--force',
+      '--from',
+      url('source.db'),
+      '--to',
+      url('forced.db'),
+    ])
+    expect(differs.code).toBe(1)
+    // after the progress lines (stderr is no terminal), one line says why
+    expect(differs.stderr).toMatch(
+      /\ntessera store copy: verification failed: the target's accounts differ from the source's \(sha256 [0-9a-f]{12} against [0-9a-f]{12}\)\n$/,
+    )
+  })
+})

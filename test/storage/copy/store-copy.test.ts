@@ -1,0 +1,226 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { join } from 'node:path'
+import { createConnection } from 'mysql2/promise'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type Backend, type BackendInstance, backends } from '../../support/backends.js'
+import { call } from '../../support/http.js'
+import { BIN, childEnv, runCli } from '../../support/process.js'
+import { useTempDir } from '../../support/temp-dir.js'
+import { startTestService } from '../../support/test-service.js'
+import { SEED_PASSWORD, type SeededStore, seedEmail, seedSqliteStore } from './seed-accounts.js'
+
+const ACCOUNTS = 100_000
+/** The accounts whose logins and refreshes the services on the targets serve. */
+const SAMPLED = [0, 4_321, 57_005, ACCOUNTS - 1]
+
+const backend = (name: string) => backends.find((candidate) => candidate.name === name)
+const sqlite = backend('sqlite') as Backend
+const postgres = backend('postgres')
+const mysql = backend('mysql')
+
+/** The copy's report (--json). */
+interface Report {
+  resumedAfter: string | null
+  accounts: {
+    copied: number
+    alreadyThere: number
+    source: { count: number; sha256: string }
+    target: { count: number; sha256: string }
+    targetTotal: number
+  }
+  refreshTokens: {
+    copied: number
+    source: { count: number; sha256: string }
+    target: { count: number; sha256: string }
+  }
+  mismatch: string | null
+}
+
+async function copy(args: string[], env: Record<string, string> = {}) {
+  const result = await runCli(['store', 'copy', '--json', ...args], env)
+  return { ...result, report: result.code === 0 ? (JSON.parse(result.stdout) as Report) : null }
+}
+
+let seeded: SeededStore
+const dir = useTempDir('store-copy')
+const sourceUrl = () => `sqlite:${join(dir.path, 'source.db')}`
+
+describe.skipIf(postgres === undefined || mysql === undefined)(
+  'tessera store copy with 100,000 accounts',
+  () => {
+    /** The refresh token each sampled account held before any copy (minted by the service on the source). */
+    const heldBefore = new Map<number, string>()
+    let onPostgres: BackendInstance
+    let onMysql: BackendInstance
+
+    beforeAll(async () => {
+      seeded = await seedSqliteStore(join(dir.path, 'source.db'), ACCOUNTS)
+      const source: BackendInstance = {
+        env: { DATABASE_URL: sourceUrl(), DATA_DIR: dir.path },
+        teardown: async () => {},
+      }
+      const service = await startTestService(sqlite, { instance: source })
+      try {
+        for (const index of SAMPLED) {
+          const login = await call(service.app, 'POST', '/auth/login', {
+            body: { email: seedEmail(index), password: SEED_PASSWORD },
+          })
+          expect(login.status, login.text).toBe(200)
+          heldBefore.set(index, login.body.data.refresh_token)
+        }
+      } finally {
+        await service.close()
+      }
+      onPostgres = await (postgres as Backend).setup()
+      onMysql = await (mysql as Backend).setup()
+    })
+
+    afterAll(async () => {
+      await onPostgres?.teardown()
+      await onMysql?.teardown()
+    })
+
+    it('copies them into PostgreSQL, verified, and the service there serves their logins and refreshes', async () => {
+      const { code, stderr, report } = await copy([
+        '--from',
+        sourceUrl(),
+        '--to',
+        onPostgres.env.DATABASE_URL as string,
+      ])
+      expect(code, stderr).toBe(0)
+      expect(report?.mismatch).toBeNull()
+      expect(report?.accounts.copied).toBe(ACCOUNTS)
+      expect(report?.accounts.target).toEqual(report?.accounts.source)
+      // the sampled accounts logged in on the source, so each holds an unexpired token whatever it was seeded with
+      const relogged = SAMPLED.filter((index) => seeded.expired(index)).length
+      expect(report?.refreshTokens.copied).toBe(ACCOUNTS - seeded.expiredTokens + relogged)
+      expect(report?.refreshTokens.target).toEqual(report?.refreshTokens.source)
+      // not only the copy's own word: the server counts them
+      const client = new pg.Client({ connectionString: onPostgres.env.DATABASE_URL })
+      await client.connect()
+      try {
+        const { rows } = await client.query('SELECT COUNT(*) AS n FROM users')
+        expect(Number(rows[0].n)).toBe(ACCOUNTS)
+      } finally {
+        await client.end()
+      }
+      await expectRefreshesAndLogins(onPostgres, heldBefore)
+    })
+
+    it('a copy into MariaDB killed midway is refused without --resume, and --resume completes it', async () => {
+      const target = onMysql.env.DATABASE_URL as string
+      await killAfterFirstProgressLine(['--from', sourceUrl(), '--to', target, '--batch-size', '500'])
+      const partial = await mysqlCount(target)
+      expect(partial).toBeGreaterThan(0)
+      expect(partial).toBeLessThan(ACCOUNTS)
+      expect(partial % 500).toBe(0) // whole batches only: each is one transaction
+
+      const refused = await copy(['--from', sourceUrl(), '--to', target])
+      expect(refused.code).toBe(1)
+      expect(refused.stdout).toBe('')
+      expect(refused.stderr).toBe(
+        'tessera store copy: the target already holds accounts; --resume continues an interrupted copy, --force copies into it anyway\n',
+      )
+      expect(await mysqlCount(target)).toBe(partial)
+
+      const resumed = await copy(['--from', sourceUrl(), '--to', target, '--resume'])
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(resumed.report?.resumedAfter).toBe([...seeded.ids].sort()[partial - 1])
+      expect(resumed.report?.accounts.copied).toBe(ACCOUNTS - partial)
+      expect(resumed.report?.accounts.target).toEqual(resumed.report?.accounts.source)
+      expect(resumed.report?.accounts.targetTotal).toBe(ACCOUNTS)
+      expect(resumed.report?.refreshTokens.target).toEqual(resumed.report?.refreshTokens.source)
+      expect(await mysqlCount(target)).toBe(ACCOUNTS)
+      await expectRefreshesAndLogins(onMysql, heldBefore)
+    })
+
+    it('copies PostgreSQL back into a new SQLite store, tokens rotated there included', async () => {
+      const back: BackendInstance = {
+        env: { DATABASE_URL: `sqlite:${join(dir.path, 'back.db')}`, DATA_DIR: dir.path },
+        teardown: async () => {},
+      }
+      const { code, stderr, report } = await copy([
+        '--from',
+        onPostgres.env.DATABASE_URL as string,
+        '--to',
+        back.env.DATABASE_URL as string,
+      ])
+      expect(code, stderr).toBe(0)
+      expect(report?.accounts.copied).toBe(ACCOUNTS)
+      // the same rows as the first copy read from SQLite, by the checksum
+      expect(report?.accounts.source.count).toBe(ACCOUNTS)
+      expect(report?.accounts.target).toEqual(report?.accounts.source)
+      await expectLogins(back)
+    })
+  },
+)
+
+/** Each sampled account refreshes with the token it held before the copy (once: it is then used up), then logs in. */
+async function expectRefreshesAndLogins(instance: BackendInstance, tokens: Map<number, string>) {
+  const service = await startTestService(sqlite, { instance })
+  try {
+    for (const index of SAMPLED) {
+      const token = tokens.get(index) as string
+      const refreshed = await call(service.app, 'POST', '/auth/refresh', { body: { refresh_token: token } })
+      expect(refreshed.status, refreshed.text).toBe(200)
+      const again = await call(service.app, 'POST', '/auth/refresh', { body: { refresh_token: token } })
+      expect(again.status, again.text).toBe(401)
+    }
+  } finally {
+    await service.close()
+  }
+  await expectLogins(instance)
+}
+
+async function expectLogins(instance: BackendInstance) {
+  const service = await startTestService(sqlite, { instance })
+  try {
+    for (const index of SAMPLED) {
+      const login = await call(service.app, 'POST', '/auth/login', {
+        body: { email: seedEmail(index), password: SEED_PASSWORD },
+      })
+      expect(login.status, login.text).toBe(200)
+      expect(login.body.data.id).toBe(seeded.ids[index])
+      const wrong = await call(service.app, 'POST', '/auth/login', {
+        body: { email: seedEmail(index), password: `${SEED_PASSWORD}x` },
+      })
+      expect(wrong.status).toBe(401)
+    }
+  } finally {
+    await service.close()
+  }
+}
+
+/** Runs the copy and kills it (SIGKILL: no chance to tidy up) when it reports its first batches done. */
+async function killAfterFirstProgressLine(args: string[]): Promise<void> {
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'store', 'copy', ...args], {
+    env: childEnv({}),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stderr = ''
+  const exited = once(child, 'exit')
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on('data', (chunk) => {
+      stderr += chunk
+      if (/^copying: \d+ of \d+ accounts/m.test(stderr)) {
+        child.kill('SIGKILL')
+        resolve()
+      }
+    })
+    void exited.then(() => reject(new Error(`the copy ended before it was killed: ${stderr}`)))
+  })
+  const [, signal] = await exited
+  expect(signal).toBe('SIGKILL')
+}
+
+async function mysqlCount(url: string): Promise<number> {
+  const connection = await createConnection({ uri: url })
+  try {
+    const [rows] = await connection.query('SELECT COUNT(*) AS n FROM users')
+    return Number((rows as Array<{ n: number }>)[0]?.n)
+  } finally {
+    await connection.end()
+  }
+}
