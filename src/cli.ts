@@ -7,6 +7,11 @@ Commands:
   serve                      start the HTTP service (configuration from environment variables)
   migrate                    apply pending database migrations and exit
   site-config validate <f>   check a site configuration file (JSON or YAML); see tessera site-config --help
+  users list|show <email|id> the accounts, or one with whether a refresh token is stored; see tessera users --help
+  users reset-password <e>   set a user's password (asked without echo, or read from stdin) and log the user out
+  users revoke|delete <e>    log a user out (delete the stored refresh token), or delete the account
+  store copy                 copy accounts and refresh tokens between stores; see tessera store --help
+  store backup <file>        a consistent copy of the SQLite store while the service runs
   help                       show this text
 
 Options:
@@ -23,6 +28,7 @@ Main environment variables:
   TLS_CERT_FILE, TLS_KEY_FILE  serve HTTPS (and HTTP/2) with this certificate and key; reloaded on SIGHUP
   TRUST_PROXY                proxies whose X-Forwarded-For/-Proto are believed (TLS ends at the proxy)
   CORS_ORIGINS               production: the comma-separated origins allowed to call
+  BASE_PATH                  a prefix for every path, such as /api (empty by default)
   WORKERS                    worker processes on one port (1; auto: one per core)
   METRICS_PORT, METRICS_HOST serve GET /metrics (Prometheus) on a port of its own (off; host 127.0.0.1)
   LOG_LEVEL                  fatal, error, warn, info (default), debug, trace or silent
@@ -42,6 +48,29 @@ export async function main(argv: readonly string[]): Promise<void> {
     process.exitCode = await runSiteConfigCommand(argv.slice(1), {
       stdout: (text) => process.stdout.write(text),
       stderr: (text) => process.stderr.write(text),
+    })
+    return
+  }
+  if (argv[0] === 'store') {
+    const { runStoreCommand } = await import('./storage/copy/store-command.js')
+    process.exitCode = await runStoreCommand(argv.slice(1), {
+      stdout: (text) => process.stdout.write(text),
+      stderr: process.stderr,
+      environment: readEnvironment,
+    })
+    return
+  }
+  if (argv[0] === 'users') {
+    // loaded only here, like the stores it opens
+    const [{ runUsersCommand }, { processTerminal }] = await Promise.all([
+      import('./admin/users-command.js'),
+      import('./admin/terminal.js'),
+    ])
+    process.exitCode = await runUsersCommand(argv.slice(1), {
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+      terminal: processTerminal(),
+      environment: readEnvironment,
     })
     return
   }
