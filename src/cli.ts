@@ -7,8 +7,6 @@ Commands:
   serve                      start the HTTP service (configuration from environment variables)
   migrate                    apply pending database migrations and exit
   site-config validate <f>   check a site configuration file (JSON or YAML); see tessera site-config --help
-  store copy                 copy accounts and refresh tokens between stores; see tessera store --help
-  store backup <file>        a consistent copy of the SQLite store while the service runs
   users list|show <email|id> the accounts, or one with whether a refresh token is stored; see tessera users --help
   users reset-password <e>   set a user's password (asked without echo, or read from stdin) and log the user out
   users revoke|delete <e>    log a user out (delete the stored refresh token), or delete the account
@@ -72,15 +70,6 @@ export async function main(argv: readonly string[]): Promise<void> {
       stdout: (text) => process.stdout.write(text),
       stderr: (text) => process.stderr.write(text),
       terminal: processTerminal(),
-      environment: readEnvironment,
-    })
-    return
-  }
-  if (argv[0] === 'store') {
-    const { runStoreCommand } = await import('./storage/copy/store-command.js')
-    process.exitCode = await runStoreCommand(argv.slice(1), {
-      stdout: (text) => process.stdout.write(text),
-      stderr: process.stderr,
       environment: readEnvironment,
     })
     return
