@@ -46,105 +46,108 @@ describe.each(backends)('GET /metrics [$name]', (backend) => {
     await service?.close()
   })
 
-  it('counts a flow exactly: requests by route and status, logins, refreshes, 429s, a 404, Argon2 and store calls', async () => {
-    const before = await scrape(metricsUrl)
-    const email = uniqueEmail()
-    const missing = `/no/such/path-${randomUUID()}`
-    const post = (path: string, body: unknown) => call(service.app, 'POST', path, { body })
-    expect((await post('/auth/register', { email, password: PASSWORD })).status).toBe(200)
-    expect((await post('/auth/login', { email, password: PASSWORD })).status).toBe(200)
-    const login = await post('/auth/login', { email, password: PASSWORD })
-    expect(login.status).toBe(200)
-    expect((await post('/auth/login', { email, password: 'wrong password!' })).status).toBe(401)
-    const refresh = { refresh_token: login.body.data.refresh_token }
-    expect((await post('/auth/refresh', refresh)).status).toBe(200)
-    // the same token again: refused, then the third refresh of the minute is over the limit
-    expect((await post('/auth/refresh', refresh)).status).toBe(401)
-    expect((await post('/auth/refresh', refresh)).status).toBe(429)
-    expect((await call(service.app, 'GET', missing)).status).toBe(404)
-    const after = await scrape(metricsUrl)
+  describe('after a flow: register, 2 logins, a failed login, a refresh, a refused one, a 429 and a 404', () => {
+    let before: Sample[]
+    let after: Sample[]
+    const moves = (name: string, labels: Record<string, string> = {}) => moved(before, after, name, labels)
 
-    const requestsMoved = (route: string, method: string, status: number) =>
-      moved(before, after, 'tessera_http_requests_total', requests(route, method, status))
-    expect(requestsMoved('/auth/register', 'POST', 200)).toBe(1)
-    expect(requestsMoved('/auth/login', 'POST', 200)).toBe(2)
-    expect(requestsMoved('/auth/login', 'POST', 401)).toBe(1)
-    expect(requestsMoved('/auth/refresh', 'POST', 200)).toBe(1)
-    expect(requestsMoved('/auth/refresh', 'POST', 401)).toBe(1)
-    expect(requestsMoved('/auth/refresh', 'POST', 429)).toBe(1)
-    // a 404 is one series, whatever the path asked for, and the path is nowhere in the page
-    expect(
-      moved(before, after, 'tessera_http_requests_total', {
-        route: 'unmatched',
-        method: 'GET',
-        status: '404',
-      }),
-    ).toBe(1)
-    expect(
-      after.some((sample) => Object.values(sample.labels).some((value) => value.includes('no/such'))),
-    ).toBe(false)
-    const total = (samples: Sample[]) =>
-      samples
-        .filter((sample) => sample.name === 'tessera_http_requests_total')
-        .reduce((sum, s) => sum + s.value, 0)
-    expect(total(after) - total(before)).toBe(8)
+    beforeAll(async () => {
+      before = await scrape(metricsUrl)
+      const email = uniqueEmail()
+      const post = (path: string, body: unknown) => call(service.app, 'POST', path, { body })
+      expect((await post('/auth/register', { email, password: PASSWORD })).status).toBe(200)
+      expect((await post('/auth/login', { email, password: PASSWORD })).status).toBe(200)
+      const login = await post('/auth/login', { email, password: PASSWORD })
+      expect(login.status).toBe(200)
+      expect((await post('/auth/login', { email, password: 'wrong password!' })).status).toBe(401)
+      const refresh = { refresh_token: login.body.data.refresh_token }
+      expect((await post('/auth/refresh', refresh)).status).toBe(200)
+      // the same token again: refused, then the third refresh of the minute is over the limit
+      expect((await post('/auth/refresh', refresh)).status).toBe(401)
+      expect((await post('/auth/refresh', refresh)).status).toBe(429)
+      expect((await call(service.app, 'GET', `/no/such/path-${randomUUID()}`)).status).toBe(404)
+      after = await scrape(metricsUrl)
+    })
 
-    // the latency histogram counts the same requests, each in a bucket
-    const latency = requests('/auth/login', 'POST', 200)
-    expect(moved(before, after, 'tessera_http_request_duration_seconds_count', latency)).toBe(2)
-    expect(
-      moved(before, after, 'tessera_http_request_duration_seconds_bucket', { ...latency, le: '+Inf' }),
-    ).toBe(2)
-    expect(
-      moved(before, after, 'tessera_http_request_duration_seconds_bucket', { ...latency, le: '10' }),
-    ).toBe(2)
-    expect(moved(before, after, 'tessera_http_request_duration_seconds_sum', latency)).toBeGreaterThan(0)
-
-    expect(moved(before, after, 'tessera_logins_total', { outcome: 'succeeded' })).toBe(2)
-    expect(moved(before, after, 'tessera_logins_total', { outcome: 'failed' })).toBe(1)
-    expect(moved(before, after, 'tessera_logins_total', { outcome: 'throttled' })).toBe(0)
-    expect(sampleValue(after, 'tessera_logins_total', { outcome: 'throttled' })).toBe(0)
-    expect(moved(before, after, 'tessera_refreshes_total', { outcome: 'succeeded' })).toBe(1)
-    expect(moved(before, after, 'tessera_refreshes_total', { outcome: 'refused' })).toBe(1)
-    expect(moved(before, after, 'tessera_rate_limited_total', { route: apiPath('/auth/refresh') })).toBe(1)
-    expect(
-      sampleValue(after, 'tessera_rate_limited_total', { route: apiPath('/auth/login') }),
-    ).toBeUndefined()
-
-    // one Argon2 computation per password: the registration's hash and the three logins' checks, one after the
-    // other, so none waited
-    expect(moved(before, after, 'tessera_argon2_queue_wait_seconds_count')).toBe(4)
-    expect(moved(before, after, 'tessera_argon2_queue_wait_seconds_bucket', { le: '0' })).toBe(4)
-    expect(sampleValue(after, 'tessera_argon2_queue_depth')).toBe(0)
-    expect(sampleValue(after, 'tessera_argon2_running')).toBe(0)
-    expect(sampleValue(after, 'tessera_argon2_refused_total')).toBe(0)
-
-    // store calls, by the backend that holds each store
-    const storeCalls = (operation: string, backendLabel: string) =>
-      moved(before, after, 'tessera_store_call_duration_seconds_count', { backend: backendLabel, operation })
-    expect(storeCalls('users.findByEmail', labels.database)).toBeGreaterThanOrEqual(3)
-    expect(storeCalls('users.create', labels.database)).toBe(1)
-    expect(storeCalls('refreshTokens.rotate', labels.shared)).toBeGreaterThanOrEqual(1)
-    const errors = after.filter((sample) => sample.name === 'tessera_store_call_errors_total')
-    expect(errors.length).toBeGreaterThan(0)
-    expect(errors.every((sample) => sample.value === 0)).toBe(true)
-    // every store's series carries its own backend, never another
-    const backendsOf = (prefix: string) =>
-      new Set(
-        after
-          .filter((sample) => sample.name === 'tessera_store_call_errors_total')
-          .filter((sample) => sample.labels.operation?.startsWith(prefix))
-          .map((sample) => sample.labels.backend),
+    it('R6.2.2 counts each answer once by route pattern, method and status, with its latency; a 404 is route "unmatched"', () => {
+      const requestsMoved = (route: string, method: string, status: number) =>
+        moves('tessera_http_requests_total', requests(route, method, status))
+      expect(requestsMoved('/auth/register', 'POST', 200)).toBe(1)
+      expect(requestsMoved('/auth/login', 'POST', 200)).toBe(2)
+      expect(requestsMoved('/auth/login', 'POST', 401)).toBe(1)
+      expect(requestsMoved('/auth/refresh', 'POST', 200)).toBe(1)
+      expect(requestsMoved('/auth/refresh', 'POST', 401)).toBe(1)
+      expect(requestsMoved('/auth/refresh', 'POST', 429)).toBe(1)
+      expect(moves('tessera_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' })).toBe(
+        1,
       )
-    expect(backendsOf('users.')).toEqual(new Set([labels.database]))
-    expect(backendsOf('refreshTokens.')).toEqual(new Set([labels.shared]))
+      // the path asked for is nowhere in the page
+      const labelValues = after.flatMap((sample) => Object.values(sample.labels))
+      expect(labelValues.some((value) => value.includes('no/such'))).toBe(false)
+      const total = (samples: Sample[]) =>
+        samples
+          .filter((sample) => sample.name === 'tessera_http_requests_total')
+          .reduce((sum, sample) => sum + sample.value, 0)
+      expect(total(after) - total(before)).toBe(8)
 
-    // the process: memory and event-loop lag (prom-client's default metrics)
-    expect(sampleValue(after, 'process_resident_memory_bytes')).toBeGreaterThan(0)
-    expect(sampleValue(after, 'nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0)
+      // the latency histogram counts the same answers, each in one bucket
+      const latency = requests('/auth/login', 'POST', 200)
+      expect(moves('tessera_http_request_duration_seconds_count', latency)).toBe(2)
+      expect(moves('tessera_http_request_duration_seconds_bucket', { ...latency, le: '+Inf' })).toBe(2)
+      expect(moves('tessera_http_request_duration_seconds_bucket', { ...latency, le: '10' })).toBe(2)
+      expect(moves('tessera_http_request_duration_seconds_sum', latency)).toBeGreaterThan(0)
+    })
+
+    it('R6.2.3 counts logins succeeded and failed, refreshes succeeded and refused, and 429s by route', () => {
+      expect(moves('tessera_logins_total', { outcome: 'succeeded' })).toBe(2)
+      expect(moves('tessera_logins_total', { outcome: 'failed' })).toBe(1)
+      expect(moves('tessera_logins_total', { outcome: 'throttled' })).toBe(0)
+      // listed at zero, so that an alert has a series to watch
+      expect(sampleValue(after, 'tessera_logins_total', { outcome: 'throttled' })).toBe(0)
+      expect(moves('tessera_refreshes_total', { outcome: 'succeeded' })).toBe(1)
+      expect(moves('tessera_refreshes_total', { outcome: 'refused' })).toBe(1)
+      expect(moves('tessera_rate_limited_total', { route: apiPath('/auth/refresh') })).toBe(1)
+      expect(
+        sampleValue(after, 'tessera_rate_limited_total', { route: apiPath('/auth/login') }),
+      ).toBeUndefined()
+    })
+
+    it('R6.2.4 times every store call under the backend that holds its store, with no error', () => {
+      const storeCalls = (operation: string, backendLabel: string) =>
+        moves('tessera_store_call_duration_seconds_count', { backend: backendLabel, operation })
+      expect(storeCalls('users.findByEmail', labels.database)).toBeGreaterThanOrEqual(3)
+      expect(storeCalls('users.create', labels.database)).toBe(1)
+      expect(storeCalls('refreshTokens.rotate', labels.shared)).toBeGreaterThanOrEqual(1)
+      const errors = after.filter((sample) => sample.name === 'tessera_store_call_errors_total')
+      expect(errors.length).toBeGreaterThan(0)
+      expect(errors.every((sample) => sample.value === 0)).toBe(true)
+      // every store's series carries its own backend, never another
+      const backendsOf = (prefix: string) =>
+        new Set(
+          errors
+            .filter((sample) => sample.labels.operation?.startsWith(prefix))
+            .map((sample) => sample.labels.backend),
+        )
+      expect(backendsOf('users.')).toEqual(new Set([labels.database]))
+      expect(backendsOf('refreshTokens.')).toEqual(new Set([labels.shared]))
+    })
+
+    it('R6.2.5 counts one Argon2 computation per password checked or hashed, and how long each waited', () => {
+      // the registration's hash and the three logins' checks, one after the other: none waited
+      expect(moves('tessera_argon2_queue_wait_seconds_count')).toBe(4)
+      expect(moves('tessera_argon2_queue_wait_seconds_bucket', { le: '0' })).toBe(4)
+      expect(sampleValue(after, 'tessera_argon2_queue_depth')).toBe(0)
+      expect(sampleValue(after, 'tessera_argon2_running')).toBe(0)
+      expect(sampleValue(after, 'tessera_argon2_refused_total')).toBe(0)
+    })
+
+    it("serves the process's memory and event-loop lag (prom-client's default metrics)", () => {
+      expect(sampleValue(after, 'process_resident_memory_bytes')).toBeGreaterThan(0)
+      expect(sampleValue(after, 'nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0)
+    })
   })
 
-  it('counts the store calls that fail, by backend and operation, while the store fails', async () => {
+  it('R6.2.4 counts the store calls that fail, by backend and operation, while the store fails', async () => {
     const email = uniqueEmail()
     expect(
       (await call(service.app, 'POST', '/auth/register', { body: { email, password: PASSWORD } })).status,
@@ -178,7 +181,7 @@ describe.each(backends)('GET /metrics [$name]', (backend) => {
     expect(errors(after).users).toBe(errors(during).users)
   })
 
-  it('serves nothing else on the metrics port, and the public app has no /metrics', async () => {
+  it('R6.2.1 serves nothing else on the metrics port, and the public app has no /metrics', async () => {
     const base = metricsUrl.replace(/\/metrics$/, '')
     for (const path of ['/', '/health', '/auth/me', '/metrics/', '/metricsx']) {
       const response = await fetch(`${base}${path}`)
@@ -201,7 +204,7 @@ describe('METRICS_PORT', () => {
   const [sqlite] = backends
   if (sqlite === undefined) throw new Error('no SQLite backend')
 
-  it('unset: nothing is counted and no metrics port is opened', async () => {
+  it('R6.2.1 unset: nothing is counted and no metrics port is opened', async () => {
     const service = await startTestService(sqlite)
     try {
       expect(service.config.server.metrics).toBeNull()
@@ -211,7 +214,7 @@ describe('METRICS_PORT', () => {
     }
   })
 
-  it('a port already taken stops the start with one line naming METRICS_PORT', async () => {
+  it('R6.2.1 a port already taken stops the start with one line naming METRICS_PORT', async () => {
     const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()))
     const { port } = blocker.address() as { port: number }
@@ -237,7 +240,7 @@ describe('METRICS_PORT', () => {
 const serverDatabases = backends.filter((backend) => backend.name === 'postgres' || backend.name === 'mysql')
 
 describe.each(serverDatabases)('store errors while the database [$name] is down', (backend) => {
-  it('counts each failed call under its backend, and stops counting once it is back', async () => {
+  it('R6.2.4 counts each failed call under its backend, and stops counting once it is back', async () => {
     const instance = await backend.setup()
     const url = new URL(instance.env.DATABASE_URL as string)
     const proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port) })
