@@ -1,0 +1,159 @@
+import type { SecurityEvent, SecurityEventType } from '../audit/security-event.js'
+import { normalizeEmail } from '../auth/email.js'
+import { isUserId } from '../auth/user-id.js'
+import type { Clock } from '../clock.js'
+import type { AuditStore, RefreshTokenStore, UserRecord, UserStore } from '../storage/stores.js'
+
+/** An operator's action that failed: one line for the operator, with what was and was not done. */
+export class UserAdminError extends Error {}
+
+/** A user named on the command line: by id (10 digits) or by e-mail address. */
+export type UserRef = { id: string } | { email: string }
+
+/** `tessera users show`: the account, never its password hash, and its stored refresh token's expiry. */
+export interface UserDetails {
+  id: string
+  email: string
+  createdAt: string
+  /** When the stored refresh token expires (epoch ms); null when none is stored. */
+  refreshTokenExpiresAt: number | null
+}
+
+export interface UserAdminDeps {
+  users: UserStore
+  refreshTokens: RefreshTokenStore
+  audit: AuditStore
+  clock: Clock
+  /** The refresh-token lifetime: how long a deleted account's user is kept retired (RefreshTokenStore.retire). */
+  refreshTokenTtlMs: number
+}
+
+export interface UserAdmin {
+  /** The account named by `ref`; UserAdminError when there is none. */
+  find(ref: UserRef): Promise<UserRecord>
+  /** A page of accounts in id order (UserStore.list). */
+  list(page: { after?: string; limit: number }): Promise<UserRecord[]>
+  details(user: UserRecord): Promise<UserDetails>
+  /** Replaces the password hash, revokes the stored refresh token and records `password_reset`. */
+  resetPassword(user: UserRecord, passwordHash: string): Promise<void>
+  /** Deletes the stored refresh token and records `sessions_revoked`. */
+  revoke(user: UserRecord): Promise<void>
+  /**
+   * Deletes the account and its refresh token, erases the client addresses of its audit events (which are kept
+   * until the retention prunes them) and records `account_deleted`. Resolves with how many events lost their address.
+   */
+  delete(user: UserRecord): Promise<{ addressesErased: number }>
+}
+
+/** `<email|id>` of the command line; null for a value that is neither. */
+export function parseUserRef(value: string): UserRef | null {
+  if (isUserId(value)) return { id: value }
+  const email = normalizeEmail(value)
+  return email === null ? null : { email }
+}
+
+/** The operations of `tessera users` on the service's stores, each recorded in the audit trail (reason operator). */
+export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
+  const { users, refreshTokens, audit, clock } = deps
+  const operatorEvent = (type: SecurityEventType, userId: string): SecurityEvent => ({
+    at: clock.now(),
+    type,
+    userId,
+    clientAddress: null,
+    requestId: null,
+    reason: 'operator',
+  })
+  /** Runs one step; a failure becomes a UserAdminError of `what`, with the cause. */
+  const step = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run()
+    } catch (error) {
+      throw new UserAdminError(`${what}: ${describeCause(error)}`, { cause: error })
+    }
+  }
+  const recordEvent = (event: SecurityEvent, done: string) =>
+    step(`${done}, but its audit event was not written`, () => audit.append([event]))
+
+  return {
+    async find(ref) {
+      const user = await step('the account could not be read', () =>
+        'id' in ref ? users.findById(ref.id) : users.findByEmail(ref.email),
+      )
+      if (user === null) {
+        throw new UserAdminError(
+          'id' in ref ? `no account has the id ${ref.id}` : `no account has the e-mail ${ref.email}`,
+        )
+      }
+      return user
+    },
+
+    list: (page) => step('the accounts could not be read', () => users.list(page)),
+
+    async details(user) {
+      const refreshTokenExpiresAt = await step('the refresh token could not be read', () =>
+        refreshTokens.currentExpiry(user.id, clock.now()),
+      )
+      return { id: user.id, email: user.email, createdAt: user.createdAt, refreshTokenExpiresAt }
+    },
+
+    async resetPassword(user, passwordHash) {
+      await step('the password was not changed', () => users.updatePasswordHash(user.id, passwordHash))
+      await step(
+        `the password was changed, but the refresh token was not revoked (run tessera users revoke ${user.id})`,
+        () => refreshTokens.delete(user.id),
+      )
+      await recordEvent(operatorEvent('password_reset', user.id), 'the password was reset')
+    },
+
+    async revoke(user) {
+      await step('the refresh token was not revoked', () => refreshTokens.delete(user.id))
+      await recordEvent(operatorEvent('sessions_revoked', user.id), 'the refresh token was revoked')
+    },
+
+    async delete(user) {
+      // first: no refresh token is left and none can be stored, even by a login that has already read the account
+      await step('the account was not deleted', () =>
+        refreshTokens.retire(user.id, clock.now() + deps.refreshTokenTtlMs),
+      )
+      let deleted: boolean
+      try {
+        deleted = await users.delete(user.id)
+      } catch (error) {
+        const reinstated = await refreshTokens.reinstate(user.id).then(
+          () => true,
+          () => false,
+        )
+        const state = reinstated
+          ? 'the user was logged out'
+          : 'the user was logged out and cannot log in until the deletion is run again'
+        throw new UserAdminError(`the account was not deleted (${state}): ${describeCause(error)}`, {
+          cause: error,
+        })
+      }
+      if (!deleted) throw new UserAdminError(`no account has the id ${user.id} (deleted meanwhile)`)
+      const addressesErased = await step(
+        'the account was deleted, but the client addresses of its audit events were not erased',
+        () => audit.eraseClientAddresses(user.id),
+      )
+      await recordEvent(operatorEvent('account_deleted', user.id), 'the account was deleted')
+      return { addressesErased }
+    },
+  }
+}
+
+/** A failure's message and its cause's, on one line (a StorageError names the operation, its cause the reason). */
+export function describeCause(error: unknown): string {
+  const parts: string[] = []
+  let current: unknown = error
+  while (current instanceof Error && parts.length < 3) {
+    // a connection refused on every address of a host: the first address's error says it
+    if (current instanceof AggregateError && current.message === '' && current.errors.length > 0) {
+      current = current.errors[0]
+      continue
+    }
+    if (current.message !== '') parts.push(current.message)
+    current = current.cause
+  }
+  if (parts.length === 0) parts.push(String(error))
+  return parts.join(': ').replace(/\s+/g, ' ')
+}

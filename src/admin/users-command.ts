@@ -1,0 +1,330 @@
+import { parseArgs } from 'node:util'
+import { newPasswordProblem } from '../auth/password-policy.js'
+import { systemClock } from '../clock.js'
+import { type Config, ConfigError, type Env, loadConfig } from '../config.js'
+import { openStores } from '../storage/open-stores.js'
+import type { Stores, UserRecord } from '../storage/stores.js'
+import { PromptCancelledError, type Terminal } from './terminal.js'
+import { createUserAdmin, describeCause, parseUserRef, type UserAdmin, UserAdminError } from './user-admin.js'
+
+export const USERS_USAGE = `Usage: tessera users <command> [options]
+
+Operates on the accounts of the store the service uses: the same DATABASE_URL, REDIS_URL and other variables.
+
+Commands:
+  list [--limit <n>] [--after <id>]  the accounts in id order, <n> at a time (100; at most 1000), after an id
+  show <email|id>                    the account: id, e-mail, created_at, whether a refresh token is stored
+  reset-password <email|id>          sets a new password, asked twice without echo on a terminal, otherwise the
+                                     first line of stdin; registration's rules apply (8 to 100 characters); the
+                                     stored refresh token is revoked
+  revoke <email|id>                  deletes the stored refresh token: the user is logged out at the next refresh
+  delete <email|id> [--yes]          deletes the account and its refresh token and erases the client addresses of
+                                     its audit events; asks on a terminal, needs --yes otherwise
+
+Options:
+  --json                 the result as one JSON object on stdout, for scripts
+  -y, --yes              delete without asking
+  --config <file.json>   read variables from a JSON object; the environment wins
+  -h, --help             show this text
+
+Access tokens already issued stay valid until they expire (AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES, 15 by default):
+reset-password, revoke and delete log the user out at the next refresh.
+
+Exit codes: 0 done; 1 failed (one line on stderr: no such account, a refused password, a store that fails);
+2 usage error.
+`
+
+/** Where `tessera users` writes, reads and finds its configuration. */
+export interface UsersCommandIo {
+  /** Given whole lines, newline included. */
+  stdout(text: string): void
+  stderr(text: string): void
+  terminal: Terminal
+  /** The environment, with the variables of the --config file beneath it (server.ts readEnvironment). */
+  environment(configFile: string | undefined): Promise<Env>
+}
+
+const VERBS = ['list', 'show', 'reset-password', 'revoke', 'delete'] as const
+type Verb = (typeof VERBS)[number]
+
+/** The options each verb takes besides --json, --config and --help. */
+const VERB_OPTIONS: Record<Verb, readonly string[]> = {
+  list: ['limit', 'after'],
+  show: [],
+  'reset-password': [],
+  revoke: [],
+  delete: ['yes'],
+}
+
+const DEFAULT_LIMIT = 100
+const MAX_LIMIT = 1000
+
+class UsageError extends Error {}
+
+interface Invocation {
+  verb: Verb
+  target: string | undefined
+  json: boolean
+  yes: boolean
+  limit: number
+  after: string | undefined
+  config: string | undefined
+}
+
+/** `tessera users <verb> …`: `args` are the arguments after `users`. Resolves with the exit code (0, 1 or 2). */
+export async function runUsersCommand(args: readonly string[], io: UsersCommandIo): Promise<number> {
+  let invocation: Invocation | 'help'
+  try {
+    invocation = parseInvocation(args, io.terminal)
+  } catch (error) {
+    io.stderr(`tessera users: ${(error as Error).message}\n${USERS_USAGE}`)
+    return 2
+  }
+  if (invocation === 'help') {
+    io.stdout(USERS_USAGE)
+    return 0
+  }
+  let stores: Stores | null = null
+  try {
+    const config = loadConfig(await io.environment(invocation.config))
+    stores = await openStores(config.storage)
+    const admin = createUserAdmin({
+      users: stores.users,
+      refreshTokens: stores.refreshTokens,
+      audit: stores.audit,
+      clock: systemClock,
+      refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
+    })
+    await runVerb(invocation, { admin, config, io })
+    return 0
+  } catch (error) {
+    if (error instanceof UserAdminError || error instanceof ConfigError) {
+      io.stderr(`tessera users: ${error.message.replace(/\s+/g, ' ')}\n`)
+      return 1
+    }
+    if (error instanceof PromptCancelledError) {
+      io.stderr('tessera users: cancelled; nothing was changed\n')
+      return 1
+    }
+    io.stderr(`tessera users: ${describeCause(error)}\n`)
+    return 1
+  } finally {
+    await stores?.close().catch(() => {})
+  }
+}
+
+function parseInvocation(args: readonly string[], terminal: Terminal): Invocation | 'help' {
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse(args)
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  const { values, positionals } = parsed
+  const [verb, target, extra] = positionals
+  if (values.help || verb === 'help') return 'help'
+  if (verb === undefined) throw new UsageError('missing command')
+  if (!isVerb(verb)) throw new UsageError(`unknown command "${verb}"`)
+  for (const option of ['limit', 'after', 'yes'] as const) {
+    if (values[option] !== undefined && !VERB_OPTIONS[verb].includes(option))
+      throw new UsageError(`${verb} takes no --${option}`)
+  }
+  if (verb === 'list') {
+    if (target !== undefined) throw new UsageError(`unexpected argument "${target}"`)
+  } else {
+    if (target === undefined) throw new UsageError(`${verb} needs an <email|id> argument`)
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`)
+    if (parseUserRef(target) === null)
+      throw new UsageError(`"${target}" is neither an e-mail address nor a user id (10 digits)`)
+  }
+  if (values.after !== undefined && !/^[1-9]\d{9}$/.test(values.after))
+    throw new UsageError('--after takes a user id (10 digits)')
+  const limit = values.limit === undefined ? DEFAULT_LIMIT : Number(values.limit)
+  if (!/^\d+$/.test(values.limit ?? '1') || limit < 1 || limit > MAX_LIMIT)
+    throw new UsageError(`--limit takes a whole number from 1 to ${MAX_LIMIT}`)
+  const yes = values.yes === true
+  // checked before anything is opened: a script that forgot --yes changes nothing
+  if (verb === 'delete' && !yes && !terminal.interactive)
+    throw new UsageError('delete asks for confirmation on a terminal; without one, pass --yes')
+  return { verb, target, json: values.json === true, yes, limit, after: values.after, config: values.config }
+}
+
+function parse(args: readonly string[]) {
+  return parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean' },
+      limit: { type: 'string' },
+      after: { type: 'string' },
+      yes: { type: 'boolean', short: 'y' },
+      config: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
+}
+
+function isVerb(value: string): value is Verb {
+  return (VERBS as readonly string[]).includes(value)
+}
+
+interface VerbContext {
+  admin: UserAdmin
+  config: Config
+  io: UsersCommandIo
+}
+
+async function runVerb(invocation: Invocation, context: VerbContext): Promise<void> {
+  const { admin, io } = context
+  const print = (json: unknown, human: string) =>
+    io.stdout(invocation.json ? `${JSON.stringify(json)}\n` : `${human}\n`)
+
+  if (invocation.verb === 'list') {
+    // one more than asked tells whether another page follows
+    const found = await admin.list({ after: invocation.after, limit: invocation.limit + 1 })
+    const page = found.slice(0, invocation.limit)
+    const nextAfter = found.length > invocation.limit ? (page.at(-1)?.id ?? null) : null
+    print({ users: page.map(publicAccount), next_after: nextAfter }, listText(page, nextAfter, invocation))
+    return
+  }
+
+  const ref = parseUserRef(invocation.target ?? '')
+  if (ref === null) throw new UsageError('missing <email|id>')
+  const user = await admin.find(ref)
+  const named = `${user.email} (${user.id})`
+  /** By when every access token issued before now has expired. */
+  const accessTokensExpireBy = () =>
+    new Date(Date.now() + context.config.auth.accessTokenTtlSeconds * 1000).toISOString()
+
+  switch (invocation.verb) {
+    case 'show': {
+      const details = await admin.details(user)
+      const expiresAt = details.refreshTokenExpiresAt === null ? null : iso(details.refreshTokenExpiresAt)
+      print(
+        {
+          ...publicAccount(user),
+          refresh_token_stored: expiresAt !== null,
+          refresh_token_expires_at: expiresAt,
+        },
+        [
+          `id             ${details.id}`,
+          `e-mail         ${details.email}`,
+          `created at     ${details.createdAt}`,
+          `refresh token  ${expiresAt === null ? 'none (logged out)' : `stored, expires ${expiresAt}`}`,
+        ].join('\n'),
+      )
+      return
+    }
+    case 'reset-password': {
+      const password = await readNewPassword(io.terminal)
+      const problem = newPasswordProblem(password)
+      if (problem !== null) throw new UserAdminError(`the password ${problem}; nothing was changed`)
+      const hash = await hashPassword(context.config, password)
+      await admin.resetPassword(user, hash)
+      const expireBy = accessTokensExpireBy()
+      print(
+        {
+          ...publicAccount(user),
+          password_reset: true,
+          refresh_token_revoked: true,
+          access_tokens_expire_by: expireBy,
+        },
+        `Password of ${named} reset, and its refresh token revoked: the user logs in again with the new password.\n` +
+          `Access tokens already issued stay valid until they expire, by ${expireBy} at the latest.`,
+      )
+      return
+    }
+    case 'revoke': {
+      await admin.revoke(user)
+      const expireBy = accessTokensExpireBy()
+      print(
+        { ...publicAccount(user), refresh_token_revoked: true, access_tokens_expire_by: expireBy },
+        `Refresh token of ${named} revoked: the user is logged out at the next refresh.\n` +
+          `Access tokens already issued stay valid until they expire, by ${expireBy} at the latest.`,
+      )
+      return
+    }
+    case 'delete': {
+      if (!invocation.yes) await confirmDeletion(io.terminal, user)
+      const { addressesErased } = await admin.delete(user)
+      const expireBy = accessTokensExpireBy()
+      print(
+        {
+          ...publicAccount(user),
+          deleted: true,
+          audit_addresses_erased: addressesErased,
+          access_tokens_expire_by: expireBy,
+        },
+        `Account ${named} deleted, with its refresh token. Its audit events are kept until AUDIT_RETENTION_DAYS ` +
+          `prunes them; the client addresses of ${addressesErased} were erased.\n` +
+          `Access tokens already issued stay valid until they expire, by ${expireBy} at the latest.`,
+      )
+      return
+    }
+  }
+}
+
+/** Asked twice without echo on a terminal; otherwise the first line of stdin. */
+async function readNewPassword(terminal: Terminal): Promise<string> {
+  if (!terminal.interactive) {
+    const line = await terminal.readLine()
+    if (line === null)
+      throw new UserAdminError('no password on stdin (its first line is read); nothing was changed')
+    return line
+  }
+  const first = await terminal.readSecret('New password: ')
+  const second = await terminal.readSecret('The same password again: ')
+  if (first !== second) throw new UserAdminError('the two passwords differ; nothing was changed')
+  return first
+}
+
+/** The operator types the account's e-mail address: a stray Enter or "y" deletes nothing. */
+async function confirmDeletion(terminal: Terminal, user: UserRecord): Promise<void> {
+  const answer = await terminal.ask(
+    `Delete the account ${user.email} (${user.id}) and its refresh token for good? Type its e-mail address to confirm: `,
+  )
+  if (answer.trim().toLowerCase() !== user.email)
+    throw new UserAdminError('not confirmed; nothing was deleted')
+}
+
+/** Argon2id with the service's configured parameters, on a thread of its own, as the service hashes. */
+async function hashPassword(config: Config, password: string): Promise<string> {
+  const { createArgon2Threads } = await import('../auth/argon2-threads.js')
+  const { createConcurrencyLimiter } = await import('../auth/concurrency-limiter.js')
+  const { createPasswordHasher } = await import('../auth/password-hasher.js')
+  const argon2 = createArgon2Threads(1)
+  try {
+    const limiter = createConcurrencyLimiter({ concurrency: argon2.capacity, queueLimit: 1 })
+    return await createPasswordHasher(config.auth.argon2, limiter, argon2).hash(password)
+  } catch (error) {
+    throw new UserAdminError(
+      `the password could not be hashed; nothing was changed: ${describeCause(error)}`,
+      {
+        cause: error,
+      },
+    )
+  } finally {
+    await argon2.close()
+  }
+}
+
+function publicAccount(user: UserRecord) {
+  return { id: user.id, email: user.email, created_at: user.createdAt }
+}
+
+function listText(page: readonly UserRecord[], nextAfter: string | null, invocation: Invocation): string {
+  if (page.length === 0)
+    return invocation.after === undefined ? 'No accounts.' : `No accounts after ${invocation.after}.`
+  const width = Math.max('E-MAIL'.length, ...page.map((user) => user.email.length))
+  const lines = [
+    `${'ID'.padEnd(10)}  ${'E-MAIL'.padEnd(width)}  CREATED AT`,
+    ...page.map((user) => `${user.id}  ${user.email.padEnd(width)}  ${user.createdAt}`),
+  ]
+  if (nextAfter !== null)
+    lines.push(`More: tessera users list --limit ${invocation.limit} --after ${nextAfter}`)
+  return lines.join('\n')
+}
+
+function iso(epochMs: number): string {
+  return new Date(epochMs).toISOString()
+}
