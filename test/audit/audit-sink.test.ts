@@ -8,6 +8,9 @@ import { openStores } from '../../src/storage/open-stores.js'
 import type { AuditStore, Stores } from '../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
 
+/** Events reach the store within the sink's interval, or its retry (a second) after a failure. */
+const WAIT = { timeout: 10_000 }
+
 /** The batching and failure handling of the sink, over a real SQLite audit store (the logic is the same on all). */
 const sqlite = backends.find((backend) => backend.name === 'sqlite')
 if (sqlite === undefined) throw new Error('the sqlite backend is always available')
@@ -78,7 +81,7 @@ describe('createAuditSink', () => {
     const { sink } = sinkWith({ flushIntervalMs: 60_000, maxBatch: 200 })
     const events = Array.from({ length: 450 }, () => event())
     for (const e of events) sink.record(e)
-    await vi.waitFor(() => expect(batches).toEqual([200, 200]))
+    await vi.waitFor(() => expect(batches).toEqual([200, 200]), WAIT)
     expect(sink.stats()).toMatchObject({ written: 400, pending: 50, dropped: 0 })
     // the interval (a minute here) has not passed: flush writes the rest
     await sink.flush()
@@ -92,7 +95,7 @@ describe('createAuditSink', () => {
     sink.record(event())
     sink.record(event())
     expect(batches).toEqual([])
-    await vi.waitFor(() => expect(batches).toEqual([3]))
+    await vi.waitFor(() => expect(batches).toEqual([3]), WAIT)
     expect(sink.stats()).toMatchObject({ written: 3, pending: 0 })
   })
 
@@ -113,7 +116,7 @@ describe('createAuditSink', () => {
     })
     expect(batches).toEqual([])
     failing = false
-    await vi.waitFor(() => expect(sink.stats()).toMatchObject({ pending: 0, written: 100 }))
+    await vi.waitFor(() => expect(sink.stats()).toMatchObject({ pending: 0, written: 100 }), WAIT)
     // the oldest were kept, in order
     expect((await stored()).map((e) => e.requestId)).toEqual(events.slice(0, 100).map((e) => e.requestId))
     expect(
@@ -190,10 +193,12 @@ describe('createAuditSink', () => {
       event({ at: now - 2 * 86_400_000 + 60_000, requestId: 'recent' }),
     ])
     const { sink, lines } = sinkWith({}, { retentionMs: 2 * 86_400_000 })
-    await vi.waitFor(() =>
-      expect(lines.find((line) => line.message === 'old audit events pruned')?.fields).toEqual({
-        deleted: 1,
-      }),
+    await vi.waitFor(
+      () =>
+        expect(lines.find((line) => line.message === 'old audit events pruned')?.fields).toEqual({
+          deleted: 1,
+        }),
+      WAIT,
     )
     expect((await stored()).map((e) => e.requestId)).toEqual(['recent'])
     expect(await sink.prune()).toBe(0)
