@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { DOCUMENT_DESCRIPTION, unmatchedRequestResponses } from './responses.js'
 import { ownFilesOnlyPolicy } from './security-headers.js'
 
 /**
@@ -34,8 +35,7 @@ export async function registerOpenApi(
       info: {
         title: info.name,
         version: info.version,
-        description:
-          'Account and token service: registration, login, short-lived JWT access tokens and single-use refresh tokens.',
+        description: DOCUMENT_DESCRIPTION,
       },
       tags: [
         { name: 'auth', description: 'Accounts and tokens' },
@@ -44,6 +44,8 @@ export async function registerOpenApi(
       ],
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        // 404 and 405: the answers of requests that match no operation
+        responses: unmatchedRequestResponses(),
       },
     },
     refResolver: {

@@ -1,16 +1,21 @@
 import { type Static, type TSchema, Type } from 'typebox'
+import { EMAIL_PATTERN } from '../auth/email.js'
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/password-policy.js'
 
 // One schema per request and response: it validates the request, types the handler and feeds the OpenAPI document.
-// `format: email` and `format: password` are the service's own checks, and `x-password` applies the password policy
-// with its one message, ahead of the length limits that document it (see http/validation.ts).
+// The e-mail's `pattern` is the service's own rule (EMAIL_PATTERN, which a test holds to isValidEmail), not
+// `format: email`, which validators read as RFC 5321; `format: password` is the service's own check, and
+// `x-password` applies the password policy with its one message, ahead of the length limits that document it (see
+// http/validation.ts). The answers of each operation, with their descriptions and headers, are in responses.ts.
 
 const Email = Type.String({
-  format: 'email',
-  description: 'WHATWG valid e-mail address, at most 254 characters; trimmed and lower-cased',
+  pattern: EMAIL_PATTERN,
+  description:
+    'WHATWG valid e-mail address, at most 254 characters once white space around it is removed; stored and returned trimmed and lower-cased',
   examples: ['ada@example.com'],
 })
 const CreatedAt = Type.String({
+  format: 'date-time',
   description: 'ISO 8601 UTC with milliseconds',
   examples: ['2026-11-20T08:15:30.123Z'],
 })
@@ -51,10 +56,10 @@ export const RefreshBody = Type.Object({
 })
 export type RefreshBody = Static<typeof RefreshBody>
 
-/** spec 2.5: the success envelope. */
+/** spec 2.5: the success envelope; `code` is an integer, as in the error envelope. */
 function Envelope<T extends TSchema>(data: T) {
   return Type.Object({
-    code: Type.Literal(200),
+    code: Type.Unsafe<200>({ type: 'integer', const: 200 }),
     message: Type.Literal('Success'),
     data,
   })
@@ -103,16 +108,18 @@ export const ErrorResponse = Type.Object(
   { $id: 'ErrorResponse', title: 'Error envelope' },
 )
 
-export const HealthResponse = Type.Object({
-  status: Type.Union([Type.Literal('ok'), Type.Literal('unavailable')]),
-  checks: Type.Record(Type.String(), Type.Boolean(), {
-    description: 'each dependency and whether it answered',
-  }),
-})
+/** GET /health: `ok` with 200, `unavailable` with 503. */
+export const HealthResponse = <S extends 'ok' | 'unavailable'>(status: S) =>
+  Type.Object({
+    status: Type.Literal(status),
+    checks: Type.Record(Type.String(), Type.Boolean(), {
+      description: 'each dependency (database, and redis when REDIS_URL is set) and whether it answered',
+    }),
+  })
 
 export const InfoResponse = Type.Object({
   name: Type.String(),
   version: Type.String(),
-  status: Type.String({ examples: ['running'] }),
+  status: Type.Literal('running'),
   timestamp: Type.Integer({ description: 'current time, Unix seconds' }),
 })

@@ -1,6 +1,6 @@
 import type { SchemaValidateFunction } from 'ajv'
 import type { FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
-import { isValidEmail } from '../auth/email.js'
+import { EMAIL_PATTERN, isValidEmail } from '../auth/email.js'
 import { isWellFormedPassword, loginPasswordProblem, newPasswordProblem } from '../auth/password-policy.js'
 import { type FieldError, ValidationError } from '../errors.js'
 
@@ -68,6 +68,15 @@ function describe(error: FastifySchemaValidationError): FieldError {
     case 'x-password':
       // the password policy's own message (auth/password-policy.ts)
       return { field: error.instancePath, message: error.message ?? 'is invalid' }
+    case 'pattern':
+      // the e-mail's rule is a pattern (http/schemas.ts), so that the API document states it as it is applied
+      return {
+        field: error.instancePath,
+        message:
+          params.pattern === EMAIL_PATTERN
+            ? 'must be a valid e-mail address'
+            : (error.message ?? 'is invalid'),
+      }
     case 'format':
       return {
         field: error.instancePath,

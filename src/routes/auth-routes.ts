@@ -1,23 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { Type } from 'typebox'
 import type { RequestContext } from '../audit/security-event.js'
 import type { AccountService } from '../auth/account-service.js'
 import { success } from '../http/envelope.js'
 import {
-  LoginBody,
-  LoginResponse,
-  LogoutResponse,
-  MeResponse,
-  RefreshBody,
-  RefreshResponse,
-  RegisterBody,
-  RegisterResponse,
-} from '../http/schemas.js'
+  loginResponses,
+  logoutResponses,
+  meResponses,
+  refreshResponses,
+  registerResponses,
+} from '../http/responses.js'
+import { LoginBody, RefreshBody, RegisterBody } from '../http/schemas.js'
 
-const errors = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((status) => [status, Type.Ref('ErrorResponse')]))
-
+/** The API document's security requirements: none for a public operation, the access token for a protected one. */
+const PUBLIC: [] = []
 const BEARER_AUTH = [{ bearerAuth: [] }]
 
 /** What the account service's security events say of the request (docs/api.md "Audit events"). */
@@ -47,10 +43,12 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
     {
       config,
       schema: {
+        operationId: 'register',
         tags: ['auth'],
         summary: 'Create an account and log it in',
+        security: PUBLIC,
         body: RegisterBody,
-        response: { 200: RegisterResponse, ...errors(400, 409, 413, 415, 429, 500, 503) },
+        response: registerResponses(),
       },
     },
     async (request) => {
@@ -72,10 +70,12 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
     {
       config: { rateLimit: false },
       schema: {
+        operationId: 'login',
         tags: ['auth'],
         summary: 'Log in with e-mail and password',
+        security: PUBLIC,
         body: LoginBody,
-        response: { 200: LoginResponse, ...errors(400, 401, 413, 415, 429, 500, 503) },
+        response: loginResponses(),
       },
     },
     async (request) => {
@@ -98,10 +98,12 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
     {
       config,
       schema: {
+        operationId: 'refreshTokens',
         tags: ['auth'],
         summary: 'Exchange a refresh token for a new token pair (single use)',
+        security: PUBLIC,
         body: RefreshBody,
-        response: { 200: RefreshResponse, ...errors(400, 401, 413, 415, 429, 500) },
+        response: refreshResponses(),
       },
     },
     async (request) => {
@@ -120,10 +122,11 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<Pick<AuthRoutesOptio
     '/auth/delete-refresh-token',
     {
       schema: {
+        operationId: 'logout',
         tags: ['auth'],
         summary: 'Log out: delete the stored refresh token',
         security: BEARER_AUTH,
-        response: { 200: LogoutResponse, ...errors(401, 413, 415, 500) },
+        response: logoutResponses(),
       },
     },
     async (request) => {
@@ -136,10 +139,11 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<Pick<AuthRoutesOptio
     '/auth/me',
     {
       schema: {
+        operationId: 'getCurrentUser',
         tags: ['auth'],
         summary: 'The authenticated account',
         security: BEARER_AUTH,
-        response: { 200: MeResponse, ...errors(401, 500) },
+        response: meResponses(),
       },
     },
     async (request) => {

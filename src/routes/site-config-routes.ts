@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { unforeseenFailure } from '../http/responses.js'
 import { type SiteConfig, siteConfigSchemaDocument } from '../site-config/site-config-schema.js'
 
 export interface SiteConfigRoutesOptions {
@@ -23,13 +24,16 @@ export const siteConfigRoutes: FastifyPluginAsyncTypebox<SiteConfigRoutesOptions
     '/site-config',
     {
       schema: {
+        operationId: 'getSiteConfig',
         tags: ['site-config'],
         summary: 'The site presentation configuration ({} when none is configured)',
+        security: [],
         response: {
           200: {
             description: 'The configuration, extra properties included; {} when none is configured',
             content: { 'application/json': { schema: Type.Unsafe<SiteConfig>(forOpenApi(document)) } },
           },
+          500: unforeseenFailure(),
         },
       },
       serializerCompiler: stringify,
@@ -41,8 +45,10 @@ export const siteConfigRoutes: FastifyPluginAsyncTypebox<SiteConfigRoutesOptions
     '/site-config/schema',
     {
       schema: {
+        operationId: 'getSiteConfigSchema',
         tags: ['site-config'],
         summary: 'The JSON Schema (2020-12) of the site presentation configuration',
+        security: [],
         response: {
           200: {
             description: 'The schema document',
@@ -55,6 +61,7 @@ export const siteConfigRoutes: FastifyPluginAsyncTypebox<SiteConfigRoutesOptions
               },
             },
           },
+          500: unforeseenFailure(),
         },
       },
       serializerCompiler: stringify,

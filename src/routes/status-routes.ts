@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Clock } from '../clock.js'
-import { HealthResponse, InfoResponse } from '../http/schemas.js'
+import { healthResponses, infoResponses } from '../http/responses.js'
 import type { HealthProbe } from '../storage/stores.js'
 
 export interface StatusRoutesOptions {
@@ -18,9 +18,11 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRoutesOptions> = asyn
     '/health',
     {
       schema: {
+        operationId: 'getHealth',
         tags: ['status'],
         summary: 'Whether every dependency answers (503 when one does not)',
-        response: { 200: HealthResponse, 503: HealthResponse },
+        security: [],
+        response: healthResponses(),
       },
     },
     async (_request, reply) => {
@@ -36,9 +38,11 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRoutesOptions> = asyn
     '/info',
     {
       schema: {
+        operationId: 'getInfo',
         tags: ['status'],
         summary: 'Application name, version and run state',
-        response: { 200: InfoResponse },
+        security: [],
+        response: infoResponses(),
       },
     },
     async () => ({

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { EMAIL_PATTERN } from '../../src/auth/email.js'
 import { DOCS_CSP } from '../../src/http/openapi.js'
 import { LoginBody, RefreshBody, RegisterBody } from '../../src/http/schemas.js'
 import { backends } from '../support/backends.js'
@@ -50,21 +51,126 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     expect(documented).toEqual(JSON.parse(JSON.stringify(schema)))
   })
 
-  it('marks protected endpoints with the bearer scheme', () => {
+  /** Every operation of the document: its method, path and object. */
+  const operations = () =>
+    Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item as Record<string, any>).map(([method, operation]) => ({ method, path, operation })),
+    )
+
+  it('names every operation with a stable operationId, and says which need the access token', () => {
     expect(document.components.securitySchemes.bearerAuth).toEqual({
       type: 'http',
       scheme: 'bearer',
       bearerFormat: 'JWT',
     })
-    expect(document.paths['/auth/me'].get.security).toEqual([{ bearerAuth: [] }])
-    expect(document.paths['/auth/delete-refresh-token'].post.security).toEqual([{ bearerAuth: [] }])
-    expect(document.paths['/auth/login'].post.security).toBeUndefined()
+    const byOperation = Object.fromEntries(
+      operations().map(({ method, path, operation }) => [
+        `${method.toUpperCase()} ${path}`,
+        [operation.operationId, operation.security],
+      ]),
+    )
+    expect(byOperation).toEqual({
+      'GET /health': ['getHealth', []],
+      'GET /info': ['getInfo', []],
+      'GET /site-config': ['getSiteConfig', []],
+      'GET /site-config/schema': ['getSiteConfigSchema', []],
+      'POST /auth/register': ['register', []],
+      'POST /auth/login': ['login', []],
+      'POST /auth/refresh': ['refreshTokens', []],
+      'POST /auth/delete-refresh-token': ['logout', [{ bearerAuth: [] }]],
+      'GET /auth/me': ['getCurrentUser', [{ bearerAuth: [] }]],
+    })
   })
 
-  it('documents the error envelope once, and refers to it from each error status', () => {
+  it('lists every status each operation answers (docs/api.md section 4), each with a description of its own', () => {
+    const statuses = Object.fromEntries(
+      operations().map(({ operation }) => [operation.operationId, Object.keys(operation.responses)]),
+    )
+    expect(statuses).toEqual({
+      getHealth: ['200', '500', '503'],
+      getInfo: ['200', '500'],
+      getSiteConfig: ['200', '500'],
+      getSiteConfigSchema: ['200', '500'],
+      register: ['200', '400', '403', '409', '413', '415', '429', '500', '503'],
+      login: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
+      refreshTokens: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
+      logout: ['200', '400', '401', '403', '413', '415', '500', '503'],
+      getCurrentUser: ['200', '401', '403', '500'],
+    })
+    const descriptions = operations().flatMap(({ operation }) =>
+      Object.values(operation.responses).map((response: any) => response.description),
+    )
+    expect(descriptions.filter((text) => !text || text === 'Default Response')).toEqual([])
+    expect(Object.keys(document.components.responses)).toEqual(['NotFound', 'MethodNotAllowed'])
+    expect(Object.keys(document.components.responses.MethodNotAllowed.headers)).toEqual(['Allow'])
+  })
+
+  it('documents the error envelope once, refers to it from every error status, with the messages as examples', () => {
     expect(document.components.schemas.ErrorResponse.required).toEqual(['code', 'message', 'data'])
-    const conflict = document.paths['/auth/register'].post.responses['409']
-    expect(JSON.stringify(conflict)).toContain('#/components/schemas/ErrorResponse')
+    for (const { operation } of operations()) {
+      for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+        if (status.startsWith('2') || (operation.operationId === 'getHealth' && status === '503')) continue
+        const media = response.content['application/json']
+        expect(media.schema, `${operation.operationId} ${status}`).toEqual({
+          $ref: '#/components/schemas/ErrorResponse',
+        })
+        for (const example of Object.values(media.examples as Record<string, any>)) {
+          expect(example.value.code).toBe(Number(status))
+        }
+      }
+    }
+    const unauthorized = document.paths['/auth/me'].get.responses['401'].content['application/json'].examples
+    expect(Object.values(unauthorized).map((example: any) => example.value.message)).toEqual([
+      'Authorization header is missing',
+      'Authorization header must have the form "Bearer <token>"',
+      'Access token is invalid or expired',
+      'Token is of the wrong type for this endpoint',
+    ])
+  })
+
+  it('documents the headers: Cache-Control, the rate-limit headers, Retry-After and WWW-Authenticate where they are sent', () => {
+    const headers = (path: string, method: string, status: string) =>
+      Object.keys(document.paths[path][method].responses[status].headers ?? {})
+    const rateLimit = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']
+    expect(headers('/auth/register', 'post', '200')).toEqual(['Cache-Control', ...rateLimit])
+    expect(headers('/auth/register', 'post', '429')).toEqual(['Retry-After', 'Cache-Control', ...rateLimit])
+    // R8.4: login's answers never tell the count of failures
+    expect(headers('/auth/login', 'post', '429')).toEqual(['Retry-After', 'Cache-Control'])
+    expect(headers('/auth/login', 'post', '401')).toEqual(['Cache-Control'])
+    expect(headers('/auth/refresh', 'post', '401')).toEqual(['Cache-Control', ...rateLimit, 'WWW-Authenticate'])
+    expect(headers('/auth/me', 'get', '401')).toEqual(['Cache-Control', 'WWW-Authenticate'])
+    expect(document.paths['/auth/me'].get.responses['401'].headers['WWW-Authenticate'].schema.enum).toEqual([
+      'Bearer',
+      'Bearer error="invalid_token"',
+    ])
+    expect(headers('/auth/delete-refresh-token', 'post', '503')).toEqual(['Retry-After', 'Cache-Control'])
+    expect(headers('/health', 'get', '200')).toEqual([])
+  })
+
+  it('states the e-mail rule as the pattern the service applies, never as format: email', () => {
+    const text = JSON.stringify(document)
+    expect(text).not.toMatch(/"format":"email"/)
+    const emails = [
+      document.paths['/auth/register'].post.requestBody.content['application/json'].schema.properties.email,
+      document.paths['/auth/login'].post.requestBody.content['application/json'].schema.properties.email,
+      document.paths['/auth/me'].get.responses['200'].content['application/json'].schema.properties.data
+        .properties.email,
+    ]
+    for (const email of emails) expect(email).toMatchObject({ type: 'string', pattern: EMAIL_PATTERN })
+  })
+
+  it('types the success envelope as the error envelope (an integer code) and created_at as a date-time', () => {
+    const me = document.paths['/auth/me'].get.responses['200'].content['application/json'].schema
+    expect(me.properties.code).toEqual({ type: 'integer', enum: [200] })
+    expect(document.components.schemas.ErrorResponse.properties.code.type).toBe('integer')
+    expect(me.properties.data.properties.created_at).toMatchObject({ type: 'string', format: 'date-time' })
+  })
+
+  it('refers to every schema it keeps among its components (Redocly no-unused-components is off for the two unmatched-request responses)', () => {
+    const text = JSON.stringify(document.paths)
+    for (const name of Object.keys(document.components.schemas)) {
+      expect(text, name).toContain(`"#/components/schemas/${name}"`)
+    }
   })
 
   it('GET /docs serves the browsable page', async () => {

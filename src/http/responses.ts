@@ -1,0 +1,338 @@
+import { type TSchema, Type } from 'typebox'
+import {
+  AccessTokenInvalidError,
+  type AppError,
+  AuthorizationMalformedError,
+  AuthorizationMissingError,
+  BodyNotUtf8Error,
+  EmailTakenError,
+  HttpsRequiredError,
+  InternalError,
+  InvalidCredentialsError,
+  MalformedBodyError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  RefreshTokenInvalidError,
+  ServiceBusyError,
+  TokenWrongTypeError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+  WriteOutcomeUnknownError,
+} from '../errors.js'
+import { failure } from './envelope.js'
+import {
+  HealthResponse,
+  InfoResponse,
+  LoginResponse,
+  LogoutResponse,
+  MeResponse,
+  RefreshResponse,
+  RegisterResponse,
+} from './schemas.js'
+
+// Every status each operation answers, as the route schemas give it to Fastify and the API document: a success is
+// its schema with `x-response-description` (which the serializer ignores), an error the shared ErrorResponse with
+// examples made from the service's own errors, so their messages cannot drift. docs/api.md section 4 says when.
+
+/** The API document's description: what holds for every request, beyond each operation's own answers. */
+export const DOCUMENT_DESCRIPTION = [
+  'Account and token service: registration, login, short-lived JWT access tokens and single-use refresh tokens.',
+  'Every error answer is the `ErrorResponse` envelope, whose `code` is the HTTP status. Beyond the statuses each ' +
+    'operation lists, a request can be refused before it reaches one, in the same envelope: a path the service ' +
+    'does not serve is 404 and a served path asked with another method 405 with `Allow` (`components.responses`); ' +
+    'a malformed request is 400, headers over 16 KiB 431, a request slower than the time limits 408 and an ' +
+    '`Expect` other than `100-continue` 417. Every answer carries `X-Content-Type-Options: nosniff`, and every ' +
+    'answer over HTTPS `Strict-Transport-Security`.',
+  'E-mail addresses follow the WHATWG rule, stated as a `pattern` (ECMA-262), not `format: email`: `a.@example.com` ' +
+    'is valid. The contract, rule by rule, is docs/api.md in the repository; this document describes the shapes.',
+].join('\n\n')
+
+/** Response headers by name, each a JSON Schema with its description (@fastify/swagger's form). */
+type Headers = Readonly<Record<string, { description: string; [keyword: string]: unknown }>>
+
+const NO_STORE: Headers = {
+  'Cache-Control': {
+    type: 'string',
+    const: 'no-store',
+    description: 'Tokens and account data are kept by no cache (R1.12)',
+  },
+}
+
+const RATE_LIMIT: Headers = {
+  'X-RateLimit-Limit': {
+    type: 'integer',
+    minimum: 1,
+    description:
+      'Requests allowed per client address and minute (RATE_LIMIT_PER_MINUTE; absent when it is 0)',
+  },
+  'X-RateLimit-Remaining': {
+    type: 'integer',
+    minimum: 0,
+    description: 'Requests left in the current window (absent when RATE_LIMIT_PER_MINUTE is 0)',
+  },
+  'X-RateLimit-Reset': {
+    type: 'integer',
+    minimum: 0,
+    description: 'Seconds until the current window ends (absent when RATE_LIMIT_PER_MINUTE is 0)',
+  },
+}
+
+const RETRY_AFTER: Headers = {
+  'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before trying again' },
+}
+
+const challenge = (error: AppError) => error.headers['www-authenticate']
+/** R5.4: a protected endpoint's 401 names the scheme, and says `invalid_token` when a token was refused. */
+const BEARER_CHALLENGE: Headers = {
+  'WWW-Authenticate': {
+    type: 'string',
+    enum: [challenge(new AuthorizationMissingError()), challenge(new AccessTokenInvalidError())],
+    description:
+      '`Bearer` without credentials (R5.2.1, R5.2.2), `Bearer error="invalid_token"` for a refused token',
+  },
+}
+const INVALID_TOKEN_CHALLENGE: Headers = {
+  'WWW-Authenticate': {
+    type: 'string',
+    const: challenge(new RefreshTokenInvalidError()),
+    description: 'The refresh token is a bearer credential, refused (R5.4)',
+  },
+}
+
+const ALLOW: Headers = {
+  Allow: { type: 'string', examples: ['POST', 'GET, HEAD'], description: 'The methods the path takes' },
+}
+
+/** A success: the schema the serializer compiles, with the description the document gives the answer. */
+function answer<T extends TSchema>(schema: T, description: string, headers?: Headers): T {
+  return { ...schema, 'x-response-description': description, ...(headers ? { headers } : {}) }
+}
+
+/** An error answer: the shared envelope, one example per error the status stands for, and its headers. */
+function refusal(description: string, errors: readonly AppError[], headers?: Headers) {
+  return {
+    description,
+    ...(headers ? { headers } : {}),
+    content: {
+      'application/json': {
+        schema: Type.Ref('ErrorResponse'),
+        examples: Object.fromEntries(
+          errors.map((error) => [exampleName(error), { summary: error.message, value: failure(error) }]),
+        ),
+      },
+    },
+  }
+}
+
+/** An example's name: the error's stable code, with the field for a validation error. */
+function exampleName(error: AppError): string {
+  if (!(error instanceof ValidationError)) return error.code
+  return `${error.code}${error.data.errors[0]?.field.replaceAll('/', '_') ?? ''}`
+}
+
+const invalid = (field: string, message: string) => new ValidationError([{ field, message }])
+
+const badBody = (fieldErrors: readonly ValidationError[], headers: Headers) =>
+  refusal(
+    'The body is not JSON in UTF-8 or not an object, or a field is not valid: `data.errors` names it (R1.4 to R1.7)',
+    [...fieldErrors, new MalformedBodyError(), new BodyNotUtf8Error()],
+    headers,
+  )
+const httpsRequired = () =>
+  refusal(
+    'In production behind TRUST_PROXY, the request did not arrive over HTTPS; nothing was read or changed (R5.7.2)',
+    [new HttpsRequiredError()],
+    NO_STORE,
+  )
+const tooLarge = (headers?: Headers) =>
+  refusal('The body is over 16 KiB; nothing was changed (R1.9)', [new PayloadTooLargeError()], headers)
+const notJson = (headers?: Headers) =>
+  refusal('A body of a type other than application/json (R1.3)', [new UnsupportedMediaTypeError()], headers)
+const failed = (headers?: Headers) =>
+  refusal(
+    'A failure the service did not foresee, such as a store that does not answer; nothing was changed (R7.1, R7.2)',
+    [new InternalError()],
+    headers,
+  )
+const rateLimited = (description: string, headers: Headers) =>
+  refusal(description, [new RateLimitedError(60)], { ...RETRY_AFTER, ...headers })
+const outcomeUnknown = (description: string, errors: readonly AppError[], headers: Headers) =>
+  refusal(description, errors, { ...RETRY_AFTER, ...headers })
+const unauthorized = () =>
+  refusal(
+    'The access token is missing, not in the Bearer form, invalid or expired, or a refresh token (R5.2), or its account is gone (R4.7.2)',
+    [
+      new AuthorizationMissingError(),
+      new AuthorizationMalformedError(),
+      new AccessTokenInvalidError(),
+      new TokenWrongTypeError(),
+    ],
+    { ...NO_STORE, ...BEARER_CHALLENGE },
+  )
+
+const EMAIL_ERROR = invalid('/email', 'must be a valid e-mail address')
+const LIMITED = { ...NO_STORE, ...RATE_LIMIT }
+
+/** POST /auth/register (docs/api.md §4.3). */
+export const registerResponses = () => ({
+  200: answer(
+    RegisterResponse,
+    'Account created and logged in: the normalized e-mail, the creation time and a token pair',
+    LIMITED,
+  ),
+  400: badBody(
+    [EMAIL_ERROR, invalid('/password', 'must have 8 to 100 characters of well-formed Unicode')],
+    LIMITED,
+  ),
+  403: httpsRequired(),
+  409: refusal(
+    'The e-mail, once normalized, is already registered (R4.3.2)',
+    [new EmailTakenError()],
+    LIMITED,
+  ),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(
+    'More than RATE_LIMIT_PER_MINUTE registrations from this client address in a minute (R8.1)',
+    LIMITED,
+  ),
+  500: failed(LIMITED),
+  503: outcomeUnknown(
+    'The Argon2 queue is full (R8.2), or the account may or may not have been created (R7.3): retry',
+    [new ServiceBusyError(), new WriteOutcomeUnknownError()],
+    LIMITED,
+  ),
+})
+
+/** POST /auth/login (§4.4). No rate-limit headers: they would tell the count of failures (R8.4). */
+export const loginResponses = () => ({
+  200: answer(LoginResponse, 'Logged in: the account and a new token pair', NO_STORE),
+  400: badBody([EMAIL_ERROR, invalid('/password', 'must not be empty')], NO_STORE),
+  401: refusal(
+    'Unknown e-mail or wrong password: one answer for both (R4.4.3)',
+    [new InvalidCredentialsError()],
+    NO_STORE,
+  ),
+  403: httpsRequired(),
+  413: tooLarge(NO_STORE),
+  415: notJson(NO_STORE),
+  429: rateLimited(
+    'Too many failed logins from this client address (R8.4) or against this e-mail (R8.5); no password was checked',
+    NO_STORE,
+  ),
+  500: refusal(
+    'A store failed: answered alike for a right and a wrong password (R4.4.5)',
+    [new InternalError()],
+    NO_STORE,
+  ),
+  503: refusal('The Argon2 queue is full (R8.2)', [new ServiceBusyError()], { ...RETRY_AFTER, ...NO_STORE }),
+})
+
+/** POST /auth/refresh (§4.5). */
+export const refreshResponses = () => ({
+  200: answer(RefreshResponse, 'A new token pair; the refresh token sent is used up (R3.3)', LIMITED),
+  400: badBody([invalid('/refresh_token', 'must not be empty')], LIMITED),
+  401: refusal(
+    'The refresh token is invalid, expired, already used or replaced, or an access token (R4.5.3)',
+    [new RefreshTokenInvalidError(), new TokenWrongTypeError()],
+    { ...LIMITED, ...INVALID_TOKEN_CHALLENGE },
+  ),
+  403: httpsRequired(),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(
+    'More than RATE_LIMIT_PER_MINUTE refreshes from this client address in a minute (R8.1)',
+    LIMITED,
+  ),
+  500: failed(LIMITED),
+  503: outcomeUnknown(
+    'The token may or may not have been rotated (R7.3): retry, and log in again on a 401',
+    [new WriteOutcomeUnknownError()],
+    LIMITED,
+  ),
+})
+
+/** POST /auth/delete-refresh-token (§4.6). */
+export const logoutResponses = () => ({
+  200: answer(LogoutResponse, 'Logged out: the stored refresh token is deleted (R3.5)', NO_STORE),
+  400: refusal(
+    'A body that is not JSON in UTF-8 (R4.6.2); the access token was valid',
+    [new MalformedBodyError(), new BodyNotUtf8Error()],
+    NO_STORE,
+  ),
+  401: unauthorized(),
+  403: httpsRequired(),
+  413: tooLarge(NO_STORE),
+  415: notJson(NO_STORE),
+  500: failed(NO_STORE),
+  503: outcomeUnknown(
+    'The refresh token may or may not have been deleted (R7.3): retry',
+    [new WriteOutcomeUnknownError()],
+    NO_STORE,
+  ),
+})
+
+/** GET /auth/me (§4.7). */
+export const meResponses = () => ({
+  200: answer(MeResponse, "The caller's account", NO_STORE),
+  401: unauthorized(),
+  403: httpsRequired(),
+  500: failed(NO_STORE),
+})
+
+/** GET /health (§4.1). */
+export const healthResponses = () => ({
+  200: answer(HealthResponse('ok'), 'Every dependency answered (R4.1.1)'),
+  503: answer(
+    HealthResponse('unavailable'),
+    'A dependency did not answer within HEALTH_TIMEOUT_MS: take the instance out of rotation (R4.1.2)',
+  ),
+  500: failed(),
+})
+
+/** GET /info (§4.2). */
+export const infoResponses = () => ({
+  200: answer(InfoResponse, 'Name, version and run state of the service (R4.2.1)'),
+  500: failed(),
+})
+
+/** The 500 of an endpoint whose own answer is described elsewhere (GET /site-config, §4.8). */
+export const unforeseenFailure = () => failed()
+
+/**
+ * The answers to a request that matches no operation (R1.10), as OpenAPI response objects for the document's
+ * `components.responses`: no operation answers them, so no route schema can carry them.
+ */
+export function unmatchedRequestResponses() {
+  const openApi = (response: ReturnType<typeof refusal>) => ({
+    description: response.description,
+    ...('headers' in response
+      ? {
+          headers: Object.fromEntries(
+            Object.entries(response.headers ?? {}).map(([name, { description, ...schema }]) => [
+              name,
+              { description, schema },
+            ]),
+          ),
+        }
+      : {}),
+    content: {
+      'application/json': {
+        schema: { $ref: '#/components/schemas/ErrorResponse' },
+        examples: response.content['application/json'].examples,
+      },
+    },
+  })
+  return {
+    NotFound: openApi(refusal('The path is not one the service serves (R1.10)', [new NotFoundError()])),
+    MethodNotAllowed: openApi(
+      refusal(
+        'The path is served, but not with this method: `Allow` lists the methods it takes (R1.10, R1.14)',
+        [new MethodNotAllowedError(['POST'])],
+        ALLOW,
+      ),
+    ),
+  }
+}
