@@ -54,6 +54,8 @@ describe.skipIf(postgres === undefined || mysql === undefined)(
     const heldBefore = new Map<number, string>()
     let onPostgres: BackendInstance
     let onMysql: BackendInstance
+    /** The refresh tokens the last logins on PostgreSQL stored, for the copy back. */
+    let storedOnPostgres = new Map<number, string>()
 
     beforeAll(async () => {
       seeded = await seedSqliteStore(join(dir.path, 'source.db'), ACCOUNTS)
@@ -106,7 +108,7 @@ describe.skipIf(postgres === undefined || mysql === undefined)(
       } finally {
         await client.end()
       }
-      await expectRefreshesAndLogins(onPostgres, heldBefore)
+      storedOnPostgres = await expectRefreshesAndLogins(onPostgres, heldBefore)
     })
 
     it('a copy into MariaDB killed midway is refused without --resume, and --resume completes it', async () => {
@@ -136,7 +138,7 @@ describe.skipIf(postgres === undefined || mysql === undefined)(
       await expectRefreshesAndLogins(onMysql, heldBefore)
     })
 
-    it('copies PostgreSQL back into a new SQLite store, tokens rotated there included', async () => {
+    it('copies PostgreSQL back into a new SQLite store, with the tokens the logins there stored', async () => {
       const back: BackendInstance = {
         env: { DATABASE_URL: `sqlite:${join(dir.path, 'back.db')}`, DATA_DIR: dir.path },
         teardown: async () => {},
@@ -152,13 +154,16 @@ describe.skipIf(postgres === undefined || mysql === undefined)(
       // the same rows as the first copy read from SQLite, by the checksum
       expect(report?.accounts.source.count).toBe(ACCOUNTS)
       expect(report?.accounts.target).toEqual(report?.accounts.source)
-      await expectLogins(back)
+      await expectRefreshesAndLogins(back, storedOnPostgres)
     })
   },
 )
 
 /** Each sampled account refreshes with the token it held before the copy (once: it is then used up), then logs in. */
-async function expectRefreshesAndLogins(instance: BackendInstance, tokens: Map<number, string>) {
+async function expectRefreshesAndLogins(
+  instance: BackendInstance,
+  tokens: Map<number, string>,
+): Promise<Map<number, string>> {
   const service = await startTestService(sqlite, { instance })
   try {
     for (const index of SAMPLED) {
@@ -171,11 +176,13 @@ async function expectRefreshesAndLogins(instance: BackendInstance, tokens: Map<n
   } finally {
     await service.close()
   }
-  await expectLogins(instance)
+  return expectLogins(instance)
 }
 
-async function expectLogins(instance: BackendInstance) {
+/** Logs each sampled account in (and a wrong password out); returns the refresh tokens the logins stored. */
+async function expectLogins(instance: BackendInstance): Promise<Map<number, string>> {
   const service = await startTestService(sqlite, { instance })
+  const stored = new Map<number, string>()
   try {
     for (const index of SAMPLED) {
       const login = await call(service.app, 'POST', '/auth/login', {
@@ -183,6 +190,7 @@ async function expectLogins(instance: BackendInstance) {
       })
       expect(login.status, login.text).toBe(200)
       expect(login.body.data.id).toBe(seeded.ids[index])
+      stored.set(index, login.body.data.refresh_token)
       const wrong = await call(service.app, 'POST', '/auth/login', {
         body: { email: seedEmail(index), password: `${SEED_PASSWORD}x` },
       })
@@ -191,6 +199,7 @@ async function expectLogins(instance: BackendInstance) {
   } finally {
     await service.close()
   }
+  return stored
 }
 
 /** Runs the copy and kills it (SIGKILL: no chance to tidy up) when it reports its first batches done. */
