@@ -1,17 +1,27 @@
 import { StorageError } from '../../src/errors.js'
 import type { Stores } from '../../src/storage/stores.js'
 
-/** The stores, with every user and refresh-token call failing like a lost connection while `failing()` is true. */
-export function withInjectedFailures(stores: Stores, failing: () => boolean): Stores {
+/**
+ * The stores, with every user and refresh-token call failing like a lost connection while `failing()` is true.
+ * `writes` narrows the failure to the writes named there, and `outcomeUnknown` makes it a write whose outcome is
+ * unknown (sent, no answer: docs/api.md R7.3) instead of one that was not made.
+ */
+export function withInjectedFailures(
+  stores: Stores,
+  failing: () => boolean,
+  options: { writes?: readonly string[]; outcomeUnknown?: boolean } = {},
+): Stores {
   const wrap = <T extends object>(target: T): T =>
     new Proxy(target, {
       get(object, key) {
         const value = Reflect.get(object, key)
         if (typeof value !== 'function') return value
+        if (options.writes && !options.writes.includes(String(key))) return value.bind(object)
         return async (...args: unknown[]) => {
           if (failing()) {
             throw new StorageError(`${String(key)} failed`, {
               cause: new Error('ECONNREFUSED secret-host:5432'),
+              outcomeUnknown: options.outcomeUnknown ?? false,
             })
           }
           return value.apply(object, args)
