@@ -26,6 +26,8 @@ export interface UserAdminDeps {
   clock: Clock
   /** The refresh-token lifetime: how long a deleted account's user is kept retired (RefreshTokenStore.retire). */
   refreshTokenTtlMs: number
+  /** False when AUDIT_RETENTION_DAYS is 0, which keeps no trail: no event is appended (addresses are still erased). */
+  recordEvents: boolean
 }
 
 export interface UserAdmin {
@@ -71,8 +73,10 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
       throw new UserAdminError(`${what}: ${describeCause(error)}`, { cause: error })
     }
   }
-  const recordEvent = (event: SecurityEvent, done: string) =>
-    step(`${done}, but its audit event was not written`, () => audit.append([event]))
+  const recordEvent = async (event: SecurityEvent, done: string) => {
+    if (deps.recordEvents)
+      await step(`${done}, but its audit event was not written`, () => audit.append([event]))
+  }
 
   return {
     async find(ref) {

@@ -94,6 +94,7 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
       audit: stores.audit,
       clock: systemClock,
       refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
+      recordEvents: config.audit.retentionDays > 0,
     })
     await runVerb(invocation, { admin, config, io })
     return 0

@@ -76,21 +76,25 @@ export async function startProcess(
   }
 }
 
-/** Runs `tessera <args>` to completion. */
+/** Runs `tessera <args>` to completion; `input`, when given, is its stdin (a pipe), which is otherwise empty. */
 export async function runCli(
   args: string[],
   env: Record<string, string | undefined> = {},
+  input?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   })
+  // the command may stop reading (and close its end) before all of it is written
+  child.stdin?.on('error', () => {})
+  child.stdin?.end(input)
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (chunk) => {
+  child.stdout?.on('data', (chunk) => {
     stdout += chunk
   })
-  child.stderr.on('data', (chunk) => {
+  child.stderr?.on('data', (chunk) => {
     stderr += chunk
   })
   const [code] = await once(child, 'exit')

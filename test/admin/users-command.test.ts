@@ -1,0 +1,421 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { Terminal } from '../../src/admin/terminal.js'
+import { runUsersCommand, USERS_USAGE } from '../../src/admin/users-command.js'
+import type { SecurityEvent } from '../../src/audit/security-event.js'
+import { type BackendInstance, backends } from '../support/backends.js'
+import { bearer, call, expectError, PASSWORD, type Registered, registerUser } from '../support/http.js'
+import { MESSAGES } from '../support/messages.js'
+import { runCli } from '../support/process.js'
+import { startTestService, TEST_ENV, type TestService } from '../support/test-service.js'
+
+const NEW_PASSWORD = 'a new password, long enough'
+
+/** A stdin that is no terminal and holds nothing. */
+const pipedStdin: Terminal = {
+  interactive: false,
+  readSecret: () => Promise.reject(new Error('not a terminal')),
+  ask: () => Promise.reject(new Error('not a terminal')),
+  readLine: async () => null,
+}
+
+/**
+ * `tessera users` (README "Administering users"), built (npm run build) and run as the operator runs it, against the
+ * store of a running service: each verb, --json, the exit codes, and what the service then does for the user.
+ */
+describe.each(backends)('tessera users [$name]', (backend) => {
+  let instance: BackendInstance
+  let service: TestService
+  beforeAll(async () => {
+    instance = await backend.setup()
+    service = await startTestService(backend, { instance })
+  })
+  afterAll(async () => {
+    await service?.close()
+    await instance?.teardown()
+  })
+
+  const users = (args: string[], input?: string) => runCli(['users', ...args], instance.env, input)
+  const login = (email: string, password: string) =>
+    call(service.app, 'POST', '/auth/login', { body: { email, password } })
+  const refresh = (token: string) =>
+    call(service.app, 'POST', '/auth/refresh', { body: { refresh_token: token } })
+  const events = (userId: string): Promise<SecurityEvent[]> => service.stores.audit.list({ userId })
+  /** The answer of a command that failed: exit 1, nothing on stdout, one line on stderr. */
+  const expectFailure = (result: Awaited<ReturnType<typeof users>>, line: string) => {
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toBe(`tessera users: ${line}\n`)
+    expect(result.code).toBe(1)
+  }
+  const operatorEvent = (type: string, userId: string) =>
+    expect.objectContaining({ type, userId, reason: 'operator', clientAddress: null, requestId: null })
+
+  it('list: every account in id order, page by page, as a table or JSON', async () => {
+    const mine = await Promise.all([1, 2, 3].map(() => registerUser(service.app)))
+    const listed: Array<{ id: string; email: string; created_at: string }> = []
+    let after: string | null = null
+    let pages = 0
+    do {
+      const result = await users([
+        'list',
+        '--json',
+        '--limit',
+        '2',
+        ...(after === null ? [] : ['--after', after]),
+      ])
+      expect(result.code, result.stderr).toBe(0)
+      const page = JSON.parse(result.stdout)
+      expect(page.users.length).toBeLessThanOrEqual(2)
+      listed.push(...page.users)
+      after = page.next_after
+      pages++
+    } while (after !== null)
+    expect(pages).toBeGreaterThanOrEqual(2)
+    const ids = listed.map((user) => user.id)
+    expect(ids).toEqual([...ids].sort())
+    expect(new Set(ids).size).toBe(ids.length)
+    for (const user of mine) {
+      expect(listed).toContainEqual({ id: user.id, email: user.email, created_at: user.createdAt })
+    }
+
+    const table = await users(['list'])
+    expect(table.code).toBe(0)
+    const lines = table.stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^ID {10}E-MAIL +CREATED AT$/)
+    for (const user of mine) {
+      expect(lines).toContainEqual(
+        expect.stringMatching(new RegExp(`^${user.id}  ${user.email} +${user.createdAt}$`)),
+      )
+    }
+    expect(table.stdout).not.toContain('argon2')
+  })
+
+  it('show <email|id>: the account and whether a refresh token is stored', async () => {
+    const user = await registerUser(service.app)
+    const byEmail = await users(['show', user.email.toUpperCase(), '--json'])
+    expect(byEmail.code, byEmail.stderr).toBe(0)
+    const shown = JSON.parse(byEmail.stdout)
+    expect(shown).toEqual({
+      id: user.id,
+      email: user.email,
+      created_at: user.createdAt,
+      refresh_token_stored: true,
+      refresh_token_expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    })
+    // 7 days from the login, give or take the test's own time
+    const lifetime = Date.parse(shown.refresh_token_expires_at) - Date.now()
+    expect(lifetime).toBeGreaterThan(7 * 86_400_000 - 60_000)
+    expect(lifetime).toBeLessThanOrEqual(7 * 86_400_000)
+
+    const human = await users(['show', user.id])
+    expect(human.code).toBe(0)
+    expect(human.stdout).toBe(
+      `id             ${user.id}\ne-mail         ${user.email}\ncreated at     ${user.createdAt}\n` +
+        `refresh token  stored, expires ${shown.refresh_token_expires_at}\n`,
+    )
+
+    await call(service.app, 'POST', '/auth/delete-refresh-token', { headers: bearer(user.accessToken) })
+    const loggedOut = JSON.parse((await users(['show', user.id, '--json'])).stdout)
+    expect(loggedOut).toMatchObject({ refresh_token_stored: false, refresh_token_expires_at: null })
+    expect((await users(['show', user.email])).stdout).toContain('\nrefresh token  none (logged out)\n')
+  })
+
+  it('an unknown e-mail or id: exit 1, one line on stderr, for every verb', async () => {
+    for (const verb of ['show', 'reset-password', 'revoke']) {
+      expectFailure(
+        await users([verb, 'nobody-here@example.com']),
+        'no account has the e-mail nobody-here@example.com',
+      )
+    }
+    expectFailure(await users(['delete', '1000000001', '--yes']), 'no account has the id 1000000001')
+    expectFailure(await users(['show', '1000000001', '--json']), 'no account has the id 1000000001')
+  })
+
+  it('reset-password from stdin: the new password logs in, the old one and the old refresh token are refused', async () => {
+    const user = await registerUser(service.app)
+    const result = await users(
+      ['reset-password', user.email, '--json'],
+      `${NEW_PASSWORD}\nignored second line\n`,
+    )
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stderr).toBe('')
+    const answer = JSON.parse(result.stdout)
+    expect(answer).toEqual({
+      id: user.id,
+      email: user.email,
+      created_at: user.createdAt,
+      password_reset: true,
+      refresh_token_revoked: true,
+      access_tokens_expire_by: expect.any(String),
+    })
+    // the access token lifetime (15 minutes) from now
+    expect(Date.parse(answer.access_tokens_expire_by) - Date.now()).toBeGreaterThan(14 * 60_000)
+
+    expectError(await refresh(user.refreshToken), 401, MESSAGES.refreshTokenInvalid)
+    expectError(await login(user.email, PASSWORD), 401, MESSAGES.invalidCredentials)
+    const again = await login(user.email, NEW_PASSWORD)
+    expect(again.status, again.text).toBe(200)
+    expect((await refresh(again.body.data.refresh_token)).status).toBe(200)
+    // the hash has the configured Argon2 parameters: a login does not re-hash it
+    const stored = await service.stores.users.findById(user.id)
+    expect(stored?.passwordHash).toMatch(/^\$argon2id\$v=19\$m=1024,t=1,p=1\$/)
+    expect(await events(user.id)).toContainEqual(operatorEvent('password_reset', user.id))
+  })
+
+  it('reset-password, human output: says the user was logged out and how long access tokens live on', async () => {
+    const user = await registerUser(service.app)
+    const result = await users(['reset-password', user.id], `${NEW_PASSWORD}\r\n`)
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^Password of ${user.email} \\(${user.id}\\) reset, and its refresh token revoked: .*\\n` +
+          'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
+      ),
+    )
+    // the line ending is not part of the password
+    expect((await login(user.email, NEW_PASSWORD)).status).toBe(200)
+  })
+
+  it('reset-password with a password the rules refuse, or none: exit 1 and nothing changed', async () => {
+    const user = await registerUser(service.app)
+    const before = await service.stores.users.findById(user.id)
+    for (const [input, line] of [
+      ['short\n', 'the password must have 8 to 100 characters of well-formed Unicode; nothing was changed'],
+      [
+        `${'x'.repeat(101)}\n`,
+        'the password must have 8 to 100 characters of well-formed Unicode; nothing was changed',
+      ],
+      ['', 'no password on stdin (its first line is read); nothing was changed'],
+    ] as const) {
+      expectFailure(await users(['reset-password', user.email], input), line)
+    }
+    expectFailure(
+      await users(['reset-password', user.email]),
+      'no password on stdin (its first line is read); nothing was changed',
+    )
+    expect(await service.stores.users.findById(user.id)).toEqual(before)
+    expect((await refresh(user.refreshToken)).status).toBe(200)
+    expect((await login(user.email, PASSWORD)).status).toBe(200)
+    expect(await events(user.id)).not.toContainEqual(expect.objectContaining({ type: 'password_reset' }))
+  })
+
+  it('revoke: the next refresh is refused; the access token lives until it expires; logging in works', async () => {
+    const user = await registerUser(service.app)
+    const result = await users(['revoke', user.email])
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^Refresh token of ${user.email} \\(${user.id}\\) revoked: the user is logged out at the next refresh\\.\\n` +
+          'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
+      ),
+    )
+    expectError(await refresh(user.refreshToken), 401, MESSAGES.refreshTokenInvalid)
+    expect((await call(service.app, 'GET', '/auth/me', { headers: bearer(user.accessToken) })).status).toBe(
+      200,
+    )
+    expect(await events(user.id)).toContainEqual(operatorEvent('sessions_revoked', user.id))
+
+    const again = await login(user.email, PASSWORD)
+    const json = await users(['revoke', user.id, '--json'])
+    expect(JSON.parse(json.stdout)).toEqual({
+      id: user.id,
+      email: user.email,
+      created_at: user.createdAt,
+      refresh_token_revoked: true,
+      access_tokens_expire_by: expect.any(String),
+    })
+    expectError(await refresh(again.body.data.refresh_token), 401, MESSAGES.refreshTokenInvalid)
+  })
+
+  it('delete without --yes and stdin not a terminal: exit 2, nothing deleted', async () => {
+    const user = await registerUser(service.app)
+    const result = await users(['delete', user.email])
+    expect(result.code).toBe(2)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toMatch(
+      /^tessera users: delete asks for confirmation on a terminal; without one, pass --yes\nUsage: tessera users/,
+    )
+    expect(await service.stores.users.findById(user.id)).not.toBeNull()
+    expect((await refresh(user.refreshToken)).status).toBe(200)
+  })
+
+  it('delete --yes: the account and its session are gone, its audit events kept without client addresses', async () => {
+    const user: Registered = await registerUser(service.app)
+    const other = await registerUser(service.app)
+    // events with an address, as the service records them (in the SQL store whatever REDIS_URL says)
+    const withAddress = (userId: string, at: number): SecurityEvent => ({
+      at,
+      type: 'login_succeeded',
+      userId,
+      clientAddress: '203.0.113.7',
+      requestId: 'req-1',
+      reason: null,
+    })
+    const past = Date.now() - 60_000
+    await service.stores.audit.append([withAddress(user.id, past), withAddress(other.id, past)])
+    // the service's own events of the registration and login reach the store within its sink's interval
+    await vi.waitFor(
+      async () => {
+        expect(await events(user.id)).toContainEqual(
+          expect.objectContaining({
+            type: 'login_succeeded',
+            requestId: expect.not.stringMatching(/^req-1$/),
+          }),
+        )
+      },
+      { timeout: 10_000 },
+    )
+
+    const result = await users(['delete', user.email, '--yes', '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    const answer = JSON.parse(result.stdout)
+    expect(answer).toEqual({
+      id: user.id,
+      email: user.email,
+      created_at: user.createdAt,
+      deleted: true,
+      audit_addresses_erased: expect.any(Number),
+      access_tokens_expire_by: expect.any(String),
+    })
+    expect(answer.audit_addresses_erased).toBeGreaterThanOrEqual(3)
+    // read before any request below: a refresh refused from now on is an event of the user id, with its address
+    const trail = await events(user.id)
+    expect(trail).toContainEqual({ ...withAddress(user.id, past), clientAddress: null })
+    expect(trail.map((event) => event.type)).toEqual(
+      expect.arrayContaining(['registered', 'login_succeeded']),
+    )
+    expect(trail.filter((event) => event.clientAddress !== null)).toEqual([])
+    expect(trail.at(-1)).toEqual(operatorEvent('account_deleted', user.id))
+
+    expectError(await login(user.email, PASSWORD), 401, MESSAGES.invalidCredentials)
+    expectError(await refresh(user.refreshToken), 401, MESSAGES.refreshTokenInvalid)
+    expectError(
+      await call(service.app, 'GET', '/auth/me', { headers: bearer(user.accessToken) }),
+      401,
+      MESSAGES.accessTokenInvalid,
+    )
+    expect(await service.stores.users.findById(user.id)).toBeNull()
+    expect(await service.stores.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
+
+    // nobody else's trail is touched
+    expect(await events(other.id)).toContainEqual(withAddress(other.id, past))
+    expect((await refresh(other.refreshToken)).status).toBe(200)
+
+    expectFailure(await users(['show', user.email]), `no account has the e-mail ${user.email}`)
+    // the e-mail can be registered again, as a new account
+    const reborn = await call(service.app, 'POST', '/auth/register', {
+      body: { email: user.email, password: PASSWORD },
+    })
+    expect(reborn.status, reborn.text).toBe(200)
+  })
+
+  it('delete, human output', async () => {
+    const user = await registerUser(service.app)
+    const result = await users(['delete', user.id, '-y'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toMatch(
+      new RegExp(
+        `^Account ${user.email} \\(${user.id}\\) deleted, with its refresh token\\. Its audit events are kept until ` +
+          'AUDIT_RETENTION_DAYS prunes them; the client addresses of \\d+ were erased\\.\\n' +
+          'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
+      ),
+    )
+  })
+})
+
+describe('tessera users: usage and failures', () => {
+  let instance: BackendInstance
+  beforeAll(async () => {
+    instance = await (backends[0] as (typeof backends)[number]).setup()
+  })
+  afterAll(() => instance?.teardown())
+  const users = (args: string[], env: Record<string, string> = instance.env) =>
+    runCli(['users', ...args], env)
+
+  it('--help and help: the usage on stdout, exit 0', async () => {
+    const help = await users(['--help'])
+    expect(help.code).toBe(0)
+    expect(help.stderr).toBe('')
+    expect(help.stdout).toMatch(/^Usage: tessera users <command> \[options\]\n/)
+    for (const verb of ['list', 'show', 'reset-password', 'revoke', 'delete'])
+      expect(help.stdout).toContain(`\n  ${verb} `)
+    expect((await users(['help'])).stdout).toBe(help.stdout)
+    expect((await runCli(['--help'])).stdout).toContain('\n  users reset-password <e> ')
+  })
+
+  it('usage errors: exit 2 with the reason and the usage on stderr, before any store is opened', async () => {
+    // in this process (a child process each would take a second): the same function the command runs
+    const run = async (args: readonly string[]) => {
+      let stdout = ''
+      let stderr = ''
+      const code = await runUsersCommand(args, {
+        stdout: (text) => {
+          stdout += text
+        },
+        stderr: (text) => {
+          stderr += text
+        },
+        terminal: pipedStdin,
+        // a database that cannot be reached: a usage error is found first
+        environment: async () => ({
+          ...TEST_ENV,
+          ...instance.env,
+          DATABASE_URL: 'postgres://postgres@127.0.0.1:9/none',
+        }),
+      })
+      return { code, stdout, stderr }
+    }
+    for (const [args, reason] of [
+      [[], 'missing command'],
+      [['frobnicate'], 'unknown command "frobnicate"'],
+      [['show'], 'show needs an <email|id> argument'],
+      [['show', 'a@example.com', 'b@example.com'], 'unexpected argument "b@example.com"'],
+      [['show', 'not-an-address'], '"not-an-address" is neither an e-mail address nor a user id (10 digits)'],
+      [['show', '0123456789'], '"0123456789" is neither an e-mail address nor a user id (10 digits)'],
+      [['list', 'extra'], 'unexpected argument "extra"'],
+      [['list', '--limit', '0'], '--limit takes a whole number from 1 to 1000'],
+      [['list', '--limit', '1001'], '--limit takes a whole number from 1 to 1000'],
+      [['list', '--limit', '2.5'], '--limit takes a whole number from 1 to 1000'],
+      [['list', '--after', 'abc'], '--after takes a user id (10 digits)'],
+      [
+        ['list', '--frob'],
+        "Unknown option '--frob'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--frob\"",
+      ],
+      [['show', 'a@example.com', '--limit', '3'], 'show takes no --limit'],
+      [['revoke', 'a@example.com', '--yes'], 'revoke takes no --yes'],
+      [['delete', 'a@example.com'], 'delete asks for confirmation on a terminal; without one, pass --yes'],
+    ] as const) {
+      const result = await run(args)
+      expect(result.code, args.join(' ')).toBe(2)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toBe(`tessera users: ${reason}\n${USERS_USAGE}`)
+    }
+    // the built command says the same
+    const built = await users(['show'], {
+      ...instance.env,
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:9/none',
+    })
+    expect(built).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `tessera users: show needs an <email|id> argument\n${USERS_USAGE}`,
+    })
+  })
+
+  it('a store that cannot be reached: exit 1, one line naming the variable', async () => {
+    const result = await users(['list'], {
+      ...instance.env,
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:9/none',
+    })
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toMatch(
+      /^tessera users: DATABASE_URL could not be opened[^\n]*ECONNREFUSED[^\n]*\n$/,
+    )
+  })
+
+  it('a bad configuration: exit 1, one line naming the variable', async () => {
+    const result = await users(['list'], { ...instance.env, AUTH_ARGON2_TIME_COST: 'many' })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/^tessera users: AUTH_ARGON2_TIME_COST [^\n]+\n$/)
+  })
+})
