@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { systemClock } from './clock.js'
 import { readAppInfo, readEnvironment, runMigrations, serve } from './server.js'
 
 const USAGE = `Usage: tessera <command> [options]
@@ -12,6 +13,7 @@ Commands:
   users revoke|delete <e>    log a user out (delete the stored refresh token), or delete the account
   store copy                 copy accounts and refresh tokens between stores; see tessera store --help
   store backup <file>        a consistent copy of the SQLite store while the service runs
+  audit --user <email|id>    a user's security events from the audit trail; see tessera audit --help
   help                       show this text
 
 Options:
@@ -31,6 +33,7 @@ Main environment variables:
   BASE_PATH                  a prefix for every path, such as /api (empty by default)
   WORKERS                    worker processes on one port (1; auto: one per core)
   METRICS_PORT, METRICS_HOST serve GET /metrics (Prometheus) on a port of its own (off; host 127.0.0.1)
+  AUDIT_RETENTION_DAYS       days the audit trail keeps a security event (90; 0 keeps no trail)
   LOG_LEVEL                  fatal, error, warn, info (default), debug, trace or silent
   SITE_CONFIG_FILE           a site configuration (JSON or YAML) to validate at start and serve
 
@@ -71,6 +74,17 @@ export async function main(argv: readonly string[]): Promise<void> {
       stderr: (text) => process.stderr.write(text),
       terminal: processTerminal(),
       environment: readEnvironment,
+    })
+    return
+  }
+  if (argv[0] === 'audit') {
+    // loaded only here, like the stores it opens
+    const { runAuditCommand } = await import('./audit/audit-command.js')
+    process.exitCode = await runAuditCommand(argv.slice(1), {
+      stdout: (text) => process.stdout.write(text),
+      stderr: (text) => process.stderr.write(text),
+      environment: readEnvironment,
+      clock: systemClock,
     })
     return
   }
