@@ -85,7 +85,7 @@ describe.each(backends)('deleting an account during a login or a refresh [$name]
   const login = (email: string, password = PASSWORD) =>
     call(service.app, 'POST', '/auth/login', { body: { email, password } })
 
-  it('a login that read the account before the deletion gets 401 and leaves no refresh token', async () => {
+  it('R3.11 a login that read the account before the deletion gets 401 and leaves no refresh token', async () => {
     const user = await registerUser(service.app)
     putGate = createGate()
     putGate.close()
@@ -103,7 +103,7 @@ describe.each(backends)('deleting an account during a login or a refresh [$name]
     )
   })
 
-  it('a refresh in flight during the deletion is refused, and no token is left to rotate', async () => {
+  it('R3.11 a refresh in flight during the deletion is refused, and no token is left to rotate', async () => {
     const user = await registerUser(service.app)
     rotateGate = createGate()
     rotateGate.close()

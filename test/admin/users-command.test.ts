@@ -130,7 +130,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expectFailure(await users(['show', '1000000001', '--json']), 'no account has the id 1000000001')
   })
 
-  it('reset-password from stdin: the new password logs in, the old one and the old refresh token are refused', async () => {
+  it('R3.10 reset-password from stdin: the new password logs in, the old one and the old refresh token are refused', async () => {
     const user = await registerUser(service.app)
     const result = await users(
       ['reset-password', user.email, '--json'],
@@ -198,7 +198,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(await events(user.id)).not.toContainEqual(expect.objectContaining({ type: 'password_reset' }))
   })
 
-  it('revoke: the next refresh is refused; the access token lives until it expires; logging in works', async () => {
+  it('R3.9 R3.12 revoke: the next refresh is refused; the access token lives until it expires; logging in works', async () => {
     const user = await registerUser(service.app)
     const result = await users(['revoke', user.email])
     expect(result.code, result.stderr).toBe(0)
@@ -238,7 +238,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect((await refresh(user.refreshToken)).status).toBe(200)
   })
 
-  it('delete --yes: the account and its session are gone, its audit events kept without client addresses', async () => {
+  it('R3.11 delete --yes: the account and its session are gone, its audit events kept without client addresses', async () => {
     const user: Registered = await registerUser(service.app)
     const other = await registerUser(service.app)
     // events with an address, as the service records them (in the SQL store whatever REDIS_URL says)
