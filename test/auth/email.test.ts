@@ -69,7 +69,7 @@ describe('isValidEmail (WHATWG valid e-mail address, at most 254 characters)', (
   })
 })
 
-describe('EMAIL_PATTERN, the rule as the API document states it, gives the answers of isValidEmail', () => {
+describe('R4.9.6 EMAIL_PATTERN, the rule as the API document states it, gives the answers of isValidEmail', () => {
   // as JSON Schema validators run a `pattern`: Ajv (with the `u` flag), and a plain ECMAScript RegExp
   const ajv = new Ajv2020({ strict: true })
   const validate = ajv.compile({ type: 'string', pattern: EMAIL_PATTERN })

@@ -81,7 +81,7 @@ process.stdout.write(JSON.stringify(steps))
 
 // issue 13: a client generated from GET /openapi.json type-checks (strict) and completes the flow against a running
 // service. The generated files live in a temporary directory, never in the repository.
-describe('a client generated from the API document with openapi-typescript and openapi-fetch', () => {
+describe('R4.9.8 a client generated from the API document with openapi-typescript and openapi-fetch', () => {
   const temp = useTempDir('generated-client')
   let service: TestService
   let baseUrl: string

@@ -39,7 +39,7 @@ interface Send {
   authorization?: string
 }
 
-describe('the API document is the contract: every answer of a realistic sequence is valid against it', () => {
+describe('R4.9.7 the API document is the contract: every answer of a realistic sequence is valid against it', () => {
   let api: ApiDocument
   const services: TestService[] = []
 

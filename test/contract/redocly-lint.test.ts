@@ -11,7 +11,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url))
 
 // Redocly CLI's recommended rules (redocly.yaml at the root, which turns three off and says why) over the document
 // the service serves: no error and no warning.
-describe('redocly lint: the served API document', () => {
+describe('R4.9.8 redocly lint: the served API document', () => {
   const temp = useTempDir('redocly')
   let service: TestService
   beforeAll(async () => {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { EMAIL_PATTERN } from '../../src/auth/email.js'
 import { DOCS_CSP } from '../../src/http/openapi.js'
@@ -57,7 +58,7 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       Object.entries(item as Record<string, any>).map(([method, operation]) => ({ method, path, operation })),
     )
 
-  it('names every operation with a stable operationId, and says which need the access token', () => {
+  it('R4.9.3 names every operation with a stable operationId, and says which need the access token', () => {
     expect(document.components.securitySchemes.bearerAuth).toEqual({
       type: 'http',
       scheme: 'bearer',
@@ -82,7 +83,7 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     })
   })
 
-  it('lists every status each operation answers (docs/api.md section 4), each with a description of its own', () => {
+  it('R4.9.4 lists every status each operation answers (docs/api.md section 4), each with a description of its own', () => {
     const statuses = Object.fromEntries(
       operations().map(({ operation }) => [operation.operationId, Object.keys(operation.responses)]),
     )
@@ -105,7 +106,7 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     expect(Object.keys(document.components.responses.MethodNotAllowed.headers)).toEqual(['Allow'])
   })
 
-  it('documents the error envelope once, refers to it from every error status, with the messages as examples', () => {
+  it('R4.9.4 documents the error envelope once, refers to it from every error status, with the messages as examples', () => {
     expect(document.components.schemas.ErrorResponse.required).toEqual(['code', 'message', 'data'])
     for (const { operation } of operations()) {
       for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
@@ -128,7 +129,7 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     ])
   })
 
-  it('documents the headers: Cache-Control, the rate-limit headers, Retry-After and WWW-Authenticate where they are sent', () => {
+  it('R4.9.5 documents the headers: Cache-Control, the rate-limit headers, Retry-After and WWW-Authenticate where they are sent', () => {
     const headers = (path: string, method: string, status: string) =>
       Object.keys(document.paths[path][method].responses[status].headers ?? {})
     const rateLimit = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']
@@ -137,7 +138,11 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     // R8.4: login's answers never tell the count of failures
     expect(headers('/auth/login', 'post', '429')).toEqual(['Retry-After', 'Cache-Control'])
     expect(headers('/auth/login', 'post', '401')).toEqual(['Cache-Control'])
-    expect(headers('/auth/refresh', 'post', '401')).toEqual(['Cache-Control', ...rateLimit, 'WWW-Authenticate'])
+    expect(headers('/auth/refresh', 'post', '401')).toEqual([
+      'Cache-Control',
+      ...rateLimit,
+      'WWW-Authenticate',
+    ])
     expect(headers('/auth/me', 'get', '401')).toEqual(['Cache-Control', 'WWW-Authenticate'])
     expect(document.paths['/auth/me'].get.responses['401'].headers['WWW-Authenticate'].schema.enum).toEqual([
       'Bearer',
@@ -147,7 +152,10 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     expect(headers('/health', 'get', '200')).toEqual([])
   })
 
-  it('states the e-mail rule as the pattern the service applies, never as format: email', () => {
+  it('R4.9.6 states the e-mail rule as the pattern the service applies, never as format: email, as docs/api.md prints it', async () => {
+    expect(await readFile(new URL('../../docs/api.md', import.meta.url), 'utf8')).toContain(
+      `  ${EMAIL_PATTERN}\n`,
+    )
     const text = JSON.stringify(document)
     expect(text).not.toMatch(/"format":"email"/)
     const emails = [
@@ -159,14 +167,14 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     for (const email of emails) expect(email).toMatchObject({ type: 'string', pattern: EMAIL_PATTERN })
   })
 
-  it('types the success envelope as the error envelope (an integer code) and created_at as a date-time', () => {
+  it('R4.9.4 types the success envelope as the error envelope (an integer code) and created_at as a date-time', () => {
     const me = document.paths['/auth/me'].get.responses['200'].content['application/json'].schema
     expect(me.properties.code).toEqual({ type: 'integer', enum: [200] })
     expect(document.components.schemas.ErrorResponse.properties.code.type).toBe('integer')
     expect(me.properties.data.properties.created_at).toMatchObject({ type: 'string', format: 'date-time' })
   })
 
-  it('refers to every schema it keeps among its components (Redocly no-unused-components is off for the two unmatched-request responses)', () => {
+  it('R4.9.8 refers to every schema it keeps among its components (Redocly no-unused-components is off for the two unmatched-request responses)', () => {
     const text = JSON.stringify(document.paths)
     for (const name of Object.keys(document.components.schemas)) {
       expect(text, name).toContain(`"#/components/schemas/${name}"`)
