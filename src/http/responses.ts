@@ -39,14 +39,15 @@ import {
 /** The API document's description: what holds for every request, beyond each operation's own answers. */
 export const DOCUMENT_DESCRIPTION = [
   'Account and token service: registration, login, short-lived JWT access tokens and single-use refresh tokens.',
-  'Every error answer is the `ErrorResponse` envelope, whose `code` is the HTTP status. Beyond the statuses each ' +
-    'operation lists, a request can be refused before it reaches one, in the same envelope: a path the service ' +
-    'does not serve is 404 and a served path asked with another method 405 with `Allow` (`components.responses`); ' +
-    'a malformed request is 400, headers over 16 KiB 431, a request slower than the time limits 408 and an ' +
-    '`Expect` other than `100-continue` 417. Every answer carries `X-Content-Type-Options: nosniff`, and every ' +
-    'answer over HTTPS `Strict-Transport-Security`.',
-  'E-mail addresses follow the WHATWG rule, stated as a `pattern` (ECMA-262), not `format: email`: `a.@example.com` ' +
-    'is valid. The contract, rule by rule, is docs/api.md in the repository; this document describes the shapes.',
+  'Every error answer but the 503 of `GET /health` (which reports its checks) is the `ErrorResponse` envelope, ' +
+    'whose `code` is the HTTP status. Beyond the statuses each operation lists, a request can be refused before ' +
+    'it reaches one, in the same envelope: a path the service does not serve is 404 and a served path asked with ' +
+    'another method 405 with `Allow` (`components.responses`); a malformed request is 400, headers over 16 KiB ' +
+    '431, a request slower than the time limits 408 and an `Expect` other than `100-continue` 417. Every answer ' +
+    'carries `X-Content-Type-Options: nosniff`, and every answer over HTTPS `Strict-Transport-Security`.',
+  'E-mail addresses follow the WHATWG rule, stated as a `pattern` (ECMA-262), not `format: email`: ' +
+    '`a.@example.com` is valid. The contract, rule by rule, is docs/api.md in the repository; this document ' +
+    "describes each operation's answers.",
 ].join('\n\n')
 
 /** Response headers by name, each a JSON Schema with its description (@fastify/swagger's form). */
