@@ -37,6 +37,11 @@ export interface LoginPass {
   readonly remembered: boolean
   /** The store failed and the attempt was counted in this process instead. */
   readonly degraded: boolean
+  /**
+   * A remembered address with no failure, whose record this process renewed less than RENEWAL_INTERVAL_MS ago: a
+   * success need not write it again.
+   */
+  readonly renewedRecently: boolean
 }
 
 export interface LoginThrottle {
@@ -56,6 +61,14 @@ export interface LoginThrottle {
 }
 
 const MINUTE_MS = 60_000
+/**
+ * A success renews its address's record (R8.6) at most once in this time per process: logins of one account from
+ * one address in a row (a script, an app, a benchmark) would otherwise write the record at every login, one more
+ * store round trip each. The record is then kept 30 days from a success at most this much before the last one.
+ */
+export const RENEWAL_INTERVAL_MS = MINUTE_MS
+/** Renewals remembered at most; past it the oldest go first. */
+const MAX_RENEWALS = 10_000
 
 /**
  * The login throttle of docs/api.md R8.4 to R8.6. Keys in the store: `address:<address>`, `account:<e-mail>`,
@@ -103,6 +116,17 @@ export function createLoginThrottle(deps: {
       return operation(deps.fallback)
     }
   }
+  /** known-key → when this process last wrote it, oldest first (Map keeps insertion order). */
+  const renewals = new Map<string, number>()
+  const renewed = (key: string, now: number) => {
+    renewals.delete(key)
+    renewals.set(key, now)
+    if (renewals.size > MAX_RENEWALS) renewals.delete(renewals.keys().next().value as string)
+  }
+  const renewedRecently = (key: string, now: number) => {
+    const last = renewals.get(key)
+    return last !== undefined && now - last < RENEWAL_INTERVAL_MS && now >= last
+  }
   const keys = (email: string, address: string) => ({
     address: `address:${address}`,
     account: `account:${email}`,
@@ -114,13 +138,18 @@ export function createLoginThrottle(deps: {
       const now = clock.now()
       const key = keys(email, address)
       const status = { degraded: false }
-      if (!limitsAddress && !limitsAccount) return { email, address, remembered: false, degraded: false }
+      if (!limitsAddress && !limitsAccount)
+        return { email, address, remembered: false, degraded: false, renewedRecently: false }
       // R8.6: a remembered address is checked, not counted in advance, so that its owner's concurrent logins all
       // pass; its failures are counted after the fact (failed), which lets a burst of concurrent guesses from that
       // one address through at most once per success of the owner, bounded by the Argon2 queue
       const failures = await counting(status, (store) => store.remembered(key.known, now))
       const remembered = failures !== null && failures < settings.rememberedFreeFailures
-      if (remembered) return { email, address, remembered, degraded: status.degraded }
+      if (remembered) {
+        // a record with failures is always written again: a success starts it afresh (R8.6)
+        const fresh = failures === 0 && !status.degraded && renewedRecently(key.known, now)
+        return { email, address, remembered, degraded: status.degraded, renewedRecently: fresh }
+      }
       if (limitsAddress) {
         const wait = await counting(status, (store) => store.take(key.address, now, addressPolicy))
         if (wait > 0) throw new RateLimitedError(Math.ceil(wait / 1000))
@@ -133,10 +162,11 @@ export function createLoginThrottle(deps: {
           throw new RateLimitedError(Math.ceil(wait / 1000))
         }
       }
-      return { email, address, remembered, degraded: status.degraded }
+      return { email, address, remembered, degraded: status.degraded, renewedRecently: false }
     },
 
     async succeeded(pass) {
+      if (pass.renewedRecently) return
       const now = clock.now()
       const key = keys(pass.email, pass.address)
       const status = { degraded: false }
@@ -146,6 +176,7 @@ export function createLoginThrottle(deps: {
         if (limitsAccount) await counting(status, (store) => store.forget(key.account))
       }
       await counting(status, (store) => store.remember(key.known, now, settings.rememberAddressMs))
+      if (!status.degraded) renewed(key.known, now)
     },
 
     async failed(pass) {
@@ -156,9 +187,10 @@ export function createLoginThrottle(deps: {
 
     async remember(email, address) {
       const key = keys(email, address)
-      await counting({ degraded: false }, (store) =>
-        store.remember(key.known, clock.now(), settings.rememberAddressMs),
-      )
+      const now = clock.now()
+      const status = { degraded: false }
+      await counting(status, (store) => store.remember(key.known, now, settings.rememberAddressMs))
+      if (!status.degraded) renewed(key.known, now)
     },
   }
 }

@@ -79,6 +79,41 @@ describe('createLoginThrottle', () => {
     expect(await fail(ADA, '203.0.113.5')).toEqual(expect.any(Number))
   })
 
+  it('logins in a row from a remembered address renew its record once a minute, not at every login', async () => {
+    const store = createMemoryLoginAttemptStore()
+    const writes: number[] = []
+    const observed: LoginAttemptStore = {
+      ...store,
+      remember: (key, now, keepMs) => {
+        writes.push(now)
+        return store.remember(key, now, keepMs)
+      },
+    }
+    const { throttle, clock, fail } = throttled({}, observed)
+    const start = clock.now()
+    await throttle.remember(ADA, '203.0.113.5')
+    for (let i = 0; i < 5; i++) {
+      clock.advance(10_000)
+      const pass = await throttle.admit(ADA, '203.0.113.5')
+      expect(pass.remembered).toBe(true)
+      await throttle.succeeded(pass)
+    }
+    expect(writes).toEqual([start])
+    clock.advance(10_000)
+    await throttle.succeeded(await throttle.admit(ADA, '203.0.113.5'))
+    expect(writes).toEqual([start, start + 60_000])
+    // a failure is always cleared by the next success (R8.6: a success starts it afresh), within the minute too
+    expect(await fail(ADA, '203.0.113.5')).toBe('failed')
+    await throttle.succeeded(await throttle.admit(ADA, '203.0.113.5'))
+    expect(writes).toEqual([start, start + 60_000, start + 60_000])
+    for (let i = 0; i < 5; i++) expect(await fail(ADA, '203.0.113.5')).toBe('failed')
+    for (let i = 0; i < 5; i++) await fail(ADA, '198.51.100.1')
+    expect(await fail(ADA, '203.0.113.5')).toEqual(expect.any(Number))
+    // another address of the account is written at its own first success
+    await throttle.succeeded(await throttle.admit('bob@example.com', '203.0.113.5'))
+    expect(writes).toHaveLength(4)
+  })
+
   it('the address that registered the account is remembered for it', async () => {
     const { throttle, fail } = throttled()
     await throttle.remember(ADA, '203.0.113.5')
