@@ -38,8 +38,10 @@ describe('hostile clients: log floods', () => {
       statuses = replies.map((reply) => reply.status)
     })
     expect(statuses.filter((status) => status === 503).length).toBeGreaterThan(requests / 2)
-    expect(lines.length).toBeLessThanOrEqual(requests)
-    expect(bytes).toBeLessThanOrEqual(requests * LINE_BYTES)
+    // a registration let through also logs its security event (docs/api.md R6.3.2); a refusal nothing more
+    const served = statuses.filter((status) => status === 200).length
+    expect(lines.length).toBeLessThanOrEqual(requests + served)
+    expect(bytes).toBeLessThanOrEqual((requests + served) * LINE_BYTES)
     expect(lines.filter((line) => line.includes('"stack"'))).toEqual([])
   })
 
@@ -56,8 +58,9 @@ describe('hostile clients: log floods', () => {
       }
     })
     expect(statuses.filter((status) => status === 429)).toHaveLength(requests - 2)
-    expect(lines.length).toBeLessThanOrEqual(requests)
-    expect(bytes).toBeLessThanOrEqual(requests * LINE_BYTES)
+    // the two let through are refused as invalid tokens and log that security event (docs/api.md R6.3.2)
+    expect(lines.length).toBeLessThanOrEqual(requests + 2)
+    expect(bytes).toBeLessThanOrEqual((requests + 2) * LINE_BYTES)
     expect(lines.filter((line) => line.includes('"stack"'))).toEqual([])
   })
 
