@@ -30,14 +30,35 @@ const KEPT_LINES = 40
 
 /**
  * Starts the service on the given variables (on top of a minimal environment: PATH and HOME only, so nothing in the
- * caller's environment changes the configuration), with HOST and PORT set to a free port of 127.0.0.1.
+ * caller's environment changes the configuration), with HOST and PORT set to a free port of 127.0.0.1, and its
+ * metrics on (METRICS_PORT, another free port, unless `env` names one), as a monitored deployment runs it. Resolves
+ * once GET /metrics answers 200 there too.
  * @param {string} name
  * @param {Record<string, string>} env
  * @param {{ nodeArgs?: string[] }} [options]
  * @returns {Promise<ServerProcess>}
  */
 export async function startService(name, env, options = {}) {
-  return startServerProcess(name, [...(options.nodeArgs ?? START_NODE_FLAGS), TESSERA, 'serve'], env)
+  const metricsPort = env.METRICS_PORT ?? String(await freePort())
+  const service = await startServerProcess(
+    name,
+    [...(options.nodeArgs ?? START_NODE_FLAGS), TESSERA, 'serve'],
+    {
+      METRICS_PORT: metricsPort,
+      ...env,
+    },
+  )
+  const metrics = await requestText(`http://127.0.0.1:${metricsPort}/metrics`).catch((error) => ({
+    status: 0,
+    text: String(error),
+  }))
+  if (metrics.status !== 200) {
+    await service.stop()
+    throw new Error(
+      `${name}: GET /metrics on port ${metricsPort} answered ${metrics.status}: ${metrics.text}`,
+    )
+  }
+  return service
 }
 
 /** The Node.js flags `npm start` gives the service (package.json scripts.start), so the benchmark runs it the same. */
