@@ -9,6 +9,8 @@ import { type BackendInstance, backends } from '../support/backends.js'
 import { runCli } from '../support/process.js'
 
 const DAY = 86_400_000
+/** Each test runs the built CLI a few times: a second or more each on a busy machine. */
+const CLI_TIMEOUT = 90_000
 
 /** The trail is in the SQL database whatever REDIS_URL says, and the command opens no Redis: one run per engine. */
 const sqlBackends = backends.filter((backend) => !backend.redis)
@@ -60,113 +62,150 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
     await instance?.teardown()
   })
 
-  it('lists the user’s events oldest first, by e-mail or id, as a table', async () => {
-    const byEmail = await audit('--user', user.email.toUpperCase())
-    expect(byEmail).toMatchObject({ code: 0, stderr: '' })
-    const lines = byEmail.stdout.trimEnd().split('\n')
-    expect(lines[0]).toBe(`user ${user.id}`)
-    expect(lines[1]).toMatch(/^TIME +EVENT +REASON +CLIENT +REQUEST$/)
-    expect(lines.slice(2).map((line) => line.split(/ +/))).toEqual([
-      [new Date(now - 10 * DAY).toISOString(), 'registered', '-', '203.0.113.7', 'req-a'],
-      [new Date(now - 3 * DAY).toISOString(), 'login_failed', 'wrong_password', '203.0.113.7', 'req-b'],
-      [new Date(now - 2 * 3_600_000).toISOString(), 'login_succeeded', '-', '203.0.113.7', 'req-c'],
-      [new Date(now - 3_600_000).toISOString(), 'refresh_refused', 'reused', '203.0.113.7', 'req-d'],
-    ])
-    expect((await audit('--user', user.id)).stdout).toBe(byEmail.stdout)
-  })
+  it(
+    'lists the user’s events oldest first, by e-mail or id, as a table',
+    async () => {
+      const byEmail = await audit('--user', user.email.toUpperCase())
+      expect(byEmail).toMatchObject({ code: 0, stderr: '' })
+      const lines = byEmail.stdout.trimEnd().split('\n')
+      expect(lines[0]).toBe(`user ${user.id}`)
+      expect(lines[1]).toMatch(/^TIME +EVENT +REASON +CLIENT +REQUEST$/)
+      expect(lines.slice(2).map((line) => line.split(/ +/))).toEqual([
+        [new Date(now - 10 * DAY).toISOString(), 'registered', '-', '203.0.113.7', 'req-a'],
+        [new Date(now - 3 * DAY).toISOString(), 'login_failed', 'wrong_password', '203.0.113.7', 'req-b'],
+        [new Date(now - 2 * 3_600_000).toISOString(), 'login_succeeded', '-', '203.0.113.7', 'req-c'],
+        [new Date(now - 3_600_000).toISOString(), 'refresh_refused', 'reused', '203.0.113.7', 'req-d'],
+      ])
+      expect((await audit('--user', user.id)).stdout).toBe(byEmail.stdout)
+    },
+    CLI_TIMEOUT,
+  )
 
-  it('--json, --since (a duration or an ISO date) and --limit (the latest)', async () => {
-    const json = await audit('--user', user.id, '--json', '--since', '4d')
-    expect(json).toMatchObject({ code: 0, stderr: '' })
-    expect(JSON.parse(json.stdout)).toEqual({
-      user_id: user.id,
-      events: [
-        {
-          time: new Date(now - 3 * DAY).toISOString(),
-          event: 'login_failed',
-          reason: 'wrong_password',
-          client_address: '203.0.113.7',
-          request_id: 'req-b',
-        },
-        {
-          time: new Date(now - 2 * 3_600_000).toISOString(),
-          event: 'login_succeeded',
-          reason: null,
-          client_address: '203.0.113.7',
-          request_id: 'req-c',
-        },
-        {
-          time: new Date(now - 3_600_000).toISOString(),
-          event: 'refresh_refused',
-          reason: 'reused',
-          client_address: '203.0.113.7',
-          request_id: 'req-d',
-        },
-      ],
-    })
-    const requestIds = async (...args: string[]) =>
-      JSON.parse((await audit('--user', user.id, '--json', ...args)).stdout).events.map(
-        (e: { request_id: string }) => e.request_id,
+  it(
+    '--json, here with --since as a duration',
+    async () => {
+      const json = await audit('--user', user.id, '--json', '--since', '4d')
+      expect(json).toMatchObject({ code: 0, stderr: '' })
+      expect(JSON.parse(json.stdout)).toEqual({
+        user_id: user.id,
+        events: [
+          {
+            time: new Date(now - 3 * DAY).toISOString(),
+            event: 'login_failed',
+            reason: 'wrong_password',
+            client_address: '203.0.113.7',
+            request_id: 'req-b',
+          },
+          {
+            time: new Date(now - 2 * 3_600_000).toISOString(),
+            event: 'login_succeeded',
+            reason: null,
+            client_address: '203.0.113.7',
+            request_id: 'req-c',
+          },
+          {
+            time: new Date(now - 3_600_000).toISOString(),
+            event: 'refresh_refused',
+            reason: 'reused',
+            client_address: '203.0.113.7',
+            request_id: 'req-d',
+          },
+        ],
+      })
+    },
+    CLI_TIMEOUT,
+  )
+
+  it(
+    '--since as an ISO time or a shorter duration; --limit keeps the latest',
+    async () => {
+      const requestIds = async (...args: string[]) =>
+        JSON.parse((await audit('--user', user.id, '--json', ...args)).stdout).events.map(
+          (e: { request_id: string }) => e.request_id,
+        )
+      expect(await requestIds('--since', '90m')).toEqual(['req-d'])
+      expect(await requestIds('--since', new Date(now - 2 * 3_600_000).toISOString())).toEqual([
+        'req-c',
+        'req-d',
+      ])
+      expect(await requestIds('--limit', '2')).toEqual(['req-c', 'req-d'])
+    },
+    CLI_TIMEOUT,
+  )
+
+  it(
+    'no events since then: says so, exit 0',
+    async () => {
+      expect((await audit('--user', user.id, '--since', '2999-01-01')).stdout).toBe(
+        `no audit events for user ${user.id}\n`,
       )
-    expect(await requestIds('--since', '90m')).toEqual(['req-d'])
-    expect(await requestIds('--since', new Date(now - 2 * 3_600_000).toISOString())).toEqual([
-      'req-c',
-      'req-d',
-    ])
-    expect(await requestIds('--limit', '2')).toEqual(['req-c', 'req-d'])
-    expect(await requestIds('--since', '2999-01-01')).toEqual([])
-    expect((await audit('--user', user.id, '--since', '2999-01-01')).stdout).toBe(
-      `no audit events for user ${user.id}\n`,
-    )
-  })
+    },
+    CLI_TIMEOUT,
+  )
 
-  it('a deleted account is found by its id (its events outlive it)', async () => {
-    const result = await audit('--user', deletedId, '--json')
-    expect(result.code).toBe(0)
-    expect(JSON.parse(result.stdout).events).toEqual([
-      expect.objectContaining({ event: 'account_deleted', reason: 'operator', client_address: null }),
-    ])
-  })
+  it(
+    'a deleted account is found by its id (its events outlive it)',
+    async () => {
+      const result = await audit('--user', deletedId, '--json')
+      expect(result.code).toBe(0)
+      expect(JSON.parse(result.stdout).events).toEqual([
+        expect.objectContaining({ event: 'account_deleted', reason: 'operator', client_address: null }),
+      ])
+    },
+    CLI_TIMEOUT,
+  )
 
-  it('an unknown user: exit 1, one line', async () => {
-    expect(await audit('--user', 'nobody@example.com')).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: 'tessera audit: no account has the e-mail nobody@example.com (a deleted one: give its id)\n',
-    })
-    expect(await audit('--user', '1000000001')).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: 'tessera audit: no account and no audit event has the user id 1000000001\n',
-    })
-  })
+  it(
+    'an unknown user: exit 1, one line',
+    async () => {
+      expect(await audit('--user', 'nobody@example.com')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'tessera audit: no account has the e-mail nobody@example.com (a deleted one: give its id)\n',
+      })
+      expect(await audit('--user', '1000000001')).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: 'tessera audit: no account and no audit event has the user id 1000000001\n',
+      })
+    },
+    CLI_TIMEOUT,
+  )
 })
 
 describe('tessera audit --help and --since', () => {
-  it('bad input: exit 2, one line, before any store is opened', async () => {
-    const cases: Array<[string[], string]> = [
-      [['--user', '1234567890', '--since', 'yesterday'], '--since must be an ISO 8601 date or time'],
-      [['--user', '1234567890', '--since', '2026-02-30'], '--since must be an ISO 8601 date or time'],
-      [['--user', '1234567890', '--limit', '0'], '--limit must be an integer from 1 to 10000, got "0"'],
-      [['--user', 'not an e-mail'], '--user "not an e-mail" is neither an e-mail address nor a user id'],
-      [[], '--user <email|id> is required'],
-      [['--user', '1234567890', 'extra'], 'unexpected argument "extra"'],
-      [['--user', '1234567890', '--nope'], "Unknown option '--nope'"],
-    ]
-    for (const [args, message] of cases) {
-      const result = await runCli(['audit', ...args], { DATABASE_URL: 'postgres://nowhere.invalid/x' })
-      expect(result.code, args.join(' ')).toBe(2)
-      expect(result.stdout).toBe('')
-      expect(result.stderr.startsWith(`tessera audit: ${message}`), result.stderr).toBe(true)
-      expect(result.stderr.split('\n')).toHaveLength(2)
-    }
-  })
+  it(
+    'bad input: exit 2, one line, before any store is opened',
+    async () => {
+      const cases: Array<[string[], string]> = [
+        [['--user', '1234567890', '--since', 'yesterday'], '--since must be an ISO 8601 date or time'],
+        [['--user', '1234567890', '--since', '2026-02-30'], '--since must be an ISO 8601 date or time'],
+        [['--user', '1234567890', '--limit', '0'], '--limit must be an integer from 1 to 10000, got "0"'],
+        [['--user', 'not an e-mail'], '--user "not an e-mail" is neither an e-mail address nor a user id'],
+        [[], '--user <email|id> is required'],
+        [['--user', '1234567890', 'extra'], 'unexpected argument "extra"'],
+        [['--user', '1234567890', '--nope'], "Unknown option '--nope'"],
+      ]
+      for (const [args, message] of cases) {
+        const result = await runCli(['audit', ...args], { DATABASE_URL: 'postgres://nowhere.invalid/x' })
+        expect(result.code, args.join(' ')).toBe(2)
+        expect(result.stdout).toBe('')
+        expect(result.stderr.startsWith(`tessera audit: ${message}`), result.stderr).toBe(true)
+        expect(result.stderr.split('\n')).toHaveLength(2)
+      }
+    },
+    CLI_TIMEOUT,
+  )
 
-  it('--help shows the usage', async () => {
-    const result = await runCli(['audit', '--help'])
-    expect(result).toMatchObject({ code: 0, stderr: '' })
-    expect(result.stdout).toMatch(/^Usage: tessera audit --user <email\|id>/)
-  })
+  it(
+    '--help shows the usage',
+    async () => {
+      const result = await runCli(['audit', '--help'])
+      expect(result).toMatchObject({ code: 0, stderr: '' })
+      expect(result.stdout).toMatch(/^Usage: tessera audit --user <email\|id>/)
+    },
+    CLI_TIMEOUT,
+  )
 
   it('parses dates (UTC unless an offset is named), times and durations', () => {
     const now = Date.UTC(2026, 10, 25, 12, 0, 0)
