@@ -6,6 +6,7 @@ export interface CopyProgress {
   start(phase: string, total: number): void
   /** `done` accounts of the phase gone through, after each batch. */
   update(done: number): void
+  /** The phase has ended (or the copy failed); a second call does nothing. */
   stop(): void
 }
 
@@ -25,7 +26,6 @@ export function createCopyProgress(stream: NodeJS.WritableStream & { isTTY?: boo
           {
             stream,
             format: `${phase.padEnd(10)} [{bar}] {percentage}% | {value}/{total} accounts | {duration_formatted} | ETA {eta_formatted}`,
-            hideCursor: true,
           },
           cliProgress.Presets.shades_classic,
         )
@@ -40,14 +40,14 @@ export function createCopyProgress(stream: NodeJS.WritableStream & { isTTY?: boo
       },
     }
   }
-  let current = { phase: '', total: 0, done: 0, batches: 0 }
+  let current = { phase: '', total: 0, done: 0, batches: 0, active: false }
   const line = () => {
     const percent = current.total === 0 ? 100 : Math.floor((current.done / current.total) * 100)
     stream.write(`${current.phase}: ${current.done} of ${current.total} accounts (${percent}%)\n`)
   }
   return {
     start(phase, total) {
-      current = { phase, total, done: 0, batches: 0 }
+      current = { phase, total, done: 0, batches: 0, active: true }
     },
     update(done) {
       current.done = done
@@ -55,6 +55,8 @@ export function createCopyProgress(stream: NodeJS.WritableStream & { isTTY?: boo
       if (current.batches % LINE_EVERY_BATCHES === 0) line()
     },
     stop() {
+      if (!current.active) return
+      current.active = false
       if (current.batches % LINE_EVERY_BATCHES !== 0 || current.batches === 0) line()
     },
   }

@@ -9,6 +9,7 @@ import { migrate } from '../sql/migrate.js'
 import type { SqlDatabase } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
 import type { Tables } from '../sql/tables.js'
+import { type AuditCopy, copyAuditEvents } from './copy-audit-events.js'
 import type { CopyProgress } from './copy-progress.js'
 import {
   type AccountRow,
@@ -58,6 +59,8 @@ export interface CopyReport {
   resumedAfter: string | null
   accounts: { copied: number; alreadyThere: number; source: Checksum; target: Checksum; targetTotal: number }
   refreshTokens: { copied: number; source: Checksum; target: Checksum }
+  /** The audit trail, when the source has one (null when it has not). */
+  auditEvents: AuditCopy | null
   /** Why the target does not hold what the source does, or null when it does. */
   mismatch: string | null
 }
@@ -79,8 +82,8 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
   try {
     const source = await openSql(options.from, '--from')
     opened.push(source)
-    if (!(await hasUsersTable(source.db)))
-      throw new CopyError('--from holds no Tessera store (no users table)')
+    const sourceTables = await tableNames(source.db)
+    if (!sourceTables.includes('users')) throw new CopyError('--from holds no Tessera store (no users table)')
     const target = await openSql(options.to, '--to')
     opened.push(target)
     const redisFrom = options.redisFrom ? await openRedis(options.redisFrom, '--redis-from', options) : null
@@ -88,8 +91,6 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
     const redisTo = options.redisTo ? await openRedis(options.redisTo, '--redis-to', options) : null
     if (redisTo) opened.push(redisTo)
 
-    if (!(await hasUsersTable(source.db)))
-      throw new CopyError('--from holds no Tessera store (no users table)')
     const targetHolds = await holdsAccounts(target, redisTo)
     if (targetHolds !== null && !options.resume && !options.force) {
       throw new CopyError(
@@ -160,6 +161,10 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       })
       progress.stop()
 
+      const auditEvents = sourceTables.includes('audit_events')
+        ? await copyAuditEvents(readSource, source, target, options)
+        : null
+
       // the verification, over every account of the source
       const sums = {
         sourceAccounts: runningChecksum(),
@@ -200,13 +205,16 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
           targetTotal,
         },
         refreshTokens: { copied: tokensCopied, source: tokensSource, target: tokensTarget },
-        mismatch: describeMismatch(accountsSource, accountsTarget, tokensSource, tokensTarget, {
-          targetTotal,
-          extraAllowed: options.force,
-        }),
+        auditEvents,
+        mismatch:
+          describeMismatch(accountsSource, accountsTarget, tokensSource, tokensTarget, {
+            targetTotal,
+            extraAllowed: options.force,
+          }) ?? describeAuditMismatch(auditEvents),
       }
     })
   } finally {
+    progress.stop()
     for (const store of opened.reverse()) await store.close().catch(() => {})
   }
 }
@@ -293,6 +301,17 @@ function describeMismatch(
 
 const short = (sha256: string) => sha256.slice(0, 12)
 
+function describeAuditMismatch(audit: AuditCopy | null): string | null {
+  if (audit === null || audit.notCopied !== null) return null
+  if (audit.source.count !== audit.target.count) {
+    return `the target holds ${audit.target.count} of the source's ${audit.source.count} audit events`
+  }
+  if (audit.source.sha256 !== audit.target.sha256) {
+    return `the target's audit events differ from the source's (sha256 ${short(audit.target.sha256)} against ${short(audit.source.sha256)})`
+  }
+  return null
+}
+
 function sameStore(a: string, b: string): boolean {
   if (a.startsWith('sqlite:') && b.startsWith('sqlite:'))
     return resolve(sqlitePath(a)) === resolve(sqlitePath(b))
@@ -339,14 +358,13 @@ async function openRedis(url: string, flag: string, options: CopyOptions): Promi
   }
 }
 
-async function hasUsersTable(db: Kysely<Tables>): Promise<boolean> {
-  const tables = await db.introspection.getTables()
-  return tables.some((table) => table.name === 'users')
+async function tableNames(db: Kysely<Tables>): Promise<string[]> {
+  return (await db.introspection.getTables()).map((table) => table.name)
 }
 
 /** What the target holds already ("accounts", "refresh tokens in redis …"), or null when it is empty. */
 async function holdsAccounts(target: SqlDatabase, redisTo: RedisTokens | null): Promise<string | null> {
-  if (await hasUsersTable(target.db)) {
+  if ((await tableNames(target.db)).includes('users')) {
     const { rows } = await target.run(copyStatements(target.engine).anyAccount.sql, [])
     if (rows.length > 0) return 'accounts'
   }

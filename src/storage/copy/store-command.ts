@@ -75,7 +75,7 @@ export async function runStoreCommand(args: readonly string[], io: StoreCommandI
       return await backup(file, values, env, io)
     }
   } catch (error) {
-    if (error instanceof CopyError || (error as { variable?: unknown }).variable !== undefined) {
+    if (error instanceof CopyError || (error as { variable?: unknown } | null)?.variable !== undefined) {
       return fail((error as Error).message)
     }
     return fail(`failed: ${error instanceof Error ? error.message : String(error)}`)
@@ -143,6 +143,13 @@ function describeReport(report: CopyReport, seconds: number): string {
       (report.resumedAfter ? ` (resumed after account ${report.resumedAfter})` : '') +
       (accounts.alreadyThere > 0 ? `; ${accounts.alreadyThere} were there already and left as they are` : ''),
     `copied ${refreshTokens.copied} unexpired refresh tokens from ${report.refreshTokensFrom} to ${report.refreshTokensTo}`,
+    ...(report.auditEvents === null
+      ? []
+      : [
+          report.auditEvents.notCopied === null
+            ? `copied ${report.auditEvents.copied} audit events (the target holds ${report.auditEvents.target.count})`
+            : `audit events not copied: ${report.auditEvents.notCopied}`,
+        ]),
     report.mismatch === null
       ? `verified: ${accounts.source.count} accounts (sha256 ${accounts.source.sha256}) and ` +
         `${refreshTokens.source.count} refresh tokens (sha256 ${refreshTokens.source.sha256}) alike on both sides`

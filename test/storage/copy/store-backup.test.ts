@@ -112,7 +112,7 @@ describe('tessera store backup', () => {
     } finally {
       await onRestored.close()
     }
-  })
+  }, 90_000)
 
   it('refuses an existing file unless --force, and a store that is not SQLite, with one line', async () => {
     const file = join(dir.path, 'twice.db')
@@ -153,5 +153,5 @@ describe('tessera store backup', () => {
       stderr: `tessera store backup: no SQLite database at ${dir.path}/none.db\n`,
     })
     expect(existsSync(elsewhere)).toBe(false)
-  })
+  }, 90_000)
 })

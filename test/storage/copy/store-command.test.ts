@@ -41,13 +41,26 @@ describe('tessera store: usage', () => {
     const help = await runCli(['store', '--help'])
     expect(help.code).toBe(0)
     expect(help.stdout).toMatch(/^Usage:\n {2}tessera store copy --from <DATABASE_URL> --to <DATABASE_URL>/)
-  })
+  }, 90_000)
 })
 
 describe('tessera store copy: refusals and verification', () => {
   beforeAll(async () => {
     await seedSqliteStore(join(dir.path, 'source.db'), 500, 10)
     writeFileSync(join(dir.path, 'not-a-store.db'), '')
+    // three events in the source's audit trail, as the service writes them
+    const BetterSqlite3 = loadBetterSqlite3()
+    const source = new BetterSqlite3(join(dir.path, 'source.db'))
+    try {
+      const insert = source.prepare(
+        'INSERT INTO audit_events (occurred_at, event, user_id, client_address, request_id, reason) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      insert.run(Date.now() - 3000, 'login_failed', null, '192.0.2.1', 'req-1', 'unknown_email')
+      insert.run(Date.now() - 2000, 'login_succeeded', '1234567890', '192.0.2.1', 'req-2', null)
+      insert.run(Date.now() - 1000, 'logout', '1234567890', null, null, null)
+    } finally {
+      source.close()
+    }
   })
 
   it('refuses, with one line and nothing written, a missing source, the same store twice, an unreachable target', async () => {
@@ -80,7 +93,7 @@ describe('tessera store copy: refusals and verification', () => {
     )
     const { existsSync } = await import('node:fs')
     expect(existsSync(join(dir.path, 'target.db'))).toBe(false)
-  })
+  }, 90_000)
 
   it('--force copies into a store that holds the accounts already, and fails verification when one differs', async () => {
     const first = await runCli([
@@ -93,6 +106,9 @@ describe('tessera store copy: refusals and verification', () => {
       url('forced.db'),
     ])
     expect(first.code, first.stderr).toBe(0)
+    const copied = JSON.parse(first.stdout).auditEvents
+    expect(copied).toMatchObject({ copied: 3, notCopied: null, source: { count: 3 } })
+    expect(copied.target).toEqual(copied.source)
 
     const refused = await runCli(['store', 'copy', '--from', url('source.db'), '--to', url('forced.db')])
     expectOneLine(
@@ -115,6 +131,11 @@ describe('tessera store copy: refusals and verification', () => {
     const report = JSON.parse(same.stdout)
     expect(report.accounts).toMatchObject({ copied: 0, alreadyThere: 500, targetTotal: 500 })
     expect(report.mismatch).toBeNull()
+    // the target's own audit trail is left as it is
+    expect(report.auditEvents).toMatchObject({
+      copied: 0,
+      notCopied: 'the target holds audit events of its own',
+    })
 
     // one account changed in the target (its password hash): the checksums differ
     const BetterSqlite3 = loadBetterSqlite3()
@@ -140,5 +161,5 @@ describe('tessera store copy: refusals and verification', () => {
     expect(differs.stderr).toMatch(
       /\ntessera store copy: verification failed: the target's accounts differ from the source's \(sha256 [0-9a-f]{12} against [0-9a-f]{12}\)\n$/,
     )
-  })
+  }, 90_000)
 })

@@ -122,7 +122,7 @@ describe.skipIf(sqliteRedis === undefined || postgres === undefined)('tessera st
     expect(again.stderr).toMatch(
       /^tessera store copy: the target already holds refresh tokens in redis [^\n]+\n$/,
     )
-  })
+  }, 90_000)
 
   it('Redis → SQL: the tokens rotated in Redis are copied into the target table and refresh there', async () => {
     const rotatedInRedis = await refreshAll(inRedis, heldBefore)
@@ -142,5 +142,5 @@ describe.skipIf(sqliteRedis === undefined || postgres === undefined)('tessera st
     expect(report.refreshTokens.target).toEqual(report.refreshTokens.source)
     expect(report.refreshTokens.copied).toBe(report.refreshTokens.source.count)
     await refreshAll(onPostgres, rotatedInRedis)
-  })
+  }, 90_000)
 })

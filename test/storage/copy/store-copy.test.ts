@@ -12,6 +12,8 @@ import { startTestService } from '../../support/test-service.js'
 import { SEED_PASSWORD, type SeededStore, seedEmail, seedSqliteStore } from './seed-accounts.js'
 
 const ACCOUNTS = 100_000
+/** Each step copies (and verifies) 100,000 accounts: about 15 s here, more while other suites load the machine. */
+const LONG = 150_000
 /** The accounts whose logins and refreshes the services on the targets serve. */
 const SAMPLED = [0, 4_321, 57_005, ACCOUNTS - 1]
 
@@ -31,6 +33,11 @@ interface Report {
     targetTotal: number
   }
   refreshTokens: {
+    copied: number
+    source: { count: number; sha256: string }
+    target: { count: number; sha256: string }
+  }
+  auditEvents: {
     copied: number
     source: { count: number; sha256: string }
     target: { count: number; sha256: string }
@@ -77,85 +84,106 @@ describe.skipIf(postgres === undefined || mysql === undefined)(
       }
       onPostgres = await (postgres as Backend).setup()
       onMysql = await (mysql as Backend).setup()
-    })
+    }, LONG)
 
     afterAll(async () => {
       await onPostgres?.teardown()
       await onMysql?.teardown()
     })
 
-    it('copies them into PostgreSQL, verified, and the service there serves their logins and refreshes', async () => {
-      const { code, stderr, report } = await copy([
-        '--from',
-        sourceUrl(),
-        '--to',
-        onPostgres.env.DATABASE_URL as string,
-      ])
-      expect(code, stderr).toBe(0)
-      expect(report?.mismatch).toBeNull()
-      expect(report?.accounts.copied).toBe(ACCOUNTS)
-      expect(report?.accounts.target).toEqual(report?.accounts.source)
-      // the sampled accounts logged in on the source, so each holds an unexpired token whatever it was seeded with
-      const relogged = SAMPLED.filter((index) => seeded.expired(index)).length
-      expect(report?.refreshTokens.copied).toBe(ACCOUNTS - seeded.expiredTokens + relogged)
-      expect(report?.refreshTokens.target).toEqual(report?.refreshTokens.source)
-      // not only the copy's own word: the server counts them
-      const client = new pg.Client({ connectionString: onPostgres.env.DATABASE_URL })
-      await client.connect()
-      try {
-        const { rows } = await client.query('SELECT COUNT(*) AS n FROM users')
-        expect(Number(rows[0].n)).toBe(ACCOUNTS)
-      } finally {
-        await client.end()
-      }
-      storedOnPostgres = await expectRefreshesAndLogins(onPostgres, heldBefore)
-    })
+    it(
+      'copies them into PostgreSQL, verified, and the service there serves their logins and refreshes',
+      async () => {
+        const { code, stderr, report } = await copy([
+          '--from',
+          sourceUrl(),
+          '--to',
+          onPostgres.env.DATABASE_URL as string,
+        ])
+        expect(code, stderr).toBe(0)
+        expect(report?.mismatch).toBeNull()
+        expect(report?.accounts.copied).toBe(ACCOUNTS)
+        expect(report?.accounts.target).toEqual(report?.accounts.source)
+        // the sampled accounts logged in on the source, so each holds an unexpired token whatever it was seeded with
+        const relogged = SAMPLED.filter((index) => seeded.expired(index)).length
+        expect(report?.refreshTokens.copied).toBe(ACCOUNTS - seeded.expiredTokens + relogged)
+        expect(report?.refreshTokens.target).toEqual(report?.refreshTokens.source)
+        // the audit trail goes along: at least the sampled logins on the source
+        expect(report?.auditEvents.source.count).toBeGreaterThanOrEqual(SAMPLED.length)
+        expect(report?.auditEvents.target).toEqual(report?.auditEvents.source)
+        // not only the copy's own word: the server counts them
+        const client = new pg.Client({ connectionString: onPostgres.env.DATABASE_URL })
+        await client.connect()
+        try {
+          const { rows } = await client.query('SELECT COUNT(*) AS n FROM users')
+          expect(Number(rows[0].n)).toBe(ACCOUNTS)
+        } finally {
+          await client.end()
+        }
+        storedOnPostgres = await expectRefreshesAndLogins(onPostgres, heldBefore)
+      },
+      LONG,
+    )
 
-    it('a copy into MariaDB killed midway is refused without --resume, and --resume completes it', async () => {
-      const target = onMysql.env.DATABASE_URL as string
-      await killAfterFirstProgressLine(['--from', sourceUrl(), '--to', target, '--batch-size', '500'])
-      const partial = await mysqlCount(target)
-      expect(partial).toBeGreaterThan(0)
-      expect(partial).toBeLessThan(ACCOUNTS)
-      expect(partial % 500).toBe(0) // whole batches only: each is one transaction
+    it(
+      'a copy into MariaDB killed midway is refused without --resume, and --resume completes it',
+      async () => {
+        const target = onMysql.env.DATABASE_URL as string
+        await killAfterFirstProgressLine(['--from', sourceUrl(), '--to', target, '--batch-size', '500'])
+        const partial = await mysqlCount(target)
+        expect(partial).toBeGreaterThan(0)
+        expect(partial).toBeLessThan(ACCOUNTS)
+        expect(partial % 500).toBe(0) // whole batches only: each is one transaction
 
-      const refused = await copy(['--from', sourceUrl(), '--to', target])
-      expect(refused.code).toBe(1)
-      expect(refused.stdout).toBe('')
-      expect(refused.stderr).toBe(
-        'tessera store copy: the target already holds accounts; --resume continues an interrupted copy, --force copies into it anyway\n',
-      )
-      expect(await mysqlCount(target)).toBe(partial)
+        const refused = await copy(['--from', sourceUrl(), '--to', target])
+        expect(refused.code).toBe(1)
+        expect(refused.stdout).toBe('')
+        expect(refused.stderr).toBe(
+          'tessera store copy: the target already holds accounts; --resume continues an interrupted copy, --force copies into it anyway\n',
+        )
+        expect(await mysqlCount(target)).toBe(partial)
 
-      const resumed = await copy(['--from', sourceUrl(), '--to', target, '--resume'])
-      expect(resumed.code, resumed.stderr).toBe(0)
-      expect(resumed.report?.resumedAfter).toBe([...seeded.ids].sort()[partial - 1])
-      expect(resumed.report?.accounts.copied).toBe(ACCOUNTS - partial)
-      expect(resumed.report?.accounts.target).toEqual(resumed.report?.accounts.source)
-      expect(resumed.report?.accounts.targetTotal).toBe(ACCOUNTS)
-      expect(resumed.report?.refreshTokens.target).toEqual(resumed.report?.refreshTokens.source)
-      expect(await mysqlCount(target)).toBe(ACCOUNTS)
-      await expectRefreshesAndLogins(onMysql, heldBefore)
-    })
+        const resumed = await copy(['--from', sourceUrl(), '--to', target, '--resume'])
+        expect(resumed.code, resumed.stderr).toBe(0)
+        expect(resumed.report?.resumedAfter).toBe([...seeded.ids].sort()[partial - 1])
+        expect(resumed.report?.accounts.copied).toBe(ACCOUNTS - partial)
+        expect(resumed.report?.accounts.target).toEqual(resumed.report?.accounts.source)
+        expect(resumed.report?.accounts.targetTotal).toBe(ACCOUNTS)
+        expect(resumed.report?.refreshTokens.target).toEqual(resumed.report?.refreshTokens.source)
+        // the audit trail is copied after the accounts, in one transaction: all of it by the resumed run
+        expect(resumed.report?.auditEvents.copied).toBeGreaterThanOrEqual(SAMPLED.length)
+        expect(resumed.report?.auditEvents.target).toEqual(resumed.report?.auditEvents.source)
+        expect(await mysqlCount(target)).toBe(ACCOUNTS)
+        await expectRefreshesAndLogins(onMysql, heldBefore)
+      },
+      LONG,
+    )
 
-    it('copies PostgreSQL back into a new SQLite store, with the tokens the logins there stored', async () => {
-      const back: BackendInstance = {
-        env: { DATABASE_URL: `sqlite:${join(dir.path, 'back.db')}`, DATA_DIR: dir.path },
-        teardown: async () => {},
-      }
-      const { code, stderr, report } = await copy([
-        '--from',
-        onPostgres.env.DATABASE_URL as string,
-        '--to',
-        back.env.DATABASE_URL as string,
-      ])
-      expect(code, stderr).toBe(0)
-      expect(report?.accounts.copied).toBe(ACCOUNTS)
-      // the same rows as the first copy read from SQLite, by the checksum
-      expect(report?.accounts.source.count).toBe(ACCOUNTS)
-      expect(report?.accounts.target).toEqual(report?.accounts.source)
-      await expectRefreshesAndLogins(back, storedOnPostgres)
-    })
+    it(
+      'copies PostgreSQL back into a new SQLite store, with the tokens the logins there stored',
+      async () => {
+        const back: BackendInstance = {
+          env: { DATABASE_URL: `sqlite:${join(dir.path, 'back.db')}`, DATA_DIR: dir.path },
+          teardown: async () => {},
+        }
+        const { code, stderr, report } = await copy([
+          '--from',
+          onPostgres.env.DATABASE_URL as string,
+          '--to',
+          back.env.DATABASE_URL as string,
+        ])
+        expect(code, stderr).toBe(0)
+        expect(report?.accounts.copied).toBe(ACCOUNTS)
+        // the same rows as the first copy read from SQLite, by the checksum
+        expect(report?.accounts.source.count).toBe(ACCOUNTS)
+        expect(report?.accounts.target).toEqual(report?.accounts.source)
+        // PostgreSQL's trail: the copied events and those of the logins and refreshes there since
+        expect(report?.auditEvents.copied).toBeGreaterThan(SAMPLED.length)
+        expect(report?.auditEvents.target).toEqual(report?.auditEvents.source)
+        await expectRefreshesAndLogins(back, storedOnPostgres)
+      },
+      LONG,
+    )
   },
 )
 
