@@ -208,6 +208,10 @@ describe.each(backends)('GET /metrics [$name]', (backend) => {
     expect(post.headers.get('allow')).toBe('GET, HEAD')
     const query = await fetch(`${metricsUrl}?name[]=tessera_logins_total`)
     expect(query.status).toBe(200)
+    const head = await fetch(metricsUrl, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8')
+    expect(await head.text()).toBe('')
 
     const publicMetrics = await call(service.app, 'GET', '/metrics')
     expect(publicMetrics.status).toBe(404)
