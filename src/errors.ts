@@ -29,6 +29,10 @@ export const ERROR_CODES = [
   'config_invalid',
   'site_config_unreadable',
   'site_config_invalid',
+  // the operator commands (src/command-errors.ts)
+  'command_usage',
+  'command_failed',
+  'prompt_cancelled',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import * as commandErrors from '../src/command-errors.js'
 import * as config from '../src/config.js'
 import * as errors from '../src/errors.js'
 import { AppError, ERROR_CODES, TesseraError } from '../src/errors.js'
@@ -153,10 +154,25 @@ const INTERNAL: Record<string, { error: TesseraError; code: string; message: str
     code: 'site_config_invalid',
     message: 'site.yaml: /toc/maxLevel must be an integer from 1 to 6, got 7',
   },
+  CommandUsageError: {
+    error: new commandErrors.CommandUsageError('--limit takes a whole number from 1 to 1000'),
+    code: 'command_usage',
+    message: '--limit takes a whole number from 1 to 1000',
+  },
+  CommandFailedError: {
+    error: new commandErrors.CommandFailedError('no account has the e-mail a@example.com'),
+    code: 'command_failed',
+    message: 'no account has the e-mail a@example.com',
+  },
+  PromptCancelledError: {
+    error: new commandErrors.PromptCancelledError(),
+    code: 'prompt_cancelled',
+    message: 'cancelled at the prompt',
+  },
 }
 
 /** The modules that declare error classes. */
-const MODULES = { errors, config, siteConfigErrors }
+const MODULES = { errors, config, siteConfigErrors, commandErrors }
 
 function declaredErrors(base: abstract new (...args: never[]) => Error): string[] {
   return Object.values(MODULES)

@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises'
+import { PromptCancelledError } from '../command-errors.js'
 
 /** What an admin command asks of the operator: prompts on a terminal, or the lines of a pipe. */
 export interface Terminal {
@@ -10,13 +11,6 @@ export interface Terminal {
   ask(prompt: string): Promise<string>
   /** The first line of stdin, without its line ending; null when stdin ends before any character. */
   readLine(): Promise<string | null>
-}
-
-/** The operator pressed Ctrl-C or Ctrl-D at a prompt. */
-export class PromptCancelledError extends Error {
-  constructor() {
-    super('cancelled at the prompt')
-  }
 }
 
 /** The terminal of this process: stdin, with prompts written to stderr so that stdout stays the result. */

@@ -1,11 +1,12 @@
 import { parseArgs } from 'node:util'
 import { newPasswordProblem } from '../auth/password-policy.js'
 import { systemClock } from '../clock.js'
+import { CommandFailedError, CommandUsageError, PromptCancelledError } from '../command-errors.js'
 import { type Config, ConfigError, type Env, loadConfig } from '../config.js'
 import { openStores } from '../storage/open-stores.js'
 import type { Stores, UserRecord } from '../storage/stores.js'
-import { PromptCancelledError, type Terminal } from './terminal.js'
-import { createUserAdmin, describeCause, parseUserRef, type UserAdmin, UserAdminError } from './user-admin.js'
+import type { Terminal } from './terminal.js'
+import { createUserAdmin, describeCause, parseUserRef, type UserAdmin } from './user-admin.js'
 
 export const USERS_USAGE = `Usage: tessera users <command> [options]
 
@@ -59,8 +60,6 @@ const VERB_OPTIONS: Record<Verb, readonly string[]> = {
 const DEFAULT_LIMIT = 100
 const MAX_LIMIT = 1000
 
-class UsageError extends Error {}
-
 interface Invocation {
   verb: Verb
   target: string | undefined
@@ -99,7 +98,7 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
     await runVerb(invocation, { admin, config, io })
     return 0
   } catch (error) {
-    if (error instanceof UserAdminError || error instanceof ConfigError) {
+    if (error instanceof CommandFailedError || error instanceof ConfigError) {
       io.stderr(`tessera users: ${error.message.replace(/\s+/g, ' ')}\n`)
       return 1
     }
@@ -119,34 +118,34 @@ function parseInvocation(args: readonly string[], terminal: Terminal): Invocatio
   try {
     parsed = parse(args)
   } catch (error) {
-    throw new UsageError((error as Error).message)
+    throw new CommandUsageError((error as Error).message)
   }
   const { values, positionals } = parsed
   const [verb, target, extra] = positionals
   if (values.help || verb === 'help') return 'help'
-  if (verb === undefined) throw new UsageError('missing command')
-  if (!isVerb(verb)) throw new UsageError(`unknown command "${verb}"`)
+  if (verb === undefined) throw new CommandUsageError('missing command')
+  if (!isVerb(verb)) throw new CommandUsageError(`unknown command "${verb}"`)
   for (const option of ['limit', 'after', 'yes'] as const) {
     if (values[option] !== undefined && !VERB_OPTIONS[verb].includes(option))
-      throw new UsageError(`${verb} takes no --${option}`)
+      throw new CommandUsageError(`${verb} takes no --${option}`)
   }
   if (verb === 'list') {
-    if (target !== undefined) throw new UsageError(`unexpected argument "${target}"`)
+    if (target !== undefined) throw new CommandUsageError(`unexpected argument "${target}"`)
   } else {
-    if (target === undefined) throw new UsageError(`${verb} needs an <email|id> argument`)
-    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`)
+    if (target === undefined) throw new CommandUsageError(`${verb} needs an <email|id> argument`)
+    if (extra !== undefined) throw new CommandUsageError(`unexpected argument "${extra}"`)
     if (parseUserRef(target) === null)
-      throw new UsageError(`"${target}" is neither an e-mail address nor a user id (10 digits)`)
+      throw new CommandUsageError(`"${target}" is neither an e-mail address nor a user id (10 digits)`)
   }
   if (values.after !== undefined && !/^[1-9]\d{9}$/.test(values.after))
-    throw new UsageError('--after takes a user id (10 digits)')
+    throw new CommandUsageError('--after takes a user id (10 digits)')
   const limit = values.limit === undefined ? DEFAULT_LIMIT : Number(values.limit)
   if (!/^\d+$/.test(values.limit ?? '1') || limit < 1 || limit > MAX_LIMIT)
-    throw new UsageError(`--limit takes a whole number from 1 to ${MAX_LIMIT}`)
+    throw new CommandUsageError(`--limit takes a whole number from 1 to ${MAX_LIMIT}`)
   const yes = values.yes === true
   // checked before anything is opened: a script that forgot --yes changes nothing
   if (verb === 'delete' && !yes && !terminal.interactive)
-    throw new UsageError('delete asks for confirmation on a terminal; without one, pass --yes')
+    throw new CommandUsageError('delete asks for confirmation on a terminal; without one, pass --yes')
   return { verb, target, json: values.json === true, yes, limit, after: values.after, config: values.config }
 }
 
@@ -190,7 +189,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
   }
 
   const ref = parseUserRef(invocation.target ?? '')
-  if (ref === null) throw new UsageError('missing <email|id>')
+  if (ref === null) throw new CommandUsageError('missing <email|id>')
   const user = await admin.find(ref)
   const named = `${user.email} (${user.id})`
   /** By when every access token issued before now has expired. */
@@ -219,7 +218,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
     case 'reset-password': {
       const password = await readNewPassword(io.terminal)
       const problem = newPasswordProblem(password)
-      if (problem !== null) throw new UserAdminError(`the password ${problem}; nothing was changed`)
+      if (problem !== null) throw new CommandFailedError(`the password ${problem}; nothing was changed`)
       const hash = await hashPassword(context.config, password)
       await admin.resetPassword(user, hash)
       const expireBy = accessTokensExpireBy()
@@ -270,12 +269,12 @@ async function readNewPassword(terminal: Terminal): Promise<string> {
   if (!terminal.interactive) {
     const line = await terminal.readLine()
     if (line === null)
-      throw new UserAdminError('no password on stdin (its first line is read); nothing was changed')
+      throw new CommandFailedError('no password on stdin (its first line is read); nothing was changed')
     return line
   }
   const first = await terminal.readSecret('New password: ')
   const second = await terminal.readSecret('The same password again: ')
-  if (first !== second) throw new UserAdminError('the two passwords differ; nothing was changed')
+  if (first !== second) throw new CommandFailedError('the two passwords differ; nothing was changed')
   return first
 }
 
@@ -285,7 +284,7 @@ async function confirmDeletion(terminal: Terminal, user: UserRecord): Promise<vo
     `Delete the account ${user.email} (${user.id}) and its refresh token for good? Type its e-mail address to confirm: `,
   )
   if (answer.trim().toLowerCase() !== user.email)
-    throw new UserAdminError('not confirmed; nothing was deleted')
+    throw new CommandFailedError('not confirmed; nothing was deleted')
 }
 
 /** Argon2id with the service's configured parameters, on a thread of its own, as the service hashes. */
@@ -298,7 +297,7 @@ async function hashPassword(config: Config, password: string): Promise<string> {
     const limiter = createConcurrencyLimiter({ concurrency: argon2.capacity, queueLimit: 1 })
     return await createPasswordHasher(config.auth.argon2, limiter, argon2).hash(password)
   } catch (error) {
-    throw new UserAdminError(
+    throw new CommandFailedError(
       `the password could not be hashed; nothing was changed: ${describeCause(error)}`,
       {
         cause: error,

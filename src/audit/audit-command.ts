@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { normalizeEmail } from '../auth/email.js'
 import { isUserId } from '../auth/user-id.js'
 import type { Clock } from '../clock.js'
+import { CommandFailedError, CommandUsageError } from '../command-errors.js'
 import { ConfigError, type Env, loadConfig } from '../config.js'
 import { openStores } from '../storage/open-stores.js'
 import type { Stores } from '../storage/stores.js'
@@ -41,10 +42,6 @@ export interface AuditCommandIo {
 const DEFAULT_LIMIT = 100
 const MAX_LIMIT = 10_000
 
-class UsageError extends Error {}
-/** A failure the command reports in one line with exit code 1. */
-class CommandError extends Error {}
-
 interface Invocation {
   user: { id: string } | { email: string }
   since: number | undefined
@@ -59,7 +56,7 @@ export async function runAuditCommand(args: readonly string[], io: AuditCommandI
   try {
     invocation = parseInvocation(args, io.clock.now())
   } catch (error) {
-    if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error
+    if (!(error instanceof CommandUsageError) && !(error instanceof TypeError)) throw error
     io.stderr(`tessera audit: ${error.message}\n`)
     return 2
   }
@@ -78,7 +75,7 @@ export async function runAuditCommand(args: readonly string[], io: AuditCommandI
     return 0
   } catch (error) {
     const message =
-      error instanceof CommandError || error instanceof ConfigError
+      error instanceof CommandFailedError || error instanceof ConfigError
         ? error.message
         : `the store failed: ${describeCause(error)}`
     io.stderr(`tessera audit: ${message.replace(/\s+/g, ' ')}\n`)
@@ -93,12 +90,12 @@ async function resolveUser(stores: Stores, user: Invocation['user']): Promise<st
   if ('email' in user) {
     const found = await stores.users.findByEmail(user.email)
     if (found === null)
-      throw new CommandError(`no account has the e-mail ${user.email} (a deleted one: give its id)`)
+      throw new CommandFailedError(`no account has the e-mail ${user.email} (a deleted one: give its id)`)
     return found.id
   }
   if ((await stores.users.findById(user.id)) !== null) return user.id
   if ((await stores.audit.list({ userId: user.id, limit: 1 })).length > 0) return user.id
-  throw new CommandError(`no account and no audit event has the user id ${user.id}`)
+  throw new CommandFailedError(`no account and no audit event has the user id ${user.id}`)
 }
 
 function parseInvocation(args: readonly string[], now: number): Invocation | 'help' {
@@ -115,8 +112,8 @@ function parseInvocation(args: readonly string[], now: number): Invocation | 'he
     },
   })
   if (values.help || positionals[0] === 'help') return 'help'
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
-  if (values.user === undefined) throw new UsageError('--user <email|id> is required')
+  if (positionals.length > 0) throw new CommandUsageError(`unexpected argument "${positionals[0]}"`)
+  if (values.user === undefined) throw new CommandUsageError('--user <email|id> is required')
   return {
     user: parseUser(values.user),
     since: values.since === undefined ? undefined : parseSince(values.since, now),
@@ -130,14 +127,14 @@ function parseUser(value: string): Invocation['user'] {
   if (isUserId(value)) return { id: value }
   const email = normalizeEmail(value)
   if (email === null)
-    throw new UsageError(`--user "${value}" is neither an e-mail address nor a user id (10 digits)`)
+    throw new CommandUsageError(`--user "${value}" is neither an e-mail address nor a user id (10 digits)`)
   return { email }
 }
 
 function parseLimit(value: string): number {
   const limit = /^\d+$/.test(value) ? Number(value) : Number.NaN
   if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-    throw new UsageError(`--limit must be an integer from 1 to ${MAX_LIMIT}, got "${value}"`)
+    throw new CommandUsageError(`--limit must be an integer from 1 to ${MAX_LIMIT}, got "${value}"`)
   }
   return limit
 }
@@ -173,7 +170,7 @@ export function parseSince(value: string, now: number): number {
       check.getUTCSeconds() === second
     if (exists) return at - offsetMs(date[8])
   }
-  throw new UsageError(
+  throw new CommandUsageError(
     `--since must be an ISO 8601 date or time (2026-11-01, 2026-11-01T08:00Z) or a duration (30m, 12h, 7d, 2w), got "${value}"`,
   )
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { CompiledQuery, type Kysely } from 'kysely'
+import { CommandFailedError } from '../../command-errors.js'
 import { createEnvReader } from '../../config/env-reader.js'
 import { readStorageConfig, type StorageConfig } from '../../config/storage-config.js'
 import { openDatabase, sqlitePath } from '../open-stores.js'
@@ -41,9 +42,6 @@ export interface CopyOptions {
   now: number
 }
 
-/** A condition that stops the copy with one line and exit code 1: a refusal, a store that cannot be reached. */
-export class CopyError extends Error {}
-
 /** What one side holds of the source's accounts: how many rows, and SHA-256 over them in id order. */
 export interface Checksum {
   count: number
@@ -76,14 +74,15 @@ type Read = (query: SqlQuery) => Promise<Record<string, unknown>[]>
  */
 export async function copyStore(options: CopyOptions, progress: CopyProgress): Promise<CopyReport> {
   if (sameStore(options.from, options.to) && (options.redisFrom ?? '') === (options.redisTo ?? '')) {
-    throw new CopyError('--from and --to name the same store')
+    throw new CommandFailedError('--from and --to name the same store')
   }
   const opened: Array<{ close(): Promise<void> }> = []
   try {
     const source = await openSql(options.from, '--from')
     opened.push(source)
     const sourceTables = await tableNames(source.db)
-    if (!sourceTables.includes('users')) throw new CopyError('--from holds no Tessera store (no users table)')
+    if (!sourceTables.includes('users'))
+      throw new CommandFailedError('--from holds no Tessera store (no users table)')
     const target = await openSql(options.to, '--to')
     opened.push(target)
     const redisFrom = options.redisFrom ? await openRedis(options.redisFrom, '--redis-from', options) : null
@@ -93,7 +92,7 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
 
     const targetHolds = await holdsAccounts(target, redisTo)
     if (targetHolds !== null && !options.resume && !options.force) {
-      throw new CopyError(
+      throw new CommandFailedError(
         `the target already holds ${targetHolds}; --resume continues an interrupted copy, --force copies into it anyway`,
       )
     }
@@ -330,21 +329,21 @@ async function openSql(url: string, flag: '--from' | '--to'): Promise<SqlDatabas
   if (url.startsWith('sqlite:')) {
     const file = sqlitePath(url)
     if (file === ':memory:')
-      throw new CopyError(`${flag} names an in-memory database, which no other process sees`)
+      throw new CommandFailedError(`${flag} names an in-memory database, which no other process sees`)
     if (flag === '--from' && !existsSync(file))
-      throw new CopyError(`--from names no SQLite file: ${file} does not exist`)
+      throw new CommandFailedError(`--from names no SQLite file: ${file} does not exist`)
   }
   let database: SqlDatabase
   try {
     database = await openDatabase(storageFor(url), silent)
   } catch (error) {
-    throw new CopyError(`${flag} could not be opened: ${describeError(error)}`)
+    throw new CommandFailedError(`${flag} could not be opened: ${describeError(error)}`)
   }
   try {
     await database.run('SELECT 1', [])
   } catch (error) {
     await database.close().catch(() => {})
-    throw new CopyError(`${flag} could not be reached: ${describeError(error)}`)
+    throw new CommandFailedError(`${flag} could not be reached: ${describeError(error)}`)
   }
   return database
 }
@@ -354,7 +353,7 @@ async function openRedis(url: string, flag: string, options: CopyOptions): Promi
   try {
     return await openRedisTokens(url, options.redisKeyPrefix)
   } catch (error) {
-    throw new CopyError(`${flag} could not be reached: ${describeError(error)}`)
+    throw new CommandFailedError(`${flag} could not be reached: ${describeError(error)}`)
   }
 }
 

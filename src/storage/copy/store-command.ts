@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { CommandFailedError } from '../../command-errors.js'
 import type { Env } from '../../config/env-reader.js'
 import { createEnvReader } from '../../config/env-reader.js'
 import { readStorageConfig } from '../../config/storage-config.js'
@@ -6,7 +7,7 @@ import { sqlitePath } from '../open-stores.js'
 import { backupSqlite } from './backup-sqlite.js'
 import { createCopyProgress } from './copy-progress.js'
 import { MAX_BATCH_SIZE } from './copy-statements.js'
-import { CopyError, type CopyReport, copyStore } from './copy-store.js'
+import { type CopyReport, copyStore } from './copy-store.js'
 
 export const STORE_USAGE = `Usage:
   tessera store copy --from <DATABASE_URL> --to <DATABASE_URL> [options]
@@ -75,7 +76,10 @@ export async function runStoreCommand(args: readonly string[], io: StoreCommandI
       return await backup(file, values, env, io)
     }
   } catch (error) {
-    if (error instanceof CopyError || (error as { variable?: unknown } | null)?.variable !== undefined) {
+    if (
+      error instanceof CommandFailedError ||
+      (error as { variable?: unknown } | null)?.variable !== undefined
+    ) {
       return fail((error as Error).message)
     }
     return fail(`failed: ${error instanceof Error ? error.message : String(error)}`)
@@ -162,7 +166,7 @@ function describeReport(report: CopyReport, seconds: number): string {
 async function backup(file: string, values: Values, env: Env, io: StoreCommandIo): Promise<number> {
   const url = values['database-url'] ?? readStorageConfig(createEnvReader(env)).databaseUrl
   if (!url.startsWith('sqlite:')) {
-    throw new CopyError(
+    throw new CommandFailedError(
       'DATABASE_URL is not a SQLite store; back up PostgreSQL and MySQL with their own tools (pg_dump, mysqldump)',
     )
   }
