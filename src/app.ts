@@ -18,6 +18,7 @@ import {
 import { acceptOnlyJsonBodies } from './http/json-body.js'
 import { registerOpenApi } from './http/openapi.js'
 import { rateLimitStore } from './http/rate-limit-store.js'
+import { createRequestIdGenerator } from './http/request-id.js'
 import { LazyChildLogger, RequestLogController } from './http/request-log.js'
 import { ErrorResponse } from './http/schemas.js'
 import { addSecurityHeaders, createCredentialsHook } from './http/security-headers.js'
@@ -58,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new RequestLogController(deps.logger),
     childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, options),
     bodyLimit: config.server.bodyLimitBytes,
+    genReqId: createRequestIdGenerator(),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     trustProxy: config.server.trustProxy.length > 0 ? [...config.server.trustProxy] : false,
