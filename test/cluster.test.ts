@@ -1,32 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises'
-import { get } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { getOnNewConnection, requestPids } from './support/cluster.js'
 import { fetchJson } from './support/fetch-json.js'
 import { type RunningService, startProcess } from './support/process.js'
 
 const PASSWORD = 'correct horse battery'
-
-/** GET on a connection of its own, so that the cluster's scheduler picks a worker for each request. */
-function getOnNewConnection(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    get(url, { agent: false }, (response) => {
-      response.resume()
-      response.on('end', () => resolve(response.statusCode ?? 0))
-    }).on('error', reject)
-  })
-}
-
-/** The process ids that logged a request line. */
-const requestPids = (service: RunningService) =>
-  new Set(
-    service.stdout
-      .map((line) => JSON.parse(line))
-      .filter((record) => record.msg === 'request')
-      .map((record) => record.pid),
-  )
 
 describe('WORKERS: several worker processes on one port (node:cluster)', () => {
   let dir: string

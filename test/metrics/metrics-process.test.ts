@@ -1,32 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises'
-import { get } from 'node:http'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { getOnNewConnection, requestPids } from '../support/cluster.js'
 import { fetchJson } from '../support/fetch-json.js'
 import { type RunningService, runCli, startProcess } from '../support/process.js'
 import { freePort } from '../support/redis-server.js'
 import { type Sample, sampleValue, scrape } from './prometheus-text.js'
-
-/** GET on a connection of its own, so that the cluster's scheduler picks a worker for each request. */
-function getOnNewConnection(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    get(url, { agent: false }, (response) => {
-      response.resume()
-      response.on('end', () => resolve(response.statusCode ?? 0))
-    }).on('error', reject)
-  })
-}
-
-/** The process ids that logged a request line. */
-const requestPids = (service: RunningService) =>
-  new Set(
-    service.stdout
-      .map((line) => JSON.parse(line))
-      .filter((record) => record.msg === 'request')
-      .map((record) => record.pid),
-  )
 
 const healthRequests = (samples: Sample[]) =>
   sampleValue(samples, 'tessera_http_requests_total', { route: '/health', method: 'GET', status: '200' })
