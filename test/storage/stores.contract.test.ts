@@ -416,6 +416,18 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       expect(stored?.requestId).toBe('r'.repeat(64))
     })
 
+    it('append keeps any text as it was sent: quotes, commas, braces, backslashes, NULL, non-ASCII', async () => {
+      const userId = generateUserId()
+      // a forwarded address is whatever a trusted proxy passed on; PostgreSQL's batch travels as array literals
+      const texts = ['a,"b"\\{c}', 'NULL', '', ' ', 'é∂😀', "it's"]
+      await stores.audit.append(
+        texts.map((text, i) => event({ userId, at: 1_000 + i, clientAddress: text, requestId: text })),
+      )
+      const stored = await stores.audit.list({ userId })
+      expect(stored.map((e) => e.clientAddress)).toEqual(texts)
+      expect(stored.map((e) => e.requestId)).toEqual(texts)
+    })
+
     it('prune deletes the events before the time only, in batches, and says how many', async () => {
       const userId = generateUserId()
       // far in the past, so that the other tests' events are not pruned

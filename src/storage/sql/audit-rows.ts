@@ -25,6 +25,21 @@ export function auditRowValues(events: readonly SecurityEvent[]): unknown[] {
   ])
 }
 
+/**
+ * The values of the events by column, one array per column of AUDIT_COLUMNS: what PostgreSQL inserts with one
+ * statement over arrays (`unnest`), six parameters whatever the number of rows.
+ */
+export function auditColumnValues(events: readonly SecurityEvent[]): unknown[][] {
+  return [
+    events.map((event) => event.at),
+    events.map((event) => event.type),
+    events.map((event) => event.userId),
+    events.map((event) => clip(event.clientAddress)),
+    events.map((event) => clip(event.requestId)),
+    events.map((event) => event.reason),
+  ]
+}
+
 /** `(…), (…)` for `rows` rows of six values, each placeholder made by `placeholder(n)` with n from 1. */
 export function auditValuesList(rows: number, placeholder: (n: number) => string): string {
   const tuples: string[] = []
