@@ -421,7 +421,7 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       // a forwarded address is whatever a trusted proxy passed on; PostgreSQL's batch travels as array literals
       const texts = ['a,"b"\\{c}', 'NULL', '', ' ', 'é∂😀', "it's"]
       await stores.audit.append(
-        texts.map((text, i) => event({ userId, at: 1_000 + i, clientAddress: text, requestId: text })),
+        texts.map((text, i) => event({ userId, at: Date.now() + i, clientAddress: text, requestId: text })),
       )
       const stored = await stores.audit.list({ userId })
       expect(stored.map((e) => e.clientAddress)).toEqual(texts)
