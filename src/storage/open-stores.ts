@@ -46,24 +46,16 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
     }
   }
 
-  const { createRedisClient } = await import('./redis/redis-client.js')
+  const { connectRedis, createRedisClient } = await import('./redis/redis-client.js')
   const { createRedisRefreshTokenStore } = await import('./redis/redis-refresh-token-store.js')
   const { createRedisRateCounterStore } = await import('./redis/redis-rate-counter-store.js')
   const { createRedisLoginAttemptStore } = await import('./redis/redis-login-attempt-store.js')
   const redis = createRedisClient(storage.redisUrl, { timeoutMs: storage.operationTimeoutMs, log })
-  let firstError: unknown
-  const remember = (error: unknown) => {
-    firstError ??= error
-  }
-  redis.on('error', remember)
   try {
-    await redis.connect()
+    await connectRedis(redis)
   } catch (error) {
-    redis.disconnect()
     await database.close()
-    throw new ConfigError('REDIS_URL', `could not be reached: ${describeError(firstError ?? error)}`)
-  } finally {
-    redis.off('error', remember)
+    throw new ConfigError('REDIS_URL', `could not be reached: ${describeError(error)}`)
   }
   const redisCall = createStorageCall(storage.operationTimeoutMs)
   const redisLocation = new URL(storage.redisUrl)

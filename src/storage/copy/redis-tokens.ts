@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis'
+import { connectRedis, refreshTokenKey } from '../redis/redis-client.js'
 import type { TokenRow } from './copy-statements.js'
 
 /** Refresh tokens in Redis as the copy reads and writes them, in bulk. */
@@ -14,31 +15,20 @@ export interface RedisTokens {
 }
 
 /**
- * The service's own layout (redis/redis-refresh-token-store.ts): `<prefix>refresh:{<user id>}` holding
- * `<digest>:<expiresAt>`, expiring at expiresAt. The copy's tests refresh through the service after a copy into
- * Redis and out of it, so the two cannot drift apart unnoticed.
+ * Connects to the Redis of `url`; `keyPrefix` is REDIS_KEY_PREFIX. Tokens are kept as the service keeps them
+ * (redis/redis-refresh-token-store.ts): refreshTokenKey holding `<digest>:<expiresAt>`, expiring at expiresAt.
  */
-const keyOf = (prefix: string, userId: string) => `${prefix}refresh:{${userId}}`
-
-/** Connects to the Redis of `url`; `keyPrefix` is REDIS_KEY_PREFIX. */
 export async function openRedisTokens(url: string, keyPrefix: string): Promise<RedisTokens> {
   const redis = new Redis(url, { lazyConnect: true, connectTimeout: 10_000, maxRetriesPerRequest: 1 })
-  let firstError: unknown
-  const remember = (error: unknown) => {
-    firstError ??= error
-  }
-  redis.on('error', remember)
-  try {
-    await redis.connect()
-  } catch (error) {
-    redis.disconnect()
-    throw firstError ?? error
-  }
+  await connectRedis(redis)
+  // a failing command rejects on its own; without a listener ioredis would also print every 'error' event
+  const ignore = () => {}
+  redis.on('error', ignore)
   const location = new URL(url)
   return {
     async read(userIds, now) {
       if (userIds.length === 0) return []
-      const values = await redis.mget(userIds.map((id) => keyOf(keyPrefix, id)))
+      const values = await redis.mget(userIds.map((id) => refreshTokenKey(keyPrefix, id)))
       const rows: TokenRow[] = []
       userIds.forEach((userId, index) => {
         const value = values[index]
@@ -53,7 +43,12 @@ export async function openRedisTokens(url: string, keyPrefix: string): Promise<R
       if (rows.length === 0) return
       const pipeline = redis.pipeline()
       for (const row of rows) {
-        pipeline.set(keyOf(keyPrefix, row.userId), `${row.digest}:${row.expiresAt}`, 'PXAT', row.expiresAt)
+        pipeline.set(
+          refreshTokenKey(keyPrefix, row.userId),
+          `${row.digest}:${row.expiresAt}`,
+          'PXAT',
+          row.expiresAt,
+        )
       }
       const results = (await pipeline.exec()) ?? []
       const failed = results.find(([error]) => error !== null)
@@ -70,7 +65,7 @@ export async function openRedisTokens(url: string, keyPrefix: string): Promise<R
     },
     description: `redis ${location.host}${location.pathname} (prefix ${keyPrefix})`,
     async close() {
-      redis.off('error', remember)
+      redis.off('error', ignore)
       await redis.quit().catch(() => redis.disconnect())
     },
   }

@@ -25,6 +25,30 @@ export function redisClockOffset(client: object): number {
 const MAX_MEASURING_ROUND_TRIP_MS = 50
 
 /**
+ * Connects a client made with `lazyConnect`. On failure it disconnects the client and rejects with the first error
+ * the client reported (say, ECONNREFUSED with the address), which tells more than ioredis's own rejection.
+ */
+export async function connectRedis(client: Redis): Promise<void> {
+  let firstError: unknown
+  const remember = (error: unknown) => {
+    firstError ??= error
+  }
+  client.on('error', remember)
+  try {
+    await client.connect()
+  } catch (error) {
+    client.disconnect()
+    throw firstError ?? error
+  } finally {
+    client.off('error', remember)
+  }
+}
+
+/** The key of a user's refresh token: `<prefix>refresh:{<user id>}` (the braces keep a user's keys in one slot). */
+export const refreshTokenKey = (keyPrefix: string, userId: string): string =>
+  `${keyPrefix}refresh:{${userId}}`
+
+/**
  * An ioredis client that fails fast instead of queueing while the server is away (so a request answers 500 within
  * the timeout rather than hanging), and reconnects in the background until the server is back. An outage is logged
  * once when it starts and once when it ends, not at every reconnect attempt.

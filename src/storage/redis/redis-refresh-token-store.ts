@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis'
 import type { StorageAttempt, StorageCall } from '../storage-call.js'
 import type { RefreshTokenStore, StoredRefreshToken } from '../stores.js'
-import { redisClockOffset } from './redis-client.js'
+import { redisClockOffset, refreshTokenKey } from './redis-client.js'
 import { createRedisScript, type RedisScript } from './redis-script.js'
 
 /**
@@ -77,7 +77,7 @@ export function createRedisRefreshTokenStore(
   redis: RedisCommands,
   options: { keyPrefix: string; call: StorageCall },
 ): RefreshTokenStore {
-  const key = (userId: string) => `${options.keyPrefix}refresh:{${userId}}`
+  const key = (userId: string) => refreshTokenKey(options.keyPrefix, userId)
   const retiredKey = (userId: string) => `${options.keyPrefix}retired:{${userId}}`
   const value = (token: StoredRefreshToken) => `${token.digest}:${token.expiresAt}`
   const { call } = options
