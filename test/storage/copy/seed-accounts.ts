@@ -1,9 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { hash } from '@node-rs/argon2'
+import { expect } from 'vitest'
 import { migrate } from '../../../src/storage/sql/migrate.js'
 import { loadBetterSqlite3 } from '../../../src/storage/sqlite/better-sqlite3.js'
 import { openSqliteDatabase } from '../../../src/storage/sqlite/sqlite-database.js'
-import { TEST_ENV } from '../../support/test-service.js'
+import { type Backend, backends } from '../../support/backends.js'
+import { call } from '../../support/http.js'
+import { startTestService, TEST_ENV } from '../../support/test-service.js'
 
 export const SEED_PASSWORD = 'seeded password 1'
 
@@ -74,4 +77,31 @@ function distinctIds(count: number): string[] {
     }
   }
   return [...ids]
+}
+
+/**
+ * Logs in the seeded accounts `indexes` through the service on the SQLite store `databaseUrl` (with `dataDir`), as
+ * their users would before a copy; resolves with the refresh token each was given, by index.
+ */
+export async function loginSeeded(
+  databaseUrl: string,
+  dataDir: string,
+  indexes: readonly number[],
+): Promise<Map<number, string>> {
+  const sqlite = backends.find((candidate) => candidate.name === 'sqlite') as Backend
+  const instance = { env: { DATABASE_URL: databaseUrl, DATA_DIR: dataDir }, teardown: async () => {} }
+  const service = await startTestService(sqlite, { instance })
+  const tokens = new Map<number, string>()
+  try {
+    for (const index of indexes) {
+      const login = await call(service.app, 'POST', '/auth/login', {
+        body: { email: seedEmail(index), password: SEED_PASSWORD },
+      })
+      expect(login.status, login.text).toBe(200)
+      tokens.set(index, login.body.data.refresh_token)
+    }
+  } finally {
+    await service.close()
+  }
+  return tokens
 }

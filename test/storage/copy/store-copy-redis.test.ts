@@ -7,7 +7,7 @@ import { call } from '../../support/http.js'
 import { runCli } from '../../support/process.js'
 import { useTempDir } from '../../support/temp-dir.js'
 import { startTestService } from '../../support/test-service.js'
-import { SEED_PASSWORD, type SeededStore, seedEmail, seedSqliteStore } from './seed-accounts.js'
+import { loginSeeded, type SeededStore, seedSqliteStore } from './seed-accounts.js'
 
 const ACCOUNTS = 300
 const SAMPLED = [0, 150, 299]
@@ -54,19 +54,8 @@ describe.skipIf(sqliteRedis === undefined || postgres === undefined)('tessera st
 
   beforeAll(async () => {
     seeded = await seedSqliteStore(join(dir.path, 'source.db'), ACCOUNTS, 10)
-    const source = { env: { DATABASE_URL: sourceUrl(), DATA_DIR: dir.path }, teardown: async () => {} }
-    const service = await startTestService(sqlite, { instance: source })
-    try {
-      for (const index of SAMPLED) {
-        const login = await call(service.app, 'POST', '/auth/login', {
-          body: { email: seedEmail(index), password: SEED_PASSWORD },
-        })
-        expect(login.status, login.text).toBe(200)
-        heldBefore.set(index, login.body.data.refresh_token)
-      }
-    } finally {
-      await service.close()
-    }
+    for (const [index, token] of await loginSeeded(sourceUrl(), dir.path, SAMPLED))
+      heldBefore.set(index, token)
     inRedis = await (sqliteRedis as Backend).setup()
     onPostgres = await (postgres as Backend).setup()
   })

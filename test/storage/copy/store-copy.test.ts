@@ -9,7 +9,7 @@ import { call } from '../../support/http.js'
 import { BIN, childEnv, runCli } from '../../support/process.js'
 import { useTempDir } from '../../support/temp-dir.js'
 import { startTestService } from '../../support/test-service.js'
-import { SEED_PASSWORD, type SeededStore, seedEmail, seedSqliteStore } from './seed-accounts.js'
+import { loginSeeded, SEED_PASSWORD, type SeededStore, seedEmail, seedSqliteStore } from './seed-accounts.js'
 
 const ACCOUNTS = 100_000
 /** Each step copies (and verifies) 100,000 accounts: about 15 s here, more while other suites load the machine. */
@@ -66,22 +66,8 @@ describe.skipIf(postgres === undefined || mysql === undefined)(
 
     beforeAll(async () => {
       seeded = await seedSqliteStore(join(dir.path, 'source.db'), ACCOUNTS)
-      const source: BackendInstance = {
-        env: { DATABASE_URL: sourceUrl(), DATA_DIR: dir.path },
-        teardown: async () => {},
-      }
-      const service = await startTestService(sqlite, { instance: source })
-      try {
-        for (const index of SAMPLED) {
-          const login = await call(service.app, 'POST', '/auth/login', {
-            body: { email: seedEmail(index), password: SEED_PASSWORD },
-          })
-          expect(login.status, login.text).toBe(200)
-          heldBefore.set(index, login.body.data.refresh_token)
-        }
-      } finally {
-        await service.close()
-      }
+      for (const [index, token] of await loginSeeded(sourceUrl(), dir.path, SAMPLED))
+        heldBefore.set(index, token)
       onPostgres = await (postgres as Backend).setup()
       onMysql = await (mysql as Backend).setup()
     }, LONG)
