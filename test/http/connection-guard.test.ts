@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { createServer, type RequestListener, type Server } from 'node:http'
 import { type AddressInfo, connect, type Socket } from 'node:net'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -24,8 +25,11 @@ describe('connection-guard', () => {
       await new Promise((resolve) => server.close(resolve))
     })
 
-    async function start(trustProxy: string[]): Promise<number> {
-      server = createServer((_request, response) => response.end('ok'))
+    async function start(
+      trustProxy: string[],
+      handler: RequestListener = (_request, response) => response.end('ok'),
+    ): Promise<number> {
+      server = createServer(handler)
       guardConnections(
         server,
         { maxConnections: 100, maxConnectionsPerAddress: 2, writeTimeoutMs: 10_000, trustProxy },
@@ -59,6 +63,37 @@ describe('connection-guard', () => {
     it('R8.7 does not hold a proxy named in TRUST_PROXY to the cap of one address', async () => {
       const port = await start(['127.0.0.3/32'])
       expect(await openIdle(port, '127.0.0.3', 4)).toEqual([false, false, false, false])
+    })
+
+    it('R8.8 parses nothing a connection sends after its 33rd unanswered request', async () => {
+      // answers wait, so the pipelined requests stay in flight; Node announces each request it parses on this channel
+      const port = await start([], (_request, response) => {
+        setTimeout(() => response.end('ok'), 300)
+      })
+      let parsed = 0
+      const count = () => {
+        parsed++
+      }
+      subscribe('http.server.request.start', count)
+      try {
+        const socket = connect({ port, host: '127.0.0.1' })
+        sockets.push(socket)
+        await new Promise((resolve) => socket.once('connect', resolve))
+        // 1,000 requests in one write: Node reads them as one or two chunks
+        socket.write('GET / HTTP/1.1\r\nHost: tessera\r\n\r\n'.repeat(1_000))
+        const answers = await new Promise<string>((resolve) => {
+          let text = ''
+          socket.on('data', (chunk: Buffer) => {
+            text += chunk.toString('latin1')
+          })
+          socket.once('close', () => resolve(text))
+        })
+        expect(parsed).toBe(33)
+        expect(answers.match(/HTTP\/1\.1 200/g)).toHaveLength(32)
+        expect(answers.match(/HTTP\/1\.1 503/g)).toHaveLength(1)
+      } finally {
+        unsubscribe('http.server.request.start', count)
+      }
     })
   })
 })
