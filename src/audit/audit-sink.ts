@@ -21,8 +21,11 @@ export interface AuditSinkSettings {
   failureLogEveryMs: number
   /** How often events older than the retention are pruned (also once at start). */
   pruneEveryMs: number
-  /** Of the `throttled` login failures, at most one per client address per this time is kept (see record). */
-  throttledEveryMs: number
+  /**
+   * Of the events a flood makes at no cost to itself (throttled logins, refreshes with an invalid token), at most one
+   * of each kind per client address per this time is kept (see keepOnePerWindow).
+   */
+  repeatsEveryMs: number
 }
 
 export const AUDIT_SINK_DEFAULTS: AuditSinkSettings = {
@@ -32,11 +35,16 @@ export const AUDIT_SINK_DEFAULTS: AuditSinkSettings = {
   retryMs: 1_000,
   failureLogEveryMs: 60_000,
   pruneEveryMs: 60 * 60_000,
-  throttledEveryMs: 60_000,
+  repeatsEveryMs: 60_000,
 }
 
-/** Addresses remembered for the throttled-event limit at most; past it, throttled events wait for the next window. */
-const MAX_THROTTLED_ADDRESSES = 10_000
+/** The events keepOnePerWindow limits: a throttled login failure, a refresh refused for a token that does not verify. */
+function isFloodable(event: SecurityEvent): boolean {
+  return event.reason === 'throttled' || event.reason === 'invalid'
+}
+
+/** Addresses (of each kind) remembered for the repeat limit at most; past it, such events wait for the next window. */
+const MAX_REMEMBERED_ADDRESSES = 10_000
 
 export interface AuditSinkStats {
   /** Events appended to the store. */
@@ -45,8 +53,8 @@ export interface AuditSinkStats {
   pending: number
   /** Events dropped because maxPending were already held, or because the store still failed at close. */
   dropped: number
-  /** Throttled login failures left out by the per-address limit. */
-  throttledSkipped: number
+  /** Throttled login failures and invalid-token refreshes left out by the per-address limit. */
+  repeatsSkipped: number
 }
 
 export interface AuditSink extends SecurityEventSink {
@@ -87,12 +95,12 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
   let inFlightCount = 0
   let timer: NodeJS.Timeout | null = null
   let closed = false
-  const stats = { written: 0, dropped: 0, throttledSkipped: 0 }
+  const stats = { written: 0, dropped: 0, repeatsSkipped: 0 }
   /** Set while the store fails: when the failure began and when it was last logged. */
   let failing: { since: number; loggedAt: number } | null = null
   /** Events dropped since the store last took a batch. */
   let droppedSinceWrite = 0
-  let throttledAddresses = new Set<string>()
+  let seenThisWindow = new Set<string>()
   let pruning: Promise<number> | null = null
 
   const arm = (delayMs: number) => {
@@ -179,22 +187,23 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
     pruneTimer = setInterval(() => void prune(), settings.pruneEveryMs)
     pruneTimer.unref()
     windowTimer = setInterval(() => {
-      throttledAddresses = new Set()
-    }, settings.throttledEveryMs)
+      seenThisWindow = new Set()
+    }, settings.repeatsEveryMs)
     windowTimer.unref()
   }
 
   /**
-   * A guessing flood is refused by the throttle at no cost to it; one event per refused attempt would let it fill
-   * the disk. So of the throttled login failures, one per client address per throttledEveryMs is kept.
+   * A guessing flood is refused by the throttle at no cost to it, and a refresh with a token that does not verify
+   * costs the sender nothing either: one event per attempt would let a flood fill the disk. So of each of those two
+   * kinds, one event per client address per repeatsEveryMs is kept.
    */
-  const keepThrottled = (event: SecurityEvent): boolean => {
-    const key = event.clientAddress ?? ''
-    if (throttledAddresses.has(key) || throttledAddresses.size >= MAX_THROTTLED_ADDRESSES) {
-      stats.throttledSkipped++
+  const keepOnePerWindow = (event: SecurityEvent): boolean => {
+    const key = `${event.reason} ${event.clientAddress ?? ''}`
+    if (seenThisWindow.has(key) || seenThisWindow.size >= MAX_REMEMBERED_ADDRESSES) {
+      stats.repeatsSkipped++
       return false
     }
-    throttledAddresses.add(key)
+    seenThisWindow.add(key)
     return true
   }
 
@@ -213,7 +222,7 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
         )
       }
       if (store === null || closed) return
-      if (event.reason === 'throttled' && !keepThrottled(event)) return
+      if (isFloodable(event) && !keepOnePerWindow(event)) return
       if (pending.length + inFlightCount >= settings.maxPending) {
         stats.dropped++
         droppedSinceWrite++

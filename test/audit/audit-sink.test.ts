@@ -174,7 +174,7 @@ describe('createAuditSink', () => {
     expect(await stored()).toEqual([])
   })
 
-  it('keeps one throttled login failure per client address per window', async () => {
+  it('R6.3.4 keeps one throttled login failure per client address per window', async () => {
     const { sink } = sinkWith({ flushIntervalMs: 60_000 })
     const throttled = (address: string) =>
       event({ type: 'login_failed', reason: 'throttled', userId: null, clientAddress: address })
@@ -183,7 +183,28 @@ describe('createAuditSink', () => {
     sink.record(event({ type: 'login_failed', reason: 'wrong_password' }))
     await sink.flush()
     expect(batches).toEqual([3])
-    expect(sink.stats()).toMatchObject({ written: 3, throttledSkipped: 4 })
+    expect(sink.stats()).toMatchObject({ written: 3, repeatsSkipped: 4 })
+  })
+
+  it('R6.3.4 keeps one refresh refused for an invalid token per client address per window, every reused one', async () => {
+    const { sink } = sinkWith({ flushIntervalMs: 60_000 })
+    const refused = (address: string, reason: 'invalid' | 'reused') =>
+      event({
+        type: 'refresh_refused',
+        reason,
+        userId: reason === 'invalid' ? null : userId,
+        clientAddress: address,
+      })
+    for (let i = 0; i < 5; i++) sink.record(refused('192.0.2.1', 'invalid'))
+    sink.record(refused('192.0.2.2', 'invalid'))
+    // a throttled login from the same address is a kind of its own: kept too
+    sink.record(
+      event({ type: 'login_failed', reason: 'throttled', userId: null, clientAddress: '192.0.2.1' }),
+    )
+    for (let i = 0; i < 3; i++) sink.record(refused('192.0.2.1', 'reused'))
+    await sink.flush()
+    expect(batches).toEqual([6])
+    expect(sink.stats()).toMatchObject({ written: 6, repeatsSkipped: 4 })
   })
 
   it('prunes the events older than the retention at start', async () => {
