@@ -8,8 +8,9 @@ import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import { RateLimitedError } from './errors.js'
 import { createAuthenticate } from './http/authenticate.js'
-import { handleClientError } from './http/client-error.js'
+import { countingClientErrors, handleClientError } from './http/client-error.js'
 import {
+  countingFrameworkErrors,
   createNotFoundHandler,
   createOptionsHook,
   handleError,
@@ -49,6 +50,11 @@ export interface AppDeps {
   tls?: TlsMaterial | null
   /** Counts every request for GET /metrics (METRICS_PORT); absent or null, nothing is counted. */
   requestMetrics?: RequestMetrics | null
+  /**
+   * Told the status of each request refused before any route (Node's parser, or a path Fastify cannot decode), for
+   * GET /metrics; absent or null, nothing is counted.
+   */
+  answeredBeforeRouting?: ((status: number) => void) | null
 }
 
 /** The HTTP application: Fastify options, error handling and the route table. Performs no I/O of its own. */
@@ -75,8 +81,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // finish what is in flight on close instead of answering 503 with a body outside the envelope
     return503OnClosing: false,
     // docs/api.md R1.2: what Node's parser and Fastify's router refuse is answered with the envelope too
-    clientErrorHandler: handleClientError,
-    frameworkErrors: handleFrameworkError,
+    clientErrorHandler: deps.answeredBeforeRouting
+      ? countingClientErrors(deps.answeredBeforeRouting)
+      : handleClientError,
+    frameworkErrors: deps.answeredBeforeRouting
+      ? countingFrameworkErrors(deps.answeredBeforeRouting)
+      : handleFrameworkError,
     ajv: ajvOptions,
     schemaErrorFormatter: (errors) => toValidationError(errors),
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -120,9 +120,15 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       logger: options.logger,
       tls,
       requestMetrics: metrics?.requests ?? null,
+      answeredBeforeRouting: metrics?.connections.answeredBeforeRouting ?? null,
     })
     // docs/api.md §8: connections in all and per address, pipelined requests, unread answers
-    guardConnections(app.server, config.server, { clock, logger: options.logger })
+    const guard = guardConnections(app.server, config.server, {
+      clock,
+      logger: options.logger,
+      answeredBeforeRouting: metrics?.connections.answeredBeforeRouting ?? null,
+    })
+    metrics?.connections.watch(guard)
     await app.ready()
     const exposure =
       metrics === null || metricsListen === null

@@ -18,22 +18,38 @@ const STATUS_BY_PARSER_ERROR: Readonly<Record<string, number>> = {
 /**
  * Fastify's clientErrorHandler: an error of Node's HTTP parser is answered with the envelope, as a complete response
  * written to the socket, which is then closed. Other errors of the connection (a reset, a failed TLS handshake) get
- * no answer: the peer could not read one.
+ * no answer: the peer could not read one. Returns the status answered, or null when there was no answer.
  */
 export function handleClientError(
   this: Pick<FastifyInstance, 'log'>,
   error: Error & { code?: string },
   socket: Socket,
-): void {
+): number | null {
   const code = error.code ?? ''
   const parserError = code.startsWith('HPE_') || code in STATUS_BY_PARSER_ERROR
   // as Node does: no answer once one has begun on this connection, or the client would read it as part of that one
   const answering = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+  let answered: number | null = null
   if (parserError && socket.writable && answering?.headersSent !== true) {
-    socket.write(rawResponse(parserErrorAnswer(code)))
+    const answer = parserErrorAnswer(code)
+    socket.write(rawResponse(answer))
+    answered = answer.statusCode
     this.log.debug({ code }, 'request refused by the HTTP parser')
   }
   socket.destroy()
+  return answered
+}
+
+/** handleClientError, telling `onAnswer` the status of each answer it gives (the metrics, docs/api.md R6.2.7). */
+export function countingClientErrors(onAnswer: (status: number) => void) {
+  return function (
+    this: Pick<FastifyInstance, 'log'>,
+    error: Error & { code?: string },
+    socket: Socket,
+  ): void {
+    const status = handleClientError.call(this, error, socket)
+    if (status !== null) onAnswer(status)
+  }
 }
 
 /** The error the envelope reports for an error code of Node's HTTP parser. */

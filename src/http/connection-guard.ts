@@ -4,7 +4,7 @@ import { BlockList, isIP, type Socket } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { clientNetwork } from '../client-network.js'
 import type { Clock } from '../clock.js'
-import { BadRequestError, ServiceBusyError } from '../errors.js'
+import { type AppError, BadRequestError, ServiceBusyError } from '../errors.js'
 import { answerWithoutRoute } from './client-error.js'
 
 /**
@@ -93,7 +93,12 @@ type TrackedResponse = ServerResponse & { [CONNECTION]?: Connection }
 export function guardConnections(
   server: Server,
   limits: ConnectionLimits,
-  deps: { clock: Clock; logger: FastifyBaseLogger },
+  deps: {
+    clock: Clock
+    logger: FastifyBaseLogger
+    /** Told the status of each answer the guard gives itself (400, 417, 503), for the metrics. */
+    answeredBeforeRouting?: ((status: number) => void) | null
+  },
 ): ConnectionGuard {
   const maxConnections = limits.maxConnections ?? defaultMaxConnections(readOpenFileLimit())
   const trusted = trustedProxies(limits.trustProxy)
@@ -169,6 +174,12 @@ export function guardConnections(
     socket.once('close', () => forget(connection))
   })
 
+  /** Answers without a route (client-error.ts), and counts the answer. */
+  const answer = (request: IncomingMessage, response: ServerResponse, error: AppError) => {
+    deps.answeredBeforeRouting?.(error.statusCode)
+    answerWithoutRoute(request, response, error)
+  }
+
   /** The connection a request came on; a TLS socket (or an HTTP/2 stream's) is not the one 'connection' saw. */
   const connectionOf = (request: IncomingMessage): Connection | undefined => {
     const socket = request.socket as Socket & { _parent?: Socket | null }
@@ -195,7 +206,7 @@ export function guardConnections(
       connection.closing = true
       abortWithoutStacks(request.socket)
       stopParsing(request.socket)
-      answerWithoutRoute(request, response, new ServiceBusyError())
+      answer(request, response, new ServiceBusyError())
       return false
     }
     return true
@@ -218,7 +229,7 @@ export function guardConnections(
   Object.assign(server, { requireHostHeader: false })
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     if (admit(request, response)) {
-      answerWithoutRoute(request, response, new BadRequestError(417, 'Expectation Failed'))
+      answer(request, response, new BadRequestError(417, 'Expectation Failed'))
     }
   })
   const handlers = server.listeners('request') as Array<
@@ -228,7 +239,7 @@ export function guardConnections(
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     if (!admit(request, response)) return
     if (request.httpVersion === '1.1' && request.headers.host === undefined) {
-      return answerWithoutRoute(request, response, new BadRequestError(400, 'Bad Request'))
+      return answer(request, response, new BadRequestError(400, 'Bad Request'))
     }
     for (const handler of handlers) handler.call(server, request, response)
   })

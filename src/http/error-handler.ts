@@ -77,6 +77,15 @@ export function handleFrameworkError(
   return handleError(error, request, reply)
 }
 
+/** handleFrameworkError, telling `onAnswer` the status of its answer (the metrics, docs/api.md R6.2.7). */
+export function countingFrameworkErrors(onAnswer: (status: number) => void) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const answered = handleFrameworkError(error, request, reply)
+    onAnswer(reply.statusCode)
+    return answered
+  }
+}
+
 /**
  * 404 for an unknown path, 405 (with Allow) for a known path and another method. `methodsByPath` is filled as the
  * routes are registered.

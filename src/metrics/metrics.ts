@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Registry } from 'prom-client'
 import { type Argon2Metrics, createArgon2Metrics } from './argon2-metrics.js'
 import { answerMetricsRequests } from './cluster-metrics.js'
+import { type ConnectionMetrics, createConnectionMetrics } from './connection-metrics.js'
 import { type MetricsListen, type MetricsLog, startMetricsServer } from './metrics-server.js'
 import { createRequestMetrics, type RequestMetrics } from './request-metrics.js'
 import { createStoreMetrics, type StoreMetrics } from './store-metrics.js'
@@ -18,6 +19,7 @@ export interface Metrics {
   readonly requests: RequestMetrics
   readonly stores: StoreMetrics
   readonly argon2: Argon2Metrics
+  readonly connections: ConnectionMetrics
   /**
    * Serves the metrics on `listen`, or in a worker of WORKERS > 1 answers the primary instead, which serves the sum
    * over its workers (src/cluster.ts). Rejects with a ConfigError naming METRICS_PORT when it cannot listen.
@@ -27,7 +29,7 @@ export interface Metrics {
 
 /**
  * The metrics of docs/api.md "Metrics": requests, logins, refreshes and rate-limit refusals; the Argon2 queue; store
- * calls; and prom-client's default process metrics (memory, CPU, event-loop lag, garbage collection), under their
+ * calls; connections and the answers given before any route; and prom-client's default process metrics (memory, CPU, event-loop lag, garbage collection), under their
  * usual names. A registry of its own, not prom-client's global one, so that each service made in one process (the
  * tests make many) counts for itself.
  */
@@ -39,6 +41,7 @@ export function createMetrics(): Metrics {
     requests: createRequestMetrics(registry),
     stores: createStoreMetrics(registry),
     argon2: createArgon2Metrics(registry),
+    connections: createConnectionMetrics(registry),
     async expose(listen, options) {
       if (options.inWorker) {
         const stop = answerMetricsRequests(registry)

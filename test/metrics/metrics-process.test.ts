@@ -1,13 +1,27 @@
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
+import { connect, createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { getOnNewConnection, requestPids } from '../support/cluster.js'
 import { fetchJson } from '../support/fetch-json.js'
 import { type RunningService, runCli, startProcess } from '../support/process.js'
 import { freePort } from '../support/redis-server.js'
 import { type Sample, sampleValue, scrape } from './prometheus-text.js'
+
+/** Connects to the service, writes `payload` at once and resolves with all it answers once it closes the connection. */
+function exchange(url: URL, payload: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port) }, () => socket.write(payload))
+    let text = ''
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1')
+    })
+    socket.once('error', reject)
+    socket.once('close', () => resolve(text))
+    socket.setTimeout(10_000, () => socket.destroy(new Error('the service did not close the connection')))
+  })
+}
 
 const healthRequests = (samples: Sample[]) =>
   sampleValue(samples, 'tessera_http_requests_total', { route: '/health', method: 'GET', status: '200' })
@@ -68,6 +82,52 @@ describe('tessera serve with METRICS_PORT', () => {
     // scraped again, the counts do not double
     expect(healthRequests(await scrape(metricsUrl))).toBe(20)
     expect(await service.stop()).toBe(0)
+  })
+
+  it('R6.2.7 counts the open connections, those the limits close, and the requests refused before routing', async () => {
+    const port = await freePort()
+    service = await startProcess({ DATA_DIR: dir, METRICS_PORT: String(port) })
+    const metricsUrl = `http://127.0.0.1:${port}/metrics`
+    const url = new URL(service.url)
+    const idle: Socket[] = []
+    try {
+      for (let i = 0; i < 3; i++) {
+        const socket = connect({ host: url.hostname, port: Number(url.port) })
+        idle.push(socket)
+        await new Promise((resolve) => socket.once('connect', resolve))
+      }
+      // the scrape's own connection is on the metrics port, not counted here; the service accepts in its own time
+      await vi.waitFor(async () =>
+        expect(sampleValue(await scrape(metricsUrl), 'tessera_connections_open')).toBe(3),
+      )
+    } finally {
+      for (const socket of idle) socket.destroy()
+    }
+
+    // two Content-Length headers: Node's parser refuses the request (R1.13)
+    const refused = await exchange(
+      url,
+      'POST /auth/login HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}',
+    )
+    expect(refused).toMatch(/^HTTP\/1\.1 400 /)
+    // a path Fastify cannot decode: refused before routing too
+    const undecodable = await exchange(url, 'GET /%zz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n')
+    expect(undecodable).toMatch(/^HTTP\/1\.1 400 /)
+    // 40 pipelined requests: 32 answered, the 33rd 503 and the connection closed (R8.8)
+    const pipelined = await exchange(url, 'GET /health HTTP/1.1\r\nHost: t\r\n\r\n'.repeat(40))
+    expect(pipelined.match(/HTTP\/1\.1 503 /g)).toHaveLength(1)
+
+    const samples = await scrape(metricsUrl)
+    const closed = (reason: string) => sampleValue(samples, 'tessera_connections_closed_total', { reason })
+    expect(['shed', 'refused', 'overloaded', 'write_timeout'].map(closed)).toEqual([0, 0, 1, 0])
+    const beforeRouting = (status: number) =>
+      sampleValue(samples, 'tessera_http_refused_before_routing_total', { status: String(status) })
+    expect([beforeRouting(400), beforeRouting(503)]).toEqual([2, 1])
+    // none reached a route: the requests counted are the 32 answers of GET /health
+    expect(healthRequests(samples)).toBe(32)
+    await vi.waitFor(async () =>
+      expect(sampleValue(await scrape(metricsUrl), 'tessera_connections_open')).toBe(0),
+    )
   })
 
   it('R6.2.1 a metrics port already taken stops the start, WORKERS=2 too, with one line and exit 1', async () => {
