@@ -195,7 +195,8 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         if (storesFailing) throw loginStoreFailure(new Error('a store failed during the login'))
         throw new InvalidCredentialsError()
       }
-      if (!(await hasher.verify(user.passwordHash, input.password, address))) {
+      // an address the owner has logged in from (R8.6) waits ahead of a flood from others (R8.2)
+      if (!(await hasher.verify(user.passwordHash, input.password, address, pass.remembered))) {
         // spec 4.4 rule 3
         log.warn(
           {

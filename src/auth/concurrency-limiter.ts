@@ -3,9 +3,11 @@ import { ServiceBusyError } from '../errors.js'
 export interface ConcurrencyLimiter {
   /**
    * Runs `task` when a slot is free; throws ServiceBusyError when the queue is full. `key` names whom the task is
-   * for (a client address): waiting tasks are taken round-robin between keys.
+   * for (a client address): waiting tasks are taken round-robin between keys. A `known` task (a login from an
+   * address that has logged in to the account before, R8.6) waits in a lane served first, one task per key; a
+   * key's further known tasks wait as any other.
    */
-  run<T>(task: () => Promise<T>, key?: string): Promise<T>
+  run<T>(task: () => Promise<T>, key?: string, known?: boolean): Promise<T>
   /** Tasks running and waiting now. */
   stats(): { running: number; waiting: number }
 }
@@ -34,6 +36,11 @@ interface Waiter {
  * next key in turn, so a key with a thousand tasks waiting delays another key's task by one task per other key, not
  * by a thousand. When the queue is full, a newcomer whose key waits less than the key that waits most takes the
  * place of that key's newest task (which is refused with 503); otherwise the newcomer is refused.
+ *
+ * Known tasks (logins from an address the account's owner uses) wait in a lane of their own, served before the
+ * others, at most one task per key: however many addresses a flood comes from, it delays such a login by the known
+ * logins ahead of it, not by the flood. In a full queue a known task takes the place of the newest task of the
+ * longest other line; it is refused only when the queue holds known tasks alone.
  */
 export function createConcurrencyLimiter(options: {
   concurrency: number
@@ -45,8 +52,18 @@ export function createConcurrencyLimiter(options: {
   let waiting = 0
   /** The lines by key, in turn order: the first key is served next and goes to the back if it still waits. */
   const lines = new Map<string, Waiter[]>()
+  /** The known lane: one waiting task per key, in arrival order. */
+  const known = new Map<string, Waiter>()
 
   const release = () => {
+    const firstKnown = known.entries().next()
+    if (firstKnown.done !== true) {
+      const [key, next] = firstKnown.value
+      known.delete(key)
+      waiting--
+      next.start()
+      return
+    }
     const first = lines.entries().next()
     if (first.done === true) {
       running--
@@ -61,8 +78,11 @@ export function createConcurrencyLimiter(options: {
     next.start()
   }
 
-  /** Makes room for a task of `key` in a full queue by refusing the newest task of the longest other line. */
-  const evictForFairness = (key: string): boolean => {
+  /**
+   * Makes room in a full queue by refusing the newest task of the longest line: for a task of `key`, only when that
+   * line is longer than the key's own by more than one; for a known task, whatever its length.
+   */
+  const evict = (key: string, forKnown: boolean): boolean => {
     let longest: Waiter[] | undefined
     let longestKey = ''
     for (const [otherKey, line] of lines) {
@@ -71,7 +91,7 @@ export function createConcurrencyLimiter(options: {
         longestKey = otherKey
       }
     }
-    const own = lines.get(key)?.length ?? 0
+    const own = forKnown ? -1 : (lines.get(key)?.length ?? 0)
     if (longest === undefined || longest.length <= own + 1) return false
     const evicted = longest.pop() as Waiter
     waiting--
@@ -82,16 +102,20 @@ export function createConcurrencyLimiter(options: {
   }
 
   return {
-    async run(task, key = '') {
+    async run(task, key = '', isKnown = false) {
+      const lane = isKnown && !known.has(key) ? 'known' : 'any'
       if (running < options.concurrency) {
         running++
         observer?.started(0)
-      } else if (waiting < options.queueLimit || evictForFairness(key)) {
+      } else if (waiting < options.queueLimit || evict(key, lane === 'known')) {
         const queuedAt = observer === undefined ? 0 : performance.now()
         await new Promise<void>((start, refuse) => {
-          const line = lines.get(key)
-          if (line === undefined) lines.set(key, [{ start, refuse }])
-          else line.push({ start, refuse })
+          if (lane === 'known') known.set(key, { start, refuse })
+          else {
+            const line = lines.get(key)
+            if (line === undefined) lines.set(key, [{ start, refuse }])
+            else line.push({ start, refuse })
+          }
           waiting++
         })
         observer?.started(performance.now() - queuedAt)

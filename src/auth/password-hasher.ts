@@ -13,8 +13,11 @@ export interface PasswordHasher {
    * the computation is for: the limiter's queue is shared fairly between requesters.
    */
   hash(password: string, requester?: string): Promise<string>
-  /** Whether the password matches the stored hash. */
-  verify(storedHash: string, password: string, requester?: string): Promise<boolean>
+  /**
+   * Whether the password matches the stored hash. `known`: the requester has logged in to this account before
+   * (R8.6), so the check waits in the limiter's known lane, ahead of a flood from elsewhere.
+   */
+  verify(storedHash: string, password: string, requester?: string, known?: boolean): Promise<boolean>
   /**
    * Verifies against a fixed hash of the configured cost and returns false: a login for an unknown e-mail costs the
    * same time as a wrong password, so timing does not reveal which accounts exist.
@@ -45,8 +48,8 @@ export function createPasswordHasher(
 
   return {
     hash: (password, requester) => limiter.run(() => argon2.hash(password, options), requester),
-    verify: (storedHash, password, requester) =>
-      limiter.run(() => argon2.verify(storedHash, password), requester),
+    verify: (storedHash, password, requester, known) =>
+      limiter.run(() => argon2.verify(storedHash, password), requester, known),
     async verifyDummy(password, requester) {
       const stored = await dummyHash
       await limiter.run(() => argon2.verify(stored, password), requester)

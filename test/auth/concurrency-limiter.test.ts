@@ -86,4 +86,52 @@ describe('createConcurrencyLimiter', () => {
     expect(started).toEqual(['flood-0', 'flood-1', 'alice', 'flood-2', 'flood-3'])
     expect(limiter.stats()).toEqual({ running: 0, waiting: 0 })
   })
+
+  it('R8.2 a known task waits ahead of every key of a flood, one per key; its second waits as any other', async () => {
+    const limiter = createConcurrencyLimiter({ concurrency: 1, queueLimit: 100 })
+    const gate = deferred()
+    const started: string[] = []
+    const task = (name: string) => async () => {
+      started.push(name)
+      await gate.promise
+    }
+    const runs = [limiter.run(task('bot-0'), 'bot-0')]
+    // a flood from many keys: round-robin alone would serve them all before a newcomer
+    for (let i = 1; i <= 20; i++) runs.push(limiter.run(task(`bot-${i}`), `bot-${i}`))
+    runs.push(limiter.run(task('alice-1'), 'alice', true), limiter.run(task('alice-2'), 'alice', true))
+    runs.push(limiter.run(task('bob'), 'bob', true))
+    gate.resolve()
+    await Promise.all(runs)
+    expect(started.slice(0, 4)).toEqual(['bot-0', 'alice-1', 'bob', 'bot-1'])
+    // alice's second known task waited in her own line, behind the flood's keys
+    expect(started.indexOf('alice-2')).toBe(started.length - 1)
+  })
+
+  it('R8.2 in a full queue a known task takes the place of the newest task of the longest line', async () => {
+    const limiter = createConcurrencyLimiter({ concurrency: 1, queueLimit: 3 })
+    const gate = deferred()
+    const started: string[] = []
+    const task = (name: string) => async () => {
+      started.push(name)
+      await gate.promise
+    }
+    const running = limiter.run(task('bot-a-0'), 'bot-a')
+    const bots = [
+      limiter.run(task('bot-a-1'), 'bot-a'),
+      limiter.run(task('bot-b-1'), 'bot-b'),
+      limiter.run(task('bot-a-2'), 'bot-a'),
+    ]
+    const alice = limiter.run(task('alice'), 'alice', true)
+    await expect(bots[2]).rejects.toBeInstanceOf(ServiceBusyError)
+    const bob = limiter.run(task('bob'), 'bob', true)
+    await expect(bots[0]).rejects.toBeInstanceOf(ServiceBusyError)
+    // only known tasks left but one: a third is refused once the queue holds known tasks alone
+    const carol = limiter.run(task('carol'), 'carol', true)
+    await expect(bots[1]).rejects.toBeInstanceOf(ServiceBusyError)
+    await expect(limiter.run(task('dave'), 'dave', true)).rejects.toBeInstanceOf(ServiceBusyError)
+    gate.resolve()
+    await Promise.all([running, alice, bob, carol])
+    expect(started).toEqual(['bot-a-0', 'alice', 'bob', 'carol'])
+    expect(limiter.stats()).toEqual({ running: 0, waiting: 0 })
+  })
 })

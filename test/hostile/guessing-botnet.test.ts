@@ -122,4 +122,46 @@ describe.skipIf(sqlite === undefined)('guessing one account from a botnet', () =
     expect(botStatuses.every((status) => status === 401 || status === 429)).toBe(true)
     expect(served / userStatuses.length).toBeGreaterThanOrEqual(0.9)
   }, 60_000)
+
+  it('A botnet spraying many e-mails fills the Argon2 queue, and users logging in from their own addresses are still served', async () => {
+    const users = Array.from({ length: USERS }, () => uniqueEmail())
+    // each user's address: where they registered, so the throttle knows it for their account (R8.6)
+    const addressOf = (i: number) => `172.18.0.${i + 1}`
+    for (const [i, email] of users.entries()) {
+      expect(await post(agent, port, '/auth/register', { email, password: PASSWORD }, addressOf(i))).toBe(200)
+    }
+
+    // every guess a new e-mail, so no account backs off: each costs an Argon2 check until its address has failed
+    // RATE_LIMIT_PER_MINUTE times, and together they ask for more checks than the machine can make
+    const botStatuses: number[] = []
+    const started = Date.now()
+    const bots = Array.from({ length: BOT_ADDRESSES }, async (_, i) => {
+      const address = `10.${8 + Math.floor(i / 250)}.${i % 250}.${1 + (i % 7)}`
+      await sleep((i * 1_000) / BOT_ADDRESSES)
+      for (let guess = 0; Date.now() - started < FLOOD_MS; guess++) {
+        const sent = Date.now()
+        const email = `spray-${i}-${guess}-${uniqueEmail()}`
+        botStatuses.push(await post(agent, port, '/auth/login', { email, password: 'guess!guess!' }, address))
+        await sleep(Math.max(0, 1_000 - (Date.now() - sent)))
+      }
+    })
+    const userStatuses: number[] = []
+    const legitimate = users.map(async (email, i) => {
+      for (let login = 0; login < LOGINS_PER_USER; login++) {
+        await sleep(2_000 + login * 3_000 + i * 40 - (Date.now() - started))
+        userStatuses.push(await post(agent, port, '/auth/login', { email, password: PASSWORD }, addressOf(i)))
+      }
+    })
+    await Promise.all([...bots, ...legitimate])
+
+    const served = userStatuses.filter((status) => status === 200).length
+    console.log(
+      `spray: ${botStatuses.length} guesses ${JSON.stringify(tally(botStatuses))}; ` +
+        `legitimate logins served ${served}/${userStatuses.length} ${JSON.stringify(tally(userStatuses))}`,
+    )
+    // the flood did fill the queue: some of its checks were refused as the service being busy
+    expect(botStatuses.filter((status) => status === 503).length).toBeGreaterThan(0)
+    expect(botStatuses.every((status) => [401, 429, 503].includes(status))).toBe(true)
+    expect(served / userStatuses.length).toBeGreaterThanOrEqual(0.9)
+  }, 60_000)
 })
