@@ -10,6 +10,17 @@ function deferred() {
   return { promise, resolve }
 }
 
+/** Tasks that note their name as they start and then wait for `gate`. */
+function recorded() {
+  const gate = deferred()
+  const started: string[] = []
+  const task = (name: string) => async () => {
+    started.push(name)
+    await gate.promise
+  }
+  return { gate, started, task }
+}
+
 describe('createConcurrencyLimiter', () => {
   it('runs at most `concurrency` tasks at once, the rest in arrival order', async () => {
     const limiter = createConcurrencyLimiter({ concurrency: 2, queueLimit: 10 })
@@ -51,12 +62,7 @@ describe('createConcurrencyLimiter', () => {
 
   it('the Argon2 queue is shared fairly: waiting tasks are taken round-robin between keys', async () => {
     const limiter = createConcurrencyLimiter({ concurrency: 1, queueLimit: 100 })
-    const gate = deferred()
-    const started: string[] = []
-    const task = (name: string) => async () => {
-      started.push(name)
-      await gate.promise
-    }
+    const { gate, started, task } = recorded()
     const runs = [limiter.run(task('flood-0'), 'flood')]
     for (let i = 1; i <= 5; i++) runs.push(limiter.run(task(`flood-${i}`), 'flood'))
     runs.push(limiter.run(task('alice'), 'alice'), limiter.run(task('bob'), 'bob'))
@@ -68,12 +74,7 @@ describe('createConcurrencyLimiter', () => {
 
   it('a full queue makes room for a key that waits less by refusing the newest task of the longest line', async () => {
     const limiter = createConcurrencyLimiter({ concurrency: 1, queueLimit: 4 })
-    const gate = deferred()
-    const started: string[] = []
-    const task = (name: string) => async () => {
-      started.push(name)
-      await gate.promise
-    }
+    const { gate, started, task } = recorded()
     const running = limiter.run(task('flood-0'), 'flood')
     const flood = [1, 2, 3, 4].map((i) => limiter.run(task(`flood-${i}`), 'flood'))
     // the queue is full of the flood: the flood itself is refused, another key takes the place of its newest task
@@ -89,12 +90,7 @@ describe('createConcurrencyLimiter', () => {
 
   it('R8.2 a known task waits ahead of every key of a flood, one per key; its second waits as any other', async () => {
     const limiter = createConcurrencyLimiter({ concurrency: 1, queueLimit: 100 })
-    const gate = deferred()
-    const started: string[] = []
-    const task = (name: string) => async () => {
-      started.push(name)
-      await gate.promise
-    }
+    const { gate, started, task } = recorded()
     const runs = [limiter.run(task('bot-0'), 'bot-0')]
     // a flood from many keys: round-robin alone would serve them all before a newcomer
     for (let i = 1; i <= 20; i++) runs.push(limiter.run(task(`bot-${i}`), `bot-${i}`))
@@ -109,12 +105,7 @@ describe('createConcurrencyLimiter', () => {
 
   it('R8.2 in a full queue a known task takes the place of the newest task of the longest line', async () => {
     const limiter = createConcurrencyLimiter({ concurrency: 1, queueLimit: 3 })
-    const gate = deferred()
-    const started: string[] = []
-    const task = (name: string) => async () => {
-      started.push(name)
-      await gate.promise
-    }
+    const { gate, started, task } = recorded()
     const running = limiter.run(task('bot-a-0'), 'bot-a')
     const bots = [
       limiter.run(task('bot-a-1'), 'bot-a'),
