@@ -161,8 +161,9 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     async login(input, context) {
       const email = normalizeEmail(input.email)
       const address = clientNetwork(input.clientAddress)
+      const eventAddress = context?.clientAddress ?? input.clientAddress
       const failed = (reason: SecurityEventReason, userId: string | null = null) =>
-        record('login_failed', userId, context, reason, context?.clientAddress ?? input.clientAddress)
+        record('login_failed', userId, context, reason, eventAddress)
       // R8.4, R8.5: refused before any Argon2 work; an address no account can have is throttled as typed
       const pass = await throttle
         .admit(email ?? input.email.trim().toLowerCase(), address)
@@ -229,7 +230,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         throw loginStoreFailure(error)
       }
       storesFailing = false
-      record('login_succeeded', user.id, context, null, context?.clientAddress ?? input.clientAddress)
+      record('login_succeeded', user.id, context, null, eventAddress)
       await throttle.succeeded(pass)
       return session
     },

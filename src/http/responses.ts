@@ -157,10 +157,11 @@ const failed = (headers?: Headers) =>
     [new InternalError()],
     headers,
   )
-const rateLimited = (description: string, headers: Headers) =>
-  refusal(description, [new RateLimitedError(60)], { ...RETRY_AFTER, ...headers })
-const outcomeUnknown = (description: string, errors: readonly AppError[], headers: Headers) =>
+/** A refusal to try again later: with Retry-After (R7.3, R8.1, R8.2). */
+const retryLater = (description: string, errors: readonly AppError[], headers: Headers) =>
   refusal(description, errors, { ...RETRY_AFTER, ...headers })
+const rateLimited = (description: string, headers: Headers) =>
+  retryLater(description, [new RateLimitedError(60)], headers)
 const unauthorized = () =>
   refusal(
     'The access token is missing, not in the Bearer form, invalid or expired, or a refresh token (R5.2), or its account is gone (R4.7.2)',
@@ -200,7 +201,7 @@ export const registerResponses = () => ({
     LIMITED,
   ),
   500: failed(LIMITED),
-  503: outcomeUnknown(
+  503: retryLater(
     'The Argon2 queue is full (R8.2), or the account may or may not have been created (R7.3): retry',
     [new ServiceBusyError(), new WriteOutcomeUnknownError()],
     LIMITED,
@@ -228,7 +229,7 @@ export const loginResponses = () => ({
     [new InternalError()],
     NO_STORE,
   ),
-  503: refusal('The Argon2 queue is full (R8.2)', [new ServiceBusyError()], { ...RETRY_AFTER, ...NO_STORE }),
+  503: retryLater('The Argon2 queue is full (R8.2)', [new ServiceBusyError()], NO_STORE),
 })
 
 /** POST /auth/refresh (§4.5). */
@@ -248,7 +249,7 @@ export const refreshResponses = () => ({
     LIMITED,
   ),
   500: failed(LIMITED),
-  503: outcomeUnknown(
+  503: retryLater(
     'The token may or may not have been rotated (R7.3): retry, and log in again on a 401',
     [new WriteOutcomeUnknownError()],
     LIMITED,
@@ -268,7 +269,7 @@ export const logoutResponses = () => ({
   413: tooLarge(NO_STORE),
   415: notJson(NO_STORE),
   500: failed(NO_STORE),
-  503: outcomeUnknown(
+  503: retryLater(
     'The refresh token may or may not have been deleted (R7.3): retry',
     [new WriteOutcomeUnknownError()],
     NO_STORE,

@@ -58,7 +58,7 @@ describe.each(backends)('audit events over HTTP [$name]', (backend) => {
     return { status: response.statusCode, body: response.json(), reqId: String(line?.reqId) }
   }
 
-  it('each event of a flow, with its user id, client address, request id and reason, and no secret', async () => {
+  it('R6.3.1 each event of a flow, with its user id, client address, request id and reason, and no secret', async () => {
     const email = uniqueEmail()
     const registered = await request('POST', '/auth/register', { body: { email, password: PASSWORD } })
     expect(registered.status).toBe(200)
@@ -157,7 +157,7 @@ describe('audit events while the audit store fails', () => {
   })
   afterAll(() => service?.close())
 
-  it('the service keeps serving: logins are not refused, and the events are written once the store answers', async () => {
+  it('R6.3.3 the service keeps serving: logins are not refused, and the events are written once the store answers', async () => {
     const email = uniqueEmail()
     expect(
       (await call(service.app, 'POST', '/auth/register', { body: { email, password: PASSWORD } })).status,
@@ -197,7 +197,7 @@ describe('AUDIT_RETENTION_DAYS', () => {
   })
   afterAll(() => instance?.teardown())
 
-  it('the service prunes the events older than the retention at start; 0 keeps no trail', async () => {
+  it('R6.3.5 the service prunes the events older than the retention at start; 0 keeps no trail', async () => {
     const userId = '1234567890'
     const day = 86_400_000
     const stores = await openStores(loadConfig(instance.env).storage)

@@ -77,7 +77,7 @@ describe('createAuditSink', () => {
   })
   const stored = () => stores.audit.list({ userId })
 
-  it('a full batch is written at once, the rest after the interval, each batch one append', async () => {
+  it('R6.3.3 a full batch is written at once, the rest after the interval, each batch one append', async () => {
     const { sink } = sinkWith({ flushIntervalMs: 60_000, maxBatch: 200 })
     const events = Array.from({ length: 450 }, () => event())
     for (const e of events) sink.record(e)
@@ -89,7 +89,7 @@ describe('createAuditSink', () => {
     expect((await stored()).map((e) => e.requestId)).toEqual(events.map((e) => e.requestId))
   })
 
-  it('events wait at most the interval: a few are written together, in one batch', async () => {
+  it('R6.3.3 events wait at most the interval: a few are written together, in one batch', async () => {
     const { sink } = sinkWith({ flushIntervalMs: 20 })
     sink.record(event())
     sink.record(event())
@@ -99,7 +99,7 @@ describe('createAuditSink', () => {
     expect(sink.stats()).toMatchObject({ written: 3, pending: 0 })
   })
 
-  it('record returns at once whatever the store does; a failing store is retried, logged once, bounded', async () => {
+  it('R6.3.3 record returns at once whatever the store does; a failing store is retried, logged once, bounded', async () => {
     const { sink, lines } = sinkWith({ flushIntervalMs: 10, retryMs: 30, maxPending: 100, maxBatch: 40 })
     failing = true
     const events = Array.from({ length: 150 }, () => event())
@@ -126,7 +126,7 @@ describe('createAuditSink', () => {
     })
   })
 
-  it('close writes what is pending; with the store still failing it says how many were lost', async () => {
+  it('R6.3.3 close writes what is pending; with the store still failing it says how many were lost', async () => {
     const first = sinkWith({ flushIntervalMs: 60_000 })
     first.sink.record(event())
     first.sink.record(event())
@@ -144,7 +144,7 @@ describe('createAuditSink', () => {
     expect(second.lines.filter((line) => line.level === 'error').map((line) => line.fields.lost)).toContain(1)
   })
 
-  it('logs every event but login_failed at info, with its request id; no store keeps no trail', async () => {
+  it('R6.3.2 logs every event but login_failed at info, with its request id; no store keeps no trail', async () => {
     const { lines, log } = recordingLog()
     const sink = createAuditSink({ store: null, log, retentionMs: 0, now: Date.now })
     sinks.push(sink)
@@ -207,7 +207,7 @@ describe('createAuditSink', () => {
     expect(sink.stats()).toMatchObject({ written: 6, repeatsSkipped: 4 })
   })
 
-  it('prunes the events older than the retention at start', async () => {
+  it('R6.3.5 prunes the events older than the retention at start', async () => {
     const now = Date.now()
     await stores.audit.append([
       event({ at: now - 3 * 86_400_000, requestId: 'old' }),

@@ -40,14 +40,9 @@ export function auditColumnValues(events: readonly SecurityEvent[]): unknown[][]
   ]
 }
 
-/** `(…), (…)` for `rows` rows of six values, each placeholder made by `placeholder(n)` with n from 1. */
-export function auditValuesList(rows: number, placeholder: (n: number) => string): string {
-  const tuples: string[] = []
-  for (let row = 0; row < rows; row++) {
-    const first = row * 6 + 1
-    tuples.push(`(${[0, 1, 2, 3, 4, 5].map((i) => placeholder(first + i)).join(', ')})`)
-  }
-  return tuples.join(', ')
+/** `(?, ?, ?, ?, ?, ?), …` for `rows` rows: the VALUES of a multi-row INSERT with `?` placeholders. */
+export function auditValuesList(rows: number): string {
+  return Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?)').join(', ')
 }
 
 function clip(value: string | null): string | null {

@@ -46,7 +46,7 @@ export const questionMarkStatements: Omit<SqlStatements, 'putRefreshToken' | 'pr
     parameters: [userId, now],
   }),
   appendAuditEvents: (events) => ({
-    sql: `INSERT INTO audit_events (${AUDIT_COLUMNS}) VALUES ${auditValuesList(events.length, () => '?')}`,
+    sql: `INSERT INTO audit_events (${AUDIT_COLUMNS}) VALUES ${auditValuesList(events.length)}`,
     parameters: auditRowValues(events),
   }),
   listAuditEvents: (userId, since, limit) => ({
