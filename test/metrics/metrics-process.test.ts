@@ -1,12 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises'
 import { connect, createServer, type Socket } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { getOnNewConnection, requestPids } from '../support/cluster.js'
 import { fetchJson } from '../support/fetch-json.js'
 import { type RunningService, runCli, startProcess } from '../support/process.js'
 import { freePort } from '../support/redis-server.js'
+import { useTempDir } from '../support/temp-dir.js'
 import { type Sample, sampleValue, scrape } from './prometheus-text.js'
 
 /** Connects to the service, writes `payload` at once and resolves with all it answers once it closes the connection. */
@@ -27,21 +25,21 @@ const healthRequests = (samples: Sample[]) =>
   sampleValue(samples, 'tessera_http_requests_total', { route: '/health', method: 'GET', status: '200' })
 
 describe('tessera serve with METRICS_PORT', () => {
-  let dir: string
-  let service: RunningService | undefined
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'tessera-metrics-'))
-  })
+  const dir = useTempDir('metrics')
+  let running: RunningService | undefined
   afterEach(async () => {
-    await service?.stop()
-    service = undefined
-    await rm(dir, { recursive: true, force: true })
+    await running?.stop()
+    running = undefined
   })
+  /** `tessera serve` with `env` and a free METRICS_PORT (stopped after the test); the service and its metrics' URL. */
+  const serveWithMetrics = async (env: Record<string, string> = {}) => {
+    const port = await freePort()
+    running = await startProcess({ DATA_DIR: dir.path, METRICS_PORT: String(port), ...env })
+    return { service: running, metricsUrl: `http://127.0.0.1:${port}/metrics` }
+  }
 
   it('R6.2.1 one process: the start-up line names the metrics URL; each port serves only its own', async () => {
-    const port = await freePort()
-    service = await startProcess({ DATA_DIR: dir, METRICS_PORT: String(port) })
-    const metricsUrl = `http://127.0.0.1:${port}/metrics`
+    const { service, metricsUrl } = await serveWithMetrics()
     expect(service.stdout).toHaveLength(1)
     expect(JSON.parse(service.stdout[0] ?? '{}')).toMatchObject({ metricsUrl })
     expect(service.stdout[0]).toContain(`, metrics on ${metricsUrl})`)
@@ -52,14 +50,12 @@ describe('tessera serve with METRICS_PORT', () => {
     const publicMetrics = await fetchJson(`${service.url}/metrics`)
     expect(publicMetrics.status).toBe(404)
     expect(publicMetrics.body).toMatchObject({ code: 404, data: null })
-    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(404)
+    expect((await fetch(new URL('/health', metricsUrl))).status).toBe(404)
     expect(await service.stop()).toBe(0)
   })
 
   it('R6.2.6 WORKERS=2: the primary serves the sum over both workers, which serve none of their own', async () => {
-    const port = await freePort()
-    service = await startProcess({ DATA_DIR: dir, WORKERS: '2', METRICS_PORT: String(port) })
-    const metricsUrl = `http://127.0.0.1:${port}/metrics`
+    const { service, metricsUrl } = await serveWithMetrics({ WORKERS: '2' })
     expect(service.stdout).toHaveLength(1)
     expect(service.stdout[0]).toContain(`2 workers, metrics on ${metricsUrl})`)
     expect(healthRequests(await scrape(metricsUrl))).toBeUndefined()
@@ -85,9 +81,7 @@ describe('tessera serve with METRICS_PORT', () => {
   })
 
   it('R6.2.7 counts the open connections, those the limits close, and the requests refused before routing', async () => {
-    const port = await freePort()
-    service = await startProcess({ DATA_DIR: dir, METRICS_PORT: String(port) })
-    const metricsUrl = `http://127.0.0.1:${port}/metrics`
+    const { service, metricsUrl } = await serveWithMetrics()
     const url = new URL(service.url)
     const idle: Socket[] = []
     try {
@@ -137,7 +131,7 @@ describe('tessera serve with METRICS_PORT', () => {
     try {
       for (const workers of ['1', '2']) {
         const result = await runCli(['serve'], {
-          DATA_DIR: dir,
+          DATA_DIR: dir.path,
           WORKERS: workers,
           METRICS_PORT: String(port),
         })

@@ -130,6 +130,18 @@ describe.each(backends)('GET /metrics [$name]', (backend) => {
         )
       expect(backendsOf('users.')).toEqual(new Set([labels.database]))
       expect(backendsOf('refreshTokens.')).toEqual(new Set([labels.shared]))
+      // every operation is listed from the start, at zero: one no request calls (tessera users delete does), and
+      // the health probe of the database, named as docs/api.md names it
+      for (const operation of ['users.delete', 'database.ping']) {
+        const series = { backend: labels.database, operation }
+        expect(sampleValue(after, 'tessera_store_call_errors_total', series), operation).toBe(0)
+      }
+      expect(
+        sampleValue(after, 'tessera_store_call_duration_seconds_count', {
+          backend: labels.database,
+          operation: 'users.delete',
+        }),
+      ).toBe(0)
     })
 
     it('R6.2.5 counts one Argon2 computation per password checked or hashed, and how long each waited', () => {

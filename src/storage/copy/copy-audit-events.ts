@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto'
-import { CompiledQuery, type Kysely } from 'kysely'
-import type { SqlEngine } from '../sql/sql-database.js'
+import type { Kysely } from 'kysely'
+import { AUDIT_COLUMNS } from '../sql/audit-rows.js'
+import { runPooled, type SqlEngine } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
 import type { Tables } from '../sql/tables.js'
+import { placeholderFor, type Read, valuesList } from './copy-statements.js'
 import type { Checksum } from './copy-store.js'
 
-type Read = (query: SqlQuery) => Promise<Record<string, unknown>[]>
-
 /** The columns of `audit_events` (migrations 0002) but its id, which the target numbers itself. */
-const COLUMNS = ['occurred_at', 'event', 'user_id', 'client_address', 'request_id', 'reason'] as const
+const COLUMNS = AUDIT_COLUMNS.split(', ')
 
 /** Rows per insert: 6 columns × 4,000 rows stays under SQLite's 32,766 bound parameters. */
 const ROWS_PER_INSERT = 4_000
@@ -22,10 +22,8 @@ export interface AuditCopy {
   target: Checksum
 }
 
-const placeholderFor = (engine: SqlEngine) => (index: number) => (engine === 'postgres' ? `$${index}` : '?')
-
 const after = (engine: SqlEngine, id: number, limit: number): SqlQuery => ({
-  sql: `SELECT id, ${COLUMNS.join(', ')} FROM audit_events WHERE id > ${placeholderFor(engine)(1)}
+  sql: `SELECT id, ${AUDIT_COLUMNS} FROM audit_events WHERE id > ${placeholderFor(engine)(1)}
     ORDER BY id LIMIT ${Math.trunc(limit)}`,
   parameters: [id],
 })
@@ -42,33 +40,20 @@ const line = (row: Record<string, unknown>) =>
  */
 export async function copyAuditEvents(
   readSource: Read,
+  readTarget: Read,
   source: { engine: SqlEngine },
   target: { engine: SqlEngine; db: Kysely<Tables> },
   options: { resume: boolean; batchSize: number },
 ): Promise<AuditCopy | null> {
-  const readTarget: Read = async (query) =>
-    (
-      await target.db.executeQuery<Record<string, unknown>>(
-        CompiledQuery.raw(query.sql, [...query.parameters]),
-      )
-    ).rows as Record<string, unknown>[]
   const targetHeld = (await readTarget(after(target.engine, 0, 1))).length > 0
   let copied = 0
   if (!targetHeld) {
     await target.db.transaction().execute(async (transaction) => {
       await forEachBatch(readSource, source.engine, options.batchSize, async (rows) => {
-        const placeholder = placeholderFor(target.engine)
-        const values = rows
-          .map(
-            (_, row) =>
-              `(${COLUMNS.map((__, column) => placeholder(row * COLUMNS.length + column + 1)).join(', ')})`,
-          )
-          .join(', ')
-        await transaction.executeQuery(
-          CompiledQuery.raw(
-            `INSERT INTO audit_events (${COLUMNS.join(', ')}) VALUES ${values}`,
-            rows.flatMap((row) => COLUMNS.map((column) => normalize(column, row[column]))),
-          ),
+        await runPooled(
+          transaction,
+          `INSERT INTO audit_events (${AUDIT_COLUMNS}) VALUES ${valuesList(target.engine, rows.length, COLUMNS.length)}`,
+          rows.flatMap((row) => COLUMNS.map((column) => normalize(column, row[column]))),
         )
         copied += rows.length
       })

@@ -19,19 +19,34 @@ export interface TokenRow {
 /** Rows per batch at most: 4 columns × 5,000 rows stays under SQLite's 32,766 bound parameters. */
 export const MAX_BATCH_SIZE = 5_000
 
+/** A read of the copy: the rows `query` returns, as the driver gives them. */
+export type Read = (query: SqlQuery) => Promise<Record<string, unknown>[]>
+
+/** The `index`-th (from 1) placeholder of a statement in `engine`'s SQL: `$1` for PostgreSQL, `?` elsewhere. */
+export const placeholderFor =
+  (engine: SqlEngine) =>
+  (index: number): string =>
+    engine === 'postgres' ? `$${index}` : '?'
+
+/** The VALUES of a multi-row INSERT of `rows` rows of `columns` columns: `($1, $2), ($3, $4)` or `(?, ?), (?, ?)`. */
+export function valuesList(engine: SqlEngine, rows: number, columns: number): string {
+  const placeholder = placeholderFor(engine)
+  return Array.from(
+    { length: rows },
+    (_, row) =>
+      `(${Array.from({ length: columns }, (__, column) => placeholder(row * columns + column + 1)).join(', ')})`,
+  ).join(', ')
+}
+
 /**
  * The statements of `tessera store copy`, in one engine's SQL: reads by keyset on the id (user ids are 10 digits, so
  * every engine orders them alike) and multi-row inserts that leave a row already there as it is (a resumed or forced
  * copy), which verification then compares.
  */
 export function copyStatements(engine: SqlEngine) {
-  const placeholder = (index: number) => (engine === 'postgres' ? `$${index}` : '?')
-  const list = (count: number, first = 1) =>
-    Array.from({ length: count }, (_, offset) => placeholder(first + offset)).join(', ')
-  const tuples = (rows: number, columns: number) =>
-    Array.from({ length: rows }, (_, row) => `(${list(columns, row * columns + 1)})`).join(', ')
+  const placeholder = placeholderFor(engine)
   const insert = (table: string, columns: string, rows: number, width: number) => {
-    const values = tuples(rows, width)
+    const values = valuesList(engine, rows, width)
     if (engine === 'mysql') return `INSERT IGNORE INTO ${table} (${columns}) VALUES ${values}`
     return `INSERT INTO ${table} (${columns}) VALUES ${values} ON CONFLICT DO NOTHING`
   }

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { CompiledQuery, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import { CommandFailedError } from '../../command-errors.js'
 import { createEnvReader } from '../../config/env-reader.js'
 import { readStorageConfig, type StorageConfig } from '../../config/storage-config.js'
 import { openDatabase, sqlitePath } from '../open-stores.js'
 import { migrate } from '../sql/migrate.js'
-import type { SqlDatabase } from '../sql/sql-database.js'
+import { runPooled, type SqlDatabase } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
 import type { Tables } from '../sql/tables.js'
 import { type AuditCopy, copyAuditEvents } from './copy-audit-events.js'
@@ -16,6 +16,7 @@ import {
   type AccountRow,
   type CopyStatements,
   copyStatements,
+  type Read,
   type TokenRow,
   toAccountRow,
   toTokenRow,
@@ -63,8 +64,6 @@ export interface CopyReport {
   mismatch: string | null
 }
 
-type Read = (query: SqlQuery) => Promise<Record<string, unknown>[]>
-
 /**
  * Copies the accounts and their unexpired refresh tokens from one store to another, in batches of `batchSize`
  * accounts in id order, each written in one transaction (its tokens first when they go to Redis, so that a copy
@@ -98,16 +97,9 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
     }
     await migrate(target)
     const to = copyStatements(target.engine)
-    const write = (db: Kysely<Tables>, query: SqlQuery) =>
-      db
-        .executeQuery(CompiledQuery.raw(query.sql, [...query.parameters]))
-        .then((r) => Number(r.numAffectedRows ?? 0))
-    const readTarget: Read = async (query) =>
-      (
-        await target.db.executeQuery<Record<string, unknown>>(
-          CompiledQuery.raw(query.sql, [...query.parameters]),
-        )
-      ).rows as Record<string, unknown>[]
+    const write = async (db: Kysely<Tables>, query: SqlQuery) =>
+      (await runPooled(db, query.sql, query.parameters)).changes
+    const readTarget = readOn(target.db)
     const resumedAfter = options.resume
       ? (((await readTarget(to.lastAccountId))[0]?.id as string | null | undefined) ?? null)
       : null
@@ -161,7 +153,7 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       progress.stop()
 
       const auditEvents = sourceTables.includes('audit_events')
-        ? await copyAuditEvents(readSource, source, target, options)
+        ? await copyAuditEvents(readSource, readTarget, source, target, options)
         : null
 
       // the verification, over every account of the source
@@ -238,16 +230,17 @@ async function forEachBatch(
   }
 }
 
+/** Reads on `db` (a pool, a connection or a transaction), as runPooled runs them. */
+const readOn =
+  (db: Kysely<Tables>): Read =>
+  async (query) =>
+    (await runPooled(db, query.sql, query.parameters)).rows
+
 /** Runs `work` with reads that all see the database as it was when the first one ran, on one connection. */
 async function withSnapshot<T>(database: SqlDatabase, work: (read: Read) => Promise<T>): Promise<T> {
   const statements = copyStatements(database.engine)
   return database.db.connection().execute(async (connection) => {
-    const read: Read = async (query) =>
-      (
-        await connection.executeQuery<Record<string, unknown>>(
-          CompiledQuery.raw(query.sql, [...query.parameters]),
-        )
-      ).rows as Record<string, unknown>[]
+    const read = readOn(connection)
     for (const statement of statements.beginSnapshot()) await read({ sql: statement, parameters: [] })
     try {
       return await work(read)
@@ -280,36 +273,33 @@ function describeMismatch(
   tokensTarget: Checksum,
   target: { targetTotal: number; extraAllowed: boolean },
 ): string | null {
-  if (accountsSource.count !== accountsTarget.count) {
-    return `the target holds ${accountsTarget.count} of the source's ${accountsSource.count} accounts`
-  }
-  if (accountsSource.sha256 !== accountsTarget.sha256) {
-    return `the target's accounts differ from the source's (sha256 ${short(accountsTarget.sha256)} against ${short(accountsSource.sha256)})`
-  }
-  if (tokensSource.count !== tokensTarget.count) {
-    return `the target holds ${tokensTarget.count} of the source's ${tokensSource.count} refresh tokens`
-  }
-  if (tokensSource.sha256 !== tokensTarget.sha256) {
-    return `the target's refresh tokens differ from the source's (sha256 ${short(tokensTarget.sha256)} against ${short(tokensSource.sha256)})`
-  }
+  const differs =
+    describeDifference('accounts', accountsSource, accountsTarget) ??
+    describeDifference('refresh tokens', tokensSource, tokensTarget)
+  if (differs !== null) return differs
   if (!target.extraAllowed && target.targetTotal !== accountsSource.count) {
     return `the target holds ${target.targetTotal} accounts, the source ${accountsSource.count}`
   }
   return null
 }
 
-const short = (sha256: string) => sha256.slice(0, 12)
-
 function describeAuditMismatch(audit: AuditCopy | null): string | null {
   if (audit === null || audit.notCopied !== null) return null
-  if (audit.source.count !== audit.target.count) {
-    return `the target holds ${audit.target.count} of the source's ${audit.source.count} audit events`
+  return describeDifference('audit events', audit.source, audit.target)
+}
+
+/** How the target's `rows` (accounts, refresh tokens, audit events) differ from the source's, or null. */
+function describeDifference(rows: string, source: Checksum, target: Checksum): string | null {
+  if (source.count !== target.count) {
+    return `the target holds ${target.count} of the source's ${source.count} ${rows}`
   }
-  if (audit.source.sha256 !== audit.target.sha256) {
-    return `the target's audit events differ from the source's (sha256 ${short(audit.target.sha256)} against ${short(audit.source.sha256)})`
+  if (source.sha256 !== target.sha256) {
+    return `the target's ${rows} differ from the source's (sha256 ${short(target.sha256)} against ${short(source.sha256)})`
   }
   return null
 }
+
+const short = (sha256: string) => sha256.slice(0, 12)
 
 function sameStore(a: string, b: string): boolean {
   if (a.startsWith('sqlite:') && b.startsWith('sqlite:'))
