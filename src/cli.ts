@@ -45,19 +45,21 @@ See README.md for every variable.
  * has its own (0 valid, 1 invalid, 2 unreadable).
  */
 export async function main(argv: readonly string[]): Promise<void> {
+  /** The operator commands' stdout and stderr, which they give whole lines. */
+  const output = {
+    stdout: (text: string) => void process.stdout.write(text),
+    stderr: (text: string) => void process.stderr.write(text),
+  }
   if (argv[0] === 'site-config') {
     // loaded only here: the validator compiles its schema, which `serve` without SITE_CONFIG_FILE never needs
     const { runSiteConfigCommand } = await import('./site-config/site-config-command.js')
-    process.exitCode = await runSiteConfigCommand(argv.slice(1), {
-      stdout: (text) => process.stdout.write(text),
-      stderr: (text) => process.stderr.write(text),
-    })
+    process.exitCode = await runSiteConfigCommand(argv.slice(1), output)
     return
   }
   if (argv[0] === 'store') {
     const { runStoreCommand } = await import('./storage/copy/store-command.js')
     process.exitCode = await runStoreCommand(argv.slice(1), {
-      stdout: (text) => process.stdout.write(text),
+      stdout: output.stdout,
       stderr: process.stderr,
       environment: readEnvironment,
     })
@@ -70,8 +72,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       import('./admin/terminal.js'),
     ])
     process.exitCode = await runUsersCommand(argv.slice(1), {
-      stdout: (text) => process.stdout.write(text),
-      stderr: (text) => process.stderr.write(text),
+      ...output,
       terminal: processTerminal(),
       environment: readEnvironment,
     })
@@ -81,8 +82,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     // loaded only here, like the stores it opens
     const { runAuditCommand } = await import('./audit/audit-command.js')
     process.exitCode = await runAuditCommand(argv.slice(1), {
-      stdout: (text) => process.stdout.write(text),
-      stderr: (text) => process.stderr.write(text),
+      ...output,
       environment: readEnvironment,
       clock: systemClock,
     })

@@ -2,11 +2,11 @@ import { parseArgs } from 'node:util'
 import { newPasswordProblem } from '../auth/password-policy.js'
 import { systemClock } from '../clock.js'
 import { CommandFailedError, CommandUsageError, PromptCancelledError } from '../command-errors.js'
-import { type Config, ConfigError, type Env, loadConfig } from '../config.js'
-import { openStores } from '../storage/open-stores.js'
-import type { Stores, UserRecord } from '../storage/stores.js'
+import { runOnStores, type StoresCommandIo } from '../command-runner.js'
+import type { Config } from '../config.js'
+import type { UserRecord } from '../storage/stores.js'
 import type { Terminal } from './terminal.js'
-import { createUserAdmin, describeCause, parseUserRef, type UserAdmin } from './user-admin.js'
+import { createUserAdmin, describeCause, parseUserRef, type UserAdmin, type UserRef } from './user-admin.js'
 
 export const USERS_USAGE = `Usage: tessera users <command> [options]
 
@@ -36,13 +36,10 @@ Exit codes: 0 done; 1 failed (one line on stderr: no such account, a refused pas
 `
 
 /** Where `tessera users` writes, reads and finds its configuration. */
-export interface UsersCommandIo {
+export interface UsersCommandIo extends StoresCommandIo {
   /** Given whole lines, newline included. */
   stdout(text: string): void
-  stderr(text: string): void
   terminal: Terminal
-  /** The environment, with the variables of the --config file beneath it (server.ts readEnvironment). */
-  environment(configFile: string | undefined): Promise<Env>
 }
 
 const VERBS = ['list', 'show', 'reset-password', 'revoke', 'delete'] as const
@@ -62,7 +59,8 @@ const MAX_LIMIT = 1000
 
 interface Invocation {
   verb: Verb
-  target: string | undefined
+  /** The <email|id> of every verb but list, which has none (null). */
+  user: UserRef | null
   json: boolean
   yes: boolean
   limit: number
@@ -83,34 +81,26 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
     io.stdout(USERS_USAGE)
     return 0
   }
-  let stores: Stores | null = null
-  try {
-    const config = loadConfig(await io.environment(invocation.config))
-    stores = await openStores(config.storage)
-    const admin = createUserAdmin({
-      users: stores.users,
-      refreshTokens: stores.refreshTokens,
-      audit: stores.audit,
-      clock: systemClock,
-      refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
-      recordEvents: config.audit.retentionDays > 0,
-    })
-    await runVerb(invocation, { admin, config, io })
-    return 0
-  } catch (error) {
-    if (error instanceof CommandFailedError || error instanceof ConfigError) {
-      io.stderr(`tessera users: ${error.message.replace(/\s+/g, ' ')}\n`)
-      return 1
-    }
-    if (error instanceof PromptCancelledError) {
-      io.stderr('tessera users: cancelled; nothing was changed\n')
-      return 1
-    }
-    io.stderr(`tessera users: ${describeCause(error)}\n`)
-    return 1
-  } finally {
-    await stores?.close().catch(() => {})
-  }
+  return runOnStores(
+    'users',
+    io,
+    {
+      configFile: invocation.config,
+      describeFailure: (error) =>
+        error instanceof PromptCancelledError ? 'cancelled; nothing was changed' : describeCause(error),
+    },
+    async (stores, config) => {
+      const admin = createUserAdmin({
+        users: stores.users,
+        refreshTokens: stores.refreshTokens,
+        audit: stores.audit,
+        clock: systemClock,
+        refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
+        recordEvents: config.audit.retentionDays > 0,
+      })
+      await runVerb(invocation, { admin, config, io })
+    },
+  )
 }
 
 function parseInvocation(args: readonly string[], terminal: Terminal): Invocation | 'help' {
@@ -129,12 +119,14 @@ function parseInvocation(args: readonly string[], terminal: Terminal): Invocatio
     if (values[option] !== undefined && !VERB_OPTIONS[verb].includes(option))
       throw new CommandUsageError(`${verb} takes no --${option}`)
   }
+  let user: UserRef | null = null
   if (verb === 'list') {
     if (target !== undefined) throw new CommandUsageError(`unexpected argument "${target}"`)
   } else {
     if (target === undefined) throw new CommandUsageError(`${verb} needs an <email|id> argument`)
     if (extra !== undefined) throw new CommandUsageError(`unexpected argument "${extra}"`)
-    if (parseUserRef(target) === null)
+    user = parseUserRef(target)
+    if (user === null)
       throw new CommandUsageError(`"${target}" is neither an e-mail address nor a user id (10 digits)`)
   }
   if (values.after !== undefined && !/^[1-9]\d{9}$/.test(values.after))
@@ -146,7 +138,7 @@ function parseInvocation(args: readonly string[], terminal: Terminal): Invocatio
   // checked before anything is opened: a script that forgot --yes changes nothing
   if (verb === 'delete' && !yes && !terminal.interactive)
     throw new CommandUsageError('delete asks for confirmation on a terminal; without one, pass --yes')
-  return { verb, target, json: values.json === true, yes, limit, after: values.after, config: values.config }
+  return { verb, user, json: values.json === true, yes, limit, after: values.after, config: values.config }
 }
 
 function parse(args: readonly string[]) {
@@ -179,8 +171,8 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
   const print = (json: unknown, human: string) =>
     io.stdout(invocation.json ? `${JSON.stringify(json)}\n` : `${human}\n`)
 
-  if (invocation.verb === 'list') {
-    // one more than asked tells whether another page follows
+  if (invocation.user === null) {
+    // list: one more than asked tells whether another page follows
     const found = await admin.list({ after: invocation.after, limit: invocation.limit + 1 })
     const page = found.slice(0, invocation.limit)
     const nextAfter = found.length > invocation.limit ? (page.at(-1)?.id ?? null) : null
@@ -188,13 +180,16 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
     return
   }
 
-  const ref = parseUserRef(invocation.target ?? '')
-  if (ref === null) throw new CommandUsageError('missing <email|id>')
-  const user = await admin.find(ref)
+  const user = await admin.find(invocation.user)
   const named = `${user.email} (${user.id})`
-  /** By when every access token issued before now has expired. */
-  const accessTokensExpireBy = () =>
-    new Date(Date.now() + context.config.auth.accessTokenTtlSeconds * 1000).toISOString()
+  /** The answer of a verb that logs the user out: with by when every access token issued before now has expired. */
+  const printLoggedOut = (json: Record<string, unknown>, human: string) => {
+    const expireBy = new Date(Date.now() + context.config.auth.accessTokenTtlSeconds * 1000).toISOString()
+    print(
+      { ...publicAccount(user), ...json, access_tokens_expire_by: expireBy },
+      `${human}\nAccess tokens already issued stay valid until they expire, by ${expireBy} at the latest.`,
+    )
+  }
 
   switch (invocation.verb) {
     case 'show': {
@@ -221,43 +216,27 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
       if (problem !== null) throw new CommandFailedError(`the password ${problem}; nothing was changed`)
       const hash = await hashPassword(context.config, password)
       await admin.resetPassword(user, hash)
-      const expireBy = accessTokensExpireBy()
-      print(
-        {
-          ...publicAccount(user),
-          password_reset: true,
-          refresh_token_revoked: true,
-          access_tokens_expire_by: expireBy,
-        },
-        `Password of ${named} reset, and its refresh token revoked: the user logs in again with the new password.\n` +
-          `Access tokens already issued stay valid until they expire, by ${expireBy} at the latest.`,
+      printLoggedOut(
+        { password_reset: true, refresh_token_revoked: true },
+        `Password of ${named} reset, and its refresh token revoked: the user logs in again with the new password.`,
       )
       return
     }
     case 'revoke': {
       await admin.revoke(user)
-      const expireBy = accessTokensExpireBy()
-      print(
-        { ...publicAccount(user), refresh_token_revoked: true, access_tokens_expire_by: expireBy },
-        `Refresh token of ${named} revoked: the user is logged out at the next refresh.\n` +
-          `Access tokens already issued stay valid until they expire, by ${expireBy} at the latest.`,
+      printLoggedOut(
+        { refresh_token_revoked: true },
+        `Refresh token of ${named} revoked: the user is logged out at the next refresh.`,
       )
       return
     }
     case 'delete': {
       if (!invocation.yes) await confirmDeletion(io.terminal, user)
       const { addressesErased } = await admin.delete(user)
-      const expireBy = accessTokensExpireBy()
-      print(
-        {
-          ...publicAccount(user),
-          deleted: true,
-          audit_addresses_erased: addressesErased,
-          access_tokens_expire_by: expireBy,
-        },
+      printLoggedOut(
+        { deleted: true, audit_addresses_erased: addressesErased },
         `Account ${named} deleted, with its refresh token. Its audit events are kept until AUDIT_RETENTION_DAYS ` +
-          `prunes them; the client addresses of ${addressesErased} were erased.\n` +
-          `Access tokens already issued stay valid until they expire, by ${expireBy} at the latest.`,
+          `prunes them; the client addresses of ${addressesErased} were erased.`,
       )
       return
     }

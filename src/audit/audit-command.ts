@@ -3,8 +3,7 @@ import { normalizeEmail } from '../auth/email.js'
 import { isUserId } from '../auth/user-id.js'
 import type { Clock } from '../clock.js'
 import { CommandFailedError, CommandUsageError } from '../command-errors.js'
-import { ConfigError, type Env, loadConfig } from '../config.js'
-import { openStores } from '../storage/open-stores.js'
+import { runOnStores, type StoresCommandIo } from '../command-runner.js'
 import type { Stores } from '../storage/stores.js'
 import type { SecurityEvent } from './security-event.js'
 
@@ -30,12 +29,9 @@ Exit codes: 0 done (no events is no error); 1 failed (one line on stderr: no suc
 `
 
 /** Where `tessera audit` writes and finds its configuration. */
-export interface AuditCommandIo {
+export interface AuditCommandIo extends StoresCommandIo {
   /** Given whole lines, newline included. */
   stdout(text: string): void
-  stderr(text: string): void
-  /** The environment, with the variables of the --config file beneath it (server.ts readEnvironment). */
-  environment(configFile: string | undefined): Promise<Env>
   clock: Clock
 }
 
@@ -64,25 +60,21 @@ export async function runAuditCommand(args: readonly string[], io: AuditCommandI
     io.stdout(AUDIT_USAGE)
     return 0
   }
-  let stores: Stores | null = null
-  try {
-    const config = loadConfig(await io.environment(invocation.config))
-    // the accounts and the trail are in the SQL database whatever REDIS_URL says: Redis is not needed here
-    stores = await openStores({ ...config.storage, redisUrl: null })
-    const userId = await resolveUser(stores, invocation.user)
-    const events = await stores.audit.list({ userId, since: invocation.since, limit: invocation.limit })
-    io.stdout(invocation.json ? `${JSON.stringify(asJson(userId, events))}\n` : asTable(userId, events))
-    return 0
-  } catch (error) {
-    const message =
-      error instanceof CommandFailedError || error instanceof ConfigError
-        ? error.message
-        : `the store failed: ${describeCause(error)}`
-    io.stderr(`tessera audit: ${message.replace(/\s+/g, ' ')}\n`)
-    return 1
-  } finally {
-    await stores?.close().catch(() => {})
-  }
+  return runOnStores(
+    'audit',
+    io,
+    {
+      configFile: invocation.config,
+      // the accounts and the trail are in the SQL database whatever REDIS_URL says: Redis is not needed here
+      storage: (config) => ({ ...config.storage, redisUrl: null }),
+      describeFailure: (error) => `the store failed: ${describeCause(error)}`,
+    },
+    async (stores) => {
+      const userId = await resolveUser(stores, invocation.user)
+      const events = await stores.audit.list({ userId, since: invocation.since, limit: invocation.limit })
+      io.stdout(invocation.json ? `${JSON.stringify(asJson(userId, events))}\n` : asTable(userId, events))
+    },
+  )
 }
 
 /** The account's id. A deleted account has no row any more, but its id still finds its events. */

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { CommandFailedError } from '../../command-errors.js'
+import { ConfigError } from '../../config/config-error.js'
 import type { Env } from '../../config/env-reader.js'
 import { createEnvReader } from '../../config/env-reader.js'
 import { readStorageConfig } from '../../config/storage-config.js'
@@ -49,11 +50,11 @@ export async function runStoreCommand(args: readonly string[], io: StoreCommandI
   }
   const { values, positionals } = parsed
   const [subcommand, ...operands] = positionals
-  if (values.help || subcommand === 'help' || subcommand === undefined) {
-    if (subcommand === undefined && !values.help) return usageError(io, 'missing subcommand (copy or backup)')
+  if (values.help || subcommand === 'help') {
     io.stdout(STORE_USAGE)
     return 0
   }
+  if (subcommand === undefined) return usageError(io, 'missing subcommand (copy or backup)')
   const fail = (message: string) => {
     io.stderr.write(`tessera store ${subcommand}: ${message}\n`)
     return 1
@@ -76,12 +77,7 @@ export async function runStoreCommand(args: readonly string[], io: StoreCommandI
       return await backup(file, values, env, io)
     }
   } catch (error) {
-    if (
-      error instanceof CommandFailedError ||
-      (error as { variable?: unknown } | null)?.variable !== undefined
-    ) {
-      return fail((error as Error).message)
-    }
+    if (error instanceof CommandFailedError || error instanceof ConfigError) return fail(error.message)
     return fail(`failed: ${error instanceof Error ? error.message : String(error)}`)
   }
   return usageError(io, `unknown subcommand "${subcommand}"`)

@@ -1,0 +1,49 @@
+import { CommandFailedError } from './command-errors.js'
+import { type Config, ConfigError, type Env, loadConfig } from './config.js'
+import { openStores } from './storage/open-stores.js'
+import type { Stores } from './storage/stores.js'
+
+/** What an operator command that opens the service's stores needs for it: stderr, and where its variables are. */
+export interface StoresCommandIo {
+  stderr(text: string): void
+  /** The environment, with the variables of the --config file beneath it (server.ts readEnvironment). */
+  environment(configFile: string | undefined): Promise<Env>
+}
+
+export interface OnStoresOptions {
+  /** The --config file, if any. */
+  configFile: string | undefined
+  /** Which stores to open; the service's own (config.storage) unless given. */
+  storage?: (config: Config) => Config['storage']
+  /** The stderr line of a failure that is no CommandFailedError or ConfigError (those say their message). */
+  describeFailure: (error: unknown) => string
+}
+
+/**
+ * The part of `tessera users` and `tessera audit` after their command line is read: loads the service's
+ * configuration, opens its stores, runs `work` on them and closes them, whatever happens. Resolves with the exit
+ * code: 0, or 1 after one line on stderr, `tessera <command>: <what failed>`.
+ */
+export async function runOnStores(
+  command: string,
+  io: StoresCommandIo,
+  options: OnStoresOptions,
+  work: (stores: Stores, config: Config) => Promise<void>,
+): Promise<number> {
+  let stores: Stores | null = null
+  try {
+    const config = loadConfig(await io.environment(options.configFile))
+    stores = await openStores(options.storage?.(config) ?? config.storage)
+    await work(stores, config)
+    return 0
+  } catch (error) {
+    const message =
+      error instanceof CommandFailedError || error instanceof ConfigError
+        ? error.message
+        : options.describeFailure(error)
+    io.stderr(`tessera ${command}: ${message.replace(/\s+/g, ' ')}\n`)
+    return 1
+  } finally {
+    await stores?.close().catch(() => {})
+  }
+}

@@ -1,0 +1,87 @@
+import { join } from 'node:path'
+import { describe, expect, it, vi } from 'vitest'
+import { CommandFailedError } from '../src/command-errors.js'
+import { type OnStoresOptions, runOnStores } from '../src/command-runner.js'
+import type { Env } from '../src/config.js'
+import type { Stores } from '../src/storage/stores.js'
+import { useTempDir } from './support/temp-dir.js'
+import { TEST_ENV } from './support/test-service.js'
+
+const dir = useTempDir('command-runner')
+
+/**
+ * runOnStores as `tessera users` and `tessera audit` run it, on a SQLite store: the exit code, the one stderr line
+ * and the stores closed, whatever `work` does.
+ */
+describe('runOnStores', () => {
+  const run = async (
+    work: (stores: Stores) => Promise<void>,
+    options: Partial<OnStoresOptions> = {},
+    env: Env = {},
+  ) => {
+    let stderr = ''
+    let closed = 0
+    const code = await runOnStores(
+      'demo',
+      {
+        stderr: (text) => {
+          stderr += text
+        },
+        environment: async () => ({
+          ...TEST_ENV,
+          DATABASE_URL: `sqlite:${join(dir.path, 'app.db')}`,
+          ...env,
+        }),
+      },
+      { configFile: undefined, describeFailure: (error) => `described: ${error}`, ...options },
+      async (stores) => {
+        const close = stores.close.bind(stores)
+        vi.spyOn(stores, 'close').mockImplementation(() => {
+          closed++
+          return close()
+        })
+        await work(stores)
+      },
+    )
+    return { code, stderr, closed }
+  }
+
+  it('exit 0 after the work, the stores closed', async () => {
+    const result = await run(async (stores) => {
+      expect(await stores.users.findById('1000000001')).toBeNull()
+    })
+    expect(result).toEqual({ code: 0, stderr: '', closed: 1 })
+  })
+
+  it('a CommandFailedError: exit 1, its message on one line, the stores closed', async () => {
+    const result = await run(async () => {
+      throw new CommandFailedError('no account\n  has that id')
+    })
+    expect(result).toEqual({ code: 1, stderr: 'tessera demo: no account has that id\n', closed: 1 })
+  })
+
+  it('any other error: exit 1, what describeFailure says of it, the stores closed', async () => {
+    const result = await run(async () => {
+      throw new Error('lost')
+    })
+    expect(result).toEqual({ code: 1, stderr: 'tessera demo: described: Error: lost\n', closed: 1 })
+  })
+
+  it('a bad variable: exit 1, the ConfigError naming it, nothing run', async () => {
+    const work = vi.fn(async () => {})
+    const result = await run(work, {}, { AUTH_ARGON2_TIME_COST: 'many' })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/^tessera demo: AUTH_ARGON2_TIME_COST [^\n]+\n$/)
+    expect(work).not.toHaveBeenCalled()
+  })
+
+  it('opens the stores `storage` picks', async () => {
+    const work = vi.fn(async () => {})
+    const result = await run(work, {
+      storage: (config) => ({ ...config.storage, databaseUrl: 'postgres://postgres@127.0.0.1:9/none' }),
+    })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/^tessera demo: DATABASE_URL could not be opened[^\n]*\n$/)
+    expect(work).not.toHaveBeenCalled()
+  })
+})
