@@ -26,3 +26,20 @@ export class PromptCancelledError extends TesseraError {
     super('cancelled at the prompt')
   }
 }
+
+/** A failure's message and its cause's, on one line (a StorageError names the operation, its cause the reason). */
+export function describeCause(error: unknown): string {
+  const parts: string[] = []
+  let current: unknown = error
+  while (current instanceof Error && parts.length < 3) {
+    // a connection refused on every address of a host: the first address's error says it
+    if (current instanceof AggregateError && current.message === '' && current.errors.length > 0) {
+      current = current.errors[0]
+      continue
+    }
+    if (current.message !== '') parts.push(current.message)
+    current = current.cause
+  }
+  if (parts.length === 0) parts.push(String(error))
+  return parts.join(': ').replace(/\s+/g, ' ')
+}

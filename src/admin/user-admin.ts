@@ -2,7 +2,7 @@ import type { SecurityEvent, SecurityEventType } from '../audit/security-event.j
 import { normalizeEmail } from '../auth/email.js'
 import { isUserId } from '../auth/user-id.js'
 import type { Clock } from '../clock.js'
-import { CommandFailedError } from '../command-errors.js'
+import { CommandFailedError, describeCause } from '../command-errors.js'
 import type { AuditStore, RefreshTokenStore, UserRecord, UserStore } from '../storage/stores.js'
 
 /** A user named on the command line: by id (10 digits) or by e-mail address. */
@@ -141,21 +141,4 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
       return { addressesErased }
     },
   }
-}
-
-/** A failure's message and its cause's, on one line (a StorageError names the operation, its cause the reason). */
-export function describeCause(error: unknown): string {
-  const parts: string[] = []
-  let current: unknown = error
-  while (current instanceof Error && parts.length < 3) {
-    // a connection refused on every address of a host: the first address's error says it
-    if (current instanceof AggregateError && current.message === '' && current.errors.length > 0) {
-      current = current.errors[0]
-      continue
-    }
-    if (current.message !== '') parts.push(current.message)
-    current = current.cause
-  }
-  if (parts.length === 0) parts.push(String(error))
-  return parts.join(': ').replace(/\s+/g, ' ')
 }

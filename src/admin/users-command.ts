@@ -1,12 +1,17 @@
 import { parseArgs } from 'node:util'
 import { newPasswordProblem } from '../auth/password-policy.js'
 import { systemClock } from '../clock.js'
-import { CommandFailedError, CommandUsageError, PromptCancelledError } from '../command-errors.js'
+import {
+  CommandFailedError,
+  CommandUsageError,
+  describeCause,
+  PromptCancelledError,
+} from '../command-errors.js'
 import { runOnStores, type StoresCommandIo } from '../command-runner.js'
 import type { Config } from '../config.js'
 import type { UserRecord } from '../storage/stores.js'
 import type { Terminal } from './terminal.js'
-import { createUserAdmin, describeCause, parseUserRef, type UserAdmin, type UserRef } from './user-admin.js'
+import { createUserAdmin, parseUserRef, type UserAdmin, type UserRef } from './user-admin.js'
 
 export const USERS_USAGE = `Usage: tessera users <command> [options]
 

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util'
 import { normalizeEmail } from '../auth/email.js'
 import { isUserId } from '../auth/user-id.js'
 import type { Clock } from '../clock.js'
-import { CommandFailedError, CommandUsageError } from '../command-errors.js'
+import { CommandFailedError, CommandUsageError, describeCause } from '../command-errors.js'
 import { runOnStores, type StoresCommandIo } from '../command-runner.js'
 import type { Stores } from '../storage/stores.js'
 import type { SecurityEvent } from './security-event.js'
@@ -206,11 +206,4 @@ function asTable(userId: string, events: readonly SecurityEvent[]): string {
       .join('  '),
   )
   return `user ${userId}\n${lines.join('\n')}\n`
-}
-
-function describeCause(error: unknown): string {
-  const cause = (error as { cause?: unknown } | null)?.cause
-  const inner = cause instanceof Error ? cause.message : ''
-  const outer = error instanceof Error ? error.message : String(error)
-  return inner === '' ? outer : `${outer}: ${inner}`
 }

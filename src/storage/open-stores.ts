@@ -120,7 +120,11 @@ export function sqlitePath(databaseUrl: string): string {
   return rest.startsWith('//') ? rest.slice(2) : rest
 }
 
-function describeError(error: unknown): string {
+/**
+ * The reason an error gives, for a one-line message: the first address's error of a connection refused on every
+ * address (an AggregateError), else the message, else its code.
+ */
+export function describeError(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) return describeError(error.errors[0])
   const message = error instanceof Error ? error.message : String(error)
   return message || String((error as { code?: unknown })?.code ?? 'unknown error')

@@ -63,7 +63,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
   })
 
   it(
-    'lists the user’s events oldest first, by e-mail or id, as a table',
+    'R6.3.7 lists the user’s events oldest first, by e-mail or id, as a table',
     async () => {
       const byEmail = await audit('--user', user.email.toUpperCase())
       expect(byEmail).toMatchObject({ code: 0, stderr: '' })
@@ -82,7 +82,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
   )
 
   it(
-    '--json, here with --since as a duration',
+    'R6.3.7 --json, here with --since as a duration',
     async () => {
       const json = await audit('--user', user.id, '--json', '--since', '4d')
       expect(json).toMatchObject({ code: 0, stderr: '' })
@@ -117,7 +117,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
   )
 
   it(
-    '--since as an ISO time or a shorter duration; --limit keeps the latest',
+    'R6.3.7 --since as an ISO time or a shorter duration; --limit keeps the latest',
     async () => {
       const requestIds = async (...args: string[]) =>
         JSON.parse((await audit('--user', user.id, '--json', ...args)).stdout).events.map(
@@ -134,7 +134,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
   )
 
   it(
-    'no events since then: says so, exit 0',
+    'R6.3.7 no events since then: says so, exit 0',
     async () => {
       expect((await audit('--user', user.id, '--since', '2999-01-01')).stdout).toBe(
         `no audit events for user ${user.id}\n`,
@@ -144,7 +144,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
   )
 
   it(
-    'a deleted account is found by its id (its events outlive it)',
+    'R6.3.6 a deleted account is found by its id (its events outlive it)',
     async () => {
       const result = await audit('--user', deletedId, '--json')
       expect(result.code).toBe(0)
@@ -156,7 +156,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
   )
 
   it(
-    'an unknown user: exit 1, one line',
+    'R6.3.7 an unknown user: exit 1, one line',
     async () => {
       expect(await audit('--user', 'nobody@example.com')).toEqual({
         code: 1,
@@ -175,7 +175,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
 
 describe('tessera audit --help and --since', () => {
   it(
-    'bad input: exit 2, one line, before any store is opened',
+    'R6.3.7 bad input: exit 2, one line, before any store is opened',
     async () => {
       const cases: Array<[string[], string]> = [
         [['--user', '1234567890', '--since', 'yesterday'], '--since must be an ISO 8601 date or time'],
@@ -198,7 +198,7 @@ describe('tessera audit --help and --since', () => {
   )
 
   it(
-    '--help shows the usage',
+    'R6.3.7 --help shows the usage',
     async () => {
       const result = await runCli(['audit', '--help'])
       expect(result).toMatchObject({ code: 0, stderr: '' })
@@ -207,7 +207,7 @@ describe('tessera audit --help and --since', () => {
     CLI_TIMEOUT,
   )
 
-  it('parses dates (UTC unless an offset is named), times and durations', () => {
+  it('R6.3.7 parses dates (UTC unless an offset is named), times and durations', () => {
     const now = Date.UTC(2026, 10, 25, 12, 0, 0)
     expect(parseSince('2026-11-01', now)).toBe(Date.UTC(2026, 10, 1))
     expect(parseSince('2026-11-01T08:30', now)).toBe(Date.UTC(2026, 10, 1, 8, 30))

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely'
 import { CommandFailedError } from '../../command-errors.js'
 import { createEnvReader } from '../../config/env-reader.js'
 import { readStorageConfig, type StorageConfig } from '../../config/storage-config.js'
-import { openDatabase, sqlitePath } from '../open-stores.js'
+import { describeError as describeOpenError, openDatabase, sqlitePath } from '../open-stores.js'
 import { migrate } from '../sql/migrate.js'
 import { runPooled, type SqlDatabase } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
@@ -362,10 +362,6 @@ async function holdsAccounts(target: SqlDatabase, redisTo: RedisTokens | null): 
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0) return describeError(error.errors[0])
-  const message = error instanceof Error ? error.message : String(error)
   // openDatabase names DATABASE_URL, which the flag replaces here
-  return (
-    message.replace(/^DATABASE_URL /, '') || String((error as { code?: unknown })?.code ?? 'unknown error')
-  )
+  return describeOpenError(error).replace(/^DATABASE_URL /, '')
 }
