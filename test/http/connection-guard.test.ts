@@ -5,6 +5,7 @@ import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { systemClock } from '../../src/clock.js'
 import { defaultMaxConnections, guardConnections } from '../../src/http/connection-guard.js'
+import { exchange } from '../support/raw-http.js'
 
 // docs/api.md §8: how src/http/connection-guard.ts counts client addresses and sizes its default cap. The floods
 // themselves: test/hostile/connections.test.ts and test/hostile/pipelining.test.ts.
@@ -76,18 +77,12 @@ describe('connection-guard', () => {
       }
       subscribe('http.server.request.start', count)
       try {
-        const socket = connect({ port, host: '127.0.0.1' })
-        sockets.push(socket)
-        await new Promise((resolve) => socket.once('connect', resolve))
         // 1,000 requests in one write: Node reads them as one or two chunks
-        socket.write('GET / HTTP/1.1\r\nHost: tessera\r\n\r\n'.repeat(1_000))
-        const answers = await new Promise<string>((resolve) => {
-          let text = ''
-          socket.on('data', (chunk: Buffer) => {
-            text += chunk.toString('latin1')
-          })
-          socket.once('close', () => resolve(text))
-        })
+        const answers = await exchange(
+          '127.0.0.1',
+          port,
+          'GET / HTTP/1.1\r\nHost: tessera\r\n\r\n'.repeat(1_000),
+        )
         expect(parsed).toBe(33)
         expect(answers.match(/HTTP\/1\.1 200/g)).toHaveLength(32)
         expect(answers.match(/HTTP\/1\.1 503/g)).toHaveLength(1)

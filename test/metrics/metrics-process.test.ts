@@ -3,23 +3,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { getOnNewConnection, requestPids } from '../support/cluster.js'
 import { fetchJson } from '../support/fetch-json.js'
 import { type RunningService, runCli, startProcess } from '../support/process.js'
+import { exchange } from '../support/raw-http.js'
 import { freePort } from '../support/redis-server.js'
 import { useTempDir } from '../support/temp-dir.js'
 import { type Sample, sampleValue, scrape } from './prometheus-text.js'
-
-/** Connects to the service, writes `payload` at once and resolves with all it answers once it closes the connection. */
-function exchange(url: URL, payload: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: url.hostname, port: Number(url.port) }, () => socket.write(payload))
-    let text = ''
-    socket.on('data', (chunk: Buffer) => {
-      text += chunk.toString('latin1')
-    })
-    socket.once('error', reject)
-    socket.once('close', () => resolve(text))
-    socket.setTimeout(10_000, () => socket.destroy(new Error('the service did not close the connection')))
-  })
-}
 
 const healthRequests = (samples: Sample[]) =>
   sampleValue(samples, 'tessera_http_requests_total', { route: '/health', method: 'GET', status: '200' })
@@ -100,15 +87,24 @@ describe('tessera serve with METRICS_PORT', () => {
 
     // two Content-Length headers: Node's parser refuses the request (R1.13)
     const refused = await exchange(
-      url,
+      url.hostname,
+      Number(url.port),
       'POST /auth/login HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}',
     )
     expect(refused).toMatch(/^HTTP\/1\.1 400 /)
     // a path Fastify cannot decode: refused before routing too
-    const undecodable = await exchange(url, 'GET /%zz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n')
+    const undecodable = await exchange(
+      url.hostname,
+      Number(url.port),
+      'GET /%zz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n',
+    )
     expect(undecodable).toMatch(/^HTTP\/1\.1 400 /)
     // 40 pipelined requests: 32 answered, the 33rd 503 and the connection closed (R8.8)
-    const pipelined = await exchange(url, 'GET /health HTTP/1.1\r\nHost: t\r\n\r\n'.repeat(40))
+    const pipelined = await exchange(
+      url.hostname,
+      Number(url.port),
+      'GET /health HTTP/1.1\r\nHost: t\r\n\r\n'.repeat(40),
+    )
     expect(pipelined.match(/HTTP\/1\.1 503 /g)).toHaveLength(1)
 
     const samples = await scrape(metricsUrl)
