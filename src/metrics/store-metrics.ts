@@ -1,5 +1,6 @@
 import type { Registry } from 'prom-client'
 import type { StorageConfig } from '../config/storage-config.js'
+import { databaseEngine } from '../storage/open-stores.js'
 import type { HealthProbe, Stores } from '../storage/stores.js'
 import { LatencySeries, registerCollected } from './collected-metric.js'
 
@@ -15,13 +16,7 @@ export interface StoreBackends {
 }
 
 export function storeBackends(storage: Pick<StorageConfig, 'databaseUrl' | 'redisUrl'>): StoreBackends {
-  const url = storage.databaseUrl
-  const database: StoreBackend = url.startsWith('sqlite:')
-    ? 'sqlite'
-    : url.startsWith('postgres')
-      ? 'postgres'
-      : 'mysql'
-  return { database, shared: storage.redisUrl === null ? null : 'redis' }
+  return { database: databaseEngine(storage.databaseUrl), shared: storage.redisUrl === null ? null : 'redis' }
 }
 
 /** The calls of one operation on one backend. */

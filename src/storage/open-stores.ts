@@ -1,7 +1,7 @@
 import { type Config, ConfigError } from '../config.js'
 import { migrate } from './sql/migrate.js'
 import { createSqlAuditStore } from './sql/sql-audit-store.js'
-import type { SqlDatabase } from './sql/sql-database.js'
+import type { SqlDatabase, SqlEngine } from './sql/sql-database.js'
 import { createSqlRefreshTokenStore } from './sql/sql-refresh-token-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
 import { openSqliteDatabase } from './sqlite/sqlite-database.js'
@@ -98,9 +98,9 @@ export async function openDatabase(storage: Config['storage'], log: StorageLog):
   const url = storage.databaseUrl
   const options = { maxConnections: storage.maxConnections, timeoutMs: storage.operationTimeoutMs }
   try {
-    if (url.startsWith('sqlite:')) return openSqliteDatabase(sqlitePath(url))
-    const protocol = new URL(url).protocol
-    if (protocol === 'postgres:' || protocol === 'postgresql:') {
+    const engine = databaseEngine(url)
+    if (engine === 'sqlite') return openSqliteDatabase(sqlitePath(url))
+    if (engine === 'postgres') {
       const { openPostgresDatabase } = await import('./postgres/postgres-database.js')
       return openPostgresDatabase(url, {
         ...options,
@@ -112,6 +112,12 @@ export async function openDatabase(storage: Config['storage'], log: StorageLog):
   } catch (error) {
     throw new ConfigError('DATABASE_URL', `could not be opened: ${describeError(error)}`)
   }
+}
+
+/** The SQL engine of a DATABASE_URL (whose scheme the configuration has checked): sqlite:, postgres(ql)://, mysql://. */
+export function databaseEngine(databaseUrl: string): SqlEngine {
+  if (databaseUrl.startsWith('sqlite:')) return 'sqlite'
+  return databaseUrl.startsWith('postgres') ? 'postgres' : 'mysql'
 }
 
 /** `sqlite:./data/app.db`, `sqlite:///abs/app.db` and `sqlite::memory:` to a file name. */
