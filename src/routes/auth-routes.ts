@@ -46,6 +46,8 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
         operationId: 'register',
         tags: ['auth'],
         summary: 'Create an account and log it in',
+        description:
+          "Creates an account for the e-mail address (trimmed and lower-cased) with the password, stored only as an Argon2id hash, and logs it in: the answer carries a new token pair, and the refresh token is stored as the account's one current refresh token. An address already registered is a 409. Register and refresh each allow RATE_LIMIT_PER_MINUTE requests per client address and minute.",
         security: PUBLIC,
         body: RegisterBody,
         response: registerResponses(),
@@ -73,6 +75,8 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
         operationId: 'login',
         tags: ['auth'],
         summary: 'Log in with e-mail and password',
+        description:
+          'Checks the password and answers the account and a new token pair; the new refresh token replaces any stored one. A wrong e-mail and a wrong password get the same 401, so no account can be found out. Failed logins are limited per client address and slowed per e-mail (429 with Retry-After).',
         security: PUBLIC,
         body: LoginBody,
         response: loginResponses(),
@@ -101,6 +105,8 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
         operationId: 'refreshTokens',
         tags: ['auth'],
         summary: 'Exchange a refresh token for a new token pair (single use)',
+        description:
+          'Rotates the refresh token: if it verifies and is still the stored one, it is replaced at once by the new one and a new pair is answered. Each refresh token works once; a second use, or one that is expired, logged out or replaced by a login, is a 401: log in again.',
         security: PUBLIC,
         body: RefreshBody,
         response: refreshResponses(),
@@ -125,6 +131,8 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<Pick<AuthRoutesOptio
         operationId: 'logout',
         tags: ['auth'],
         summary: 'Log out: delete the stored refresh token',
+        description:
+          "Deletes the caller's stored refresh token, so that no refresh works until the next login. Takes no body. The access token itself stays valid until it expires.",
         security: BEARER_AUTH,
         response: logoutResponses(),
       },
@@ -142,6 +150,8 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<Pick<AuthRoutesOptio
         operationId: 'getCurrentUser',
         tags: ['auth'],
         summary: 'The authenticated account',
+        description:
+          'The account the access token names: its id, e-mail address and creation time. A token whose account no longer exists is a 401.',
         security: BEARER_AUTH,
         response: meResponses(),
       },

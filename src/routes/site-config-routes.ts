@@ -27,6 +27,8 @@ export const siteConfigRoutes: FastifyPluginAsyncTypebox<SiteConfigRoutesOptions
         operationId: 'getSiteConfig',
         tags: ['site-config'],
         summary: 'The site presentation configuration ({} when none is configured)',
+        description:
+          "The documentation site's presentation configuration of SITE_CONFIG_FILE, validated when the service started, with any additional properties it holds; {} when no file is configured.",
         security: [],
         response: {
           200: {
@@ -48,6 +50,8 @@ export const siteConfigRoutes: FastifyPluginAsyncTypebox<SiteConfigRoutesOptions
         operationId: 'getSiteConfigSchema',
         tags: ['site-config'],
         summary: 'The JSON Schema (2020-12) of the site presentation configuration',
+        description:
+          'The schema every site presentation configuration is validated against, as application/schema+json, for editors and other tools that check such files.',
         security: [],
         response: {
           200: {

@@ -21,6 +21,8 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRoutesOptions> = asyn
         operationId: 'getHealth',
         tags: ['status'],
         summary: 'Whether every dependency answers (503 when one does not)',
+        description:
+          'Asks every store the service depends on (the database, and Redis when configured), each within HEALTH_TIMEOUT_MS, and names each in checks. 200 with status ok when all answer, 503 with status unavailable otherwise: a load balancer takes the instance out of rotation.',
         security: [],
         response: healthResponses(),
       },
@@ -41,6 +43,8 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRoutesOptions> = asyn
         operationId: 'getInfo',
         tags: ['status'],
         summary: 'Application name, version and run state',
+        description:
+          'The name and version of the running service, its run state and the current time in Unix seconds.',
         security: [],
         response: infoResponses(),
       },
