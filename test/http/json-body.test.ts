@@ -40,6 +40,40 @@ describe('json-body: request bodies are JSON only', () => {
   })
 
   it.each([
+    'application/json; charset=utf-16',
+    'application/json; charset=UTF-16LE',
+    'application/json; charset=latin1',
+    'application/json; charset="iso-8859-1"',
+    'application/json;charset=us-ascii',
+  ])(
+    'R1.3 a body that declares a charset other than UTF-8 is a 415 and changes nothing: %s',
+    async (contentType) => {
+      const email = uniqueEmail()
+      expectError(
+        await post('/auth/register', { email, password: PASSWORD }, { 'content-type': contentType }),
+        415,
+        MESSAGES.unsupportedMediaType,
+      )
+      // nothing was registered: the same body as UTF-8 creates the account
+      expect((await post('/auth/register', { email, password: PASSWORD })).status).toBe(200)
+    },
+  )
+
+  it.each([
+    'application/json; charset=utf-8',
+    'application/json; charset=UTF-8',
+    'application/json; charset="utf-8"',
+    'application/json; charset=utf8',
+  ])('R1.3 a body that declares UTF-8 is read: %s', async (contentType) => {
+    const answer = await post(
+      '/auth/register',
+      { email: uniqueEmail(), password: PASSWORD },
+      { 'content-type': contentType },
+    )
+    expect(answer.status).toBe(200)
+  })
+
+  it.each([
     ['truncated JSON', '{"email": "a@example.com", '],
     ['single quotes', "{'email': 'a@example.com'}"],
     ['a trailing comma', '{"email": "a@example.com",}'],
