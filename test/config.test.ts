@@ -824,6 +824,30 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config.server.trustProxy)).toBe(true)
   })
 
+  it('echoes no credential at start: a URL in a bad value is quoted with its user name and password masked', () => {
+    const production = { NODE_ENV: 'production', AUTH_JWT_SECRET: SECRET }
+    const message = (env: Record<string, string>) =>
+      configError(() => loadConfig({ ...production, ...env })).message
+    expect(message({ CORS_ORIGINS: 'https://user:secret@x.example' })).toBe(
+      'CORS_ORIGINS must list origins such as https://app.example.com, got "https://***@x.example"',
+    )
+    expect(message({ CORS_ORIGINS: 'https://a.example, http://admin:hunter22@b.example' })).toBe(
+      'CORS_ORIGINS must list origins such as https://app.example.com, got "http://***@b.example"',
+    )
+    expect(message({ BASE_PATH: 'https://user:secret@x.example/api' })).not.toContain('secret')
+    expect(message({ WORKERS: 'redis://:secret@cache:6379' })).not.toContain('secret')
+  })
+
+  it('echoes a bad value as one visible, bounded line: control characters escaped, a long value cut', () => {
+    const error = configError(() =>
+      loadConfig({ LOG_LEVEL: `\u001b[2J\u001b[31mred\nforged line\u202e${'x'.repeat(100_000)}` }),
+    )
+    expect(error.message).toMatch(
+      /^LOG_LEVEL must be one of [^\n]+, got "\\x1b\[2J\\x1b\[31mred\\nforged line\\u202ex+"… \(\d+ more characters\)$/,
+    )
+    expect(error.message.length).toBeLessThan(300)
+  })
+
   it('names the first bad variable, section by section', () => {
     expect(configError(() => loadConfig({ PORT: 'x', REDIS_URL: 'x', LOG_LEVEL: 'x' })).variable).toBe('PORT')
     expect(configError(() => loadConfig({ REDIS_URL: 'x', LOG_LEVEL: 'x' })).variable).toBe('REDIS_URL')

@@ -1,3 +1,4 @@
+import { maskCredentials, quoted } from '../printable.js'
 import { ConfigError } from './config-error.js'
 
 export type Env = Readonly<Record<string, string | undefined>>
@@ -6,7 +7,8 @@ export type EnvReader = ReturnType<typeof createEnvReader>
 
 /**
  * Reads variables from `env`, each trimmed, an empty one taken as unset. Every method throws a ConfigError of one line
- * that names the variable and quotes the bad value (a URL's never: it may carry a password).
+ * that names the variable and quotes the bad value as shownValue does (a URL variable's never: it may carry a
+ * password).
  */
 export function createEnvReader(env: Env) {
   const raw = (name: string): string | undefined => {
@@ -32,7 +34,7 @@ export function createEnvReader(env: Env) {
     oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
       const value = raw(name) ?? fallback
       if (!(allowed as readonly string[]).includes(value)) {
-        throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${value}"`)
+        throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got ${shownValue(value)}`)
       }
       return value as T
     },
@@ -43,7 +45,7 @@ export function createEnvReader(env: Env) {
       const max = range.max ?? Number.MAX_SAFE_INTEGER
       if (!Number.isSafeInteger(parsed) || parsed < range.min || parsed > max) {
         const bounds = range.max === undefined ? `at least ${range.min}` : `from ${range.min} to ${range.max}`
-        throw new ConfigError(name, `must be an integer ${bounds}, got "${value}"`)
+        throw new ConfigError(name, `must be an integer ${bounds}, got ${shownValue(value)}`)
       }
       return parsed
     },
@@ -52,7 +54,7 @@ export function createEnvReader(env: Env) {
     /** A comma-separated list whose every item passes `accept`; `expected` says what an item must be. */
     listOf(name: string, expected: string, accept: (item: string) => boolean): string[] {
       return list(name).map((item) => {
-        if (!accept(item)) throw new ConfigError(name, `must list ${expected}, got "${item}"`)
+        if (!accept(item)) throw new ConfigError(name, `must list ${expected}, got ${shownValue(item)}`)
         return item
       })
     },
@@ -63,7 +65,7 @@ export function createEnvReader(env: Env) {
       if (value === 'auto') return auto
       const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN
       if (!Number.isSafeInteger(parsed) || parsed < 1 || parsed > max) {
-        throw new ConfigError(name, `must be "auto" or an integer from 1 to ${max}, got "${value}"`)
+        throw new ConfigError(name, `must be "auto" or an integer from 1 to ${max}, got ${shownValue(value)}`)
       }
       return parsed
     },
@@ -80,4 +82,12 @@ export function createEnvReader(env: Env) {
       return value
     },
   }
+}
+
+/**
+ * A bad value as an error line quotes it: a credential inside any URL of it masked (`https://***@host`), control
+ * characters escaped, a long value cut.
+ */
+export function shownValue(value: string): string {
+  return quoted(maskCredentials(value))
 }

@@ -1,6 +1,6 @@
 import type { Environment } from '../config.js'
 import { ConfigError } from './config-error.js'
-import type { EnvReader } from './env-reader.js'
+import { type EnvReader, shownValue } from './env-reader.js'
 import { isLoopbackHost } from './server-config.js'
 
 export interface HttpConfig {
@@ -47,11 +47,11 @@ function readBasePath(read: EnvReader): string {
   if (path !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(path)) {
     throw new ConfigError(
       'BASE_PATH',
-      `must be a path such as /api (segments of letters, digits and -._~), got "${value}"`,
+      `must be a path such as /api (segments of letters, digits and -._~), got ${shownValue(value)}`,
     )
   }
   if (path.split('/').some((segment) => segment === '.' || segment === '..')) {
-    throw new ConfigError('BASE_PATH', `must not hold . or .. segments, got "${value}"`)
+    throw new ConfigError('BASE_PATH', `must not hold . or .. segments, got ${shownValue(value)}`)
   }
   return path
 }
@@ -68,7 +68,7 @@ function readCorsOrigins(read: EnvReader): string[] {
   if (insecure !== undefined) {
     throw new ConfigError(
       'CORS_ORIGINS',
-      `must list https origins in production (http only on a loopback address), got "${insecure.origin}"`,
+      `must list https origins in production (http only on a loopback address), got ${shownValue(insecure.origin)}`,
     )
   }
   return origins.map((origin) => origin.origin)
