@@ -1,5 +1,6 @@
-import { parseArgs } from 'node:util'
 import { systemClock } from './clock.js'
+import { parseCommandLine } from './command-line.js'
+import { oneLine, quoted } from './printable.js'
 import { readAppInfo, readEnvironment, runMigrations, serve } from './server.js'
 
 const USAGE = `Usage: tessera <command> [options]
@@ -92,7 +93,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   try {
     parsed = parse(argv)
   } catch (error) {
-    process.stderr.write(`tessera: ${(error as Error).message}\n${USAGE}`)
+    process.stderr.write(`tessera: ${oneLine((error as Error).message)}\n${USAGE}`)
     process.exitCode = 2
     return
   }
@@ -107,12 +108,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     return
   }
   if (rest.length > 0) {
-    process.stderr.write(`tessera: unexpected argument "${rest[0]}"\n${USAGE}`)
+    process.stderr.write(`tessera: unexpected argument ${quoted(rest[0] ?? '')}\n${USAGE}`)
     process.exitCode = 2
     return
   }
   const env = await readEnvironment(values.config).catch((error: Error) => {
-    process.stderr.write(`tessera: ${error.message}\n`)
+    process.stderr.write(`tessera: ${oneLine(error.message)}\n`)
     process.exitCode = 1
     return null
   })
@@ -123,19 +124,15 @@ export async function main(argv: readonly string[]): Promise<void> {
     case 'migrate':
       return runMigrations(env)
     default:
-      process.stderr.write(`tessera: unknown command "${command}"\n${USAGE}`)
+      process.stderr.write(`tessera: unknown command ${quoted(command)}\n${USAGE}`)
       process.exitCode = 2
   }
 }
 
 function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    allowPositionals: true,
-    options: {
-      config: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-      version: { type: 'boolean', short: 'v' },
-    },
+  return parseCommandLine(argv, {
+    config: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
   })
 }

@@ -1,5 +1,6 @@
 import { CommandFailedError } from './command-errors.js'
 import { type Config, ConfigError, type Env, loadConfig } from './config.js'
+import { oneLine } from './printable.js'
 import { openStores } from './storage/open-stores.js'
 import type { Stores } from './storage/stores.js'
 
@@ -41,7 +42,7 @@ export async function runOnStores(
       error instanceof CommandFailedError || error instanceof ConfigError
         ? error.message
         : options.describeFailure(error)
-    io.stderr(`tessera ${command}: ${message.replace(/\s+/g, ' ')}\n`)
+    io.stderr(`tessera ${command}: ${oneLine(message.replace(/\s+/g, ' '))}\n`)
     return 1
   } finally {
     await stores?.close().catch(() => {})

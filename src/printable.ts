@@ -54,3 +54,19 @@ export function escapeUnprintable(text: string): string {
 export function maskCredentials(text: string): string {
   return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]*@/gi, '$1***@')
 }
+
+/** At most this many characters of one error line are written. */
+export const MAX_LINE = 500
+
+/** Each line of a message of several lines as oneLine makes it. */
+export function printableLines(message: string): string {
+  return message.split('\n').map(oneLine).join('\n')
+}
+
+/** A message as one line of an error: every unprintable character escaped (newlines too), cut after MAX_LINE. */
+export function oneLine(message: string): string {
+  const escaped = escapeUnprintable(message)
+  const characters = Array.from(escaped)
+  if (characters.length <= MAX_LINE) return escaped
+  return `${characters.slice(0, MAX_LINE).join('')}… (cut)`
+}

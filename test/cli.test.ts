@@ -89,3 +89,49 @@ describe('tessera --help', () => {
     expect(stderr.endsWith(usage)).toBe(true)
   })
 })
+
+describe('raw control bytes in CLI errors', () => {
+  const hostile = `\u001b[2J\u001b[31mred\nforged line\u202e${'x'.repeat(100_000)}`
+  /** The first line of stderr, and whether the whole of it holds a control byte other than its line ends. */
+  const check = (stderr: string) => {
+    const [first = ''] = stderr.split('\n')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the bytes this test looks for
+    expect(stderr.replace(/\n/g, '')).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/)
+    expect(first.length).toBeLessThan(600)
+    expect(first).not.toContain('forged line\n')
+    return first
+  }
+
+  it.each([
+    [['serve', hostile]],
+    [[`--${hostile}`]],
+    [['users', 'show', hostile]],
+    [['users', 'list', `--${hostile}`]],
+    [['audit', '--user', hostile]],
+    [['audit', '--user', 'a@example.com', '--since', hostile]],
+    [['store', hostile]],
+    [['store', 'backup', 'a.db', hostile]],
+    [['site-config', 'validate', 'a.json', hostile]],
+  ])('every command escapes and cuts a hostile argument: %#', async (argv) => {
+    const result = await run(argv)
+    expect(result.exitCode).toBe(2)
+    expect(check(result.stderr)).toContain('\\x1b[2J\\x1b[31mred\\nforged line')
+  })
+
+  it('a site configuration file whose name is hostile is named escaped', async () => {
+    const result = await run(['site-config', 'validate', `/nonexistent/${hostile}.json`])
+    expect(result.exitCode).toBe(2)
+    expect(check(result.stderr)).toContain('\\x1b[2J\\x1b[31mred\\nforged line')
+  })
+
+  it('--limit -1 is refused for its value, not as an ambiguous argument', async () => {
+    for (const argv of [
+      ['audit', '--user', 'a@example.com', '--limit', '-1'],
+      ['users', 'list', '--limit', '-1'],
+    ]) {
+      const result = await run(argv)
+      expect(result.exitCode).toBe(2)
+      expect(result.stderr.split('\n')[0]).toMatch(/^tessera (audit|users): --limit .* got "-1"$/)
+    }
+  })
+})

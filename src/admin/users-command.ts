@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util'
 import { newPasswordProblem } from '../auth/password-policy.js'
 import { systemClock } from '../clock.js'
 import {
@@ -7,8 +6,10 @@ import {
   describeCause,
   PromptCancelledError,
 } from '../command-errors.js'
+import { parseCommandLine } from '../command-line.js'
 import { runOnStores, type StoresCommandIo } from '../command-runner.js'
 import type { Config } from '../config.js'
+import { oneLine, quoted } from '../printable.js'
 import type { UserRecord } from '../storage/stores.js'
 import type { Terminal } from './terminal.js'
 import { createUserAdmin, parseUserRef, type UserAdmin, type UserRef } from './user-admin.js'
@@ -79,7 +80,7 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
   try {
     invocation = parseInvocation(args, io.terminal)
   } catch (error) {
-    io.stderr(`tessera users: ${(error as Error).message}\n${USERS_USAGE}`)
+    io.stderr(`tessera users: ${oneLine((error as Error).message)}\n${USERS_USAGE}`)
     return 2
   }
   if (invocation === 'help') {
@@ -109,36 +110,32 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
 }
 
 function parseInvocation(args: readonly string[], terminal: Terminal): Invocation | 'help' {
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(args)
-  } catch (error) {
-    throw new CommandUsageError((error as Error).message)
-  }
-  const { values, positionals } = parsed
+  const { values, positionals } = parse(args)
   const [verb, target, extra] = positionals
   if (values.help || verb === 'help') return 'help'
   if (verb === undefined) throw new CommandUsageError('missing command')
-  if (!isVerb(verb)) throw new CommandUsageError(`unknown command "${verb}"`)
+  if (!isVerb(verb)) throw new CommandUsageError(`unknown command ${quoted(verb)}`)
   for (const option of ['limit', 'after', 'yes'] as const) {
     if (values[option] !== undefined && !VERB_OPTIONS[verb].includes(option))
       throw new CommandUsageError(`${verb} takes no --${option}`)
   }
   let user: UserRef | null = null
   if (verb === 'list') {
-    if (target !== undefined) throw new CommandUsageError(`unexpected argument "${target}"`)
+    if (target !== undefined) throw new CommandUsageError(`unexpected argument ${quoted(target)}`)
   } else {
     if (target === undefined) throw new CommandUsageError(`${verb} needs an <email|id> argument`)
-    if (extra !== undefined) throw new CommandUsageError(`unexpected argument "${extra}"`)
+    if (extra !== undefined) throw new CommandUsageError(`unexpected argument ${quoted(extra)}`)
     user = parseUserRef(target)
     if (user === null)
-      throw new CommandUsageError(`"${target}" is neither an e-mail address nor a user id (10 digits)`)
+      throw new CommandUsageError(`${quoted(target)} is neither an e-mail address nor a user id (10 digits)`)
   }
   if (values.after !== undefined && !/^[1-9]\d{9}$/.test(values.after))
-    throw new CommandUsageError('--after takes a user id (10 digits)')
+    throw new CommandUsageError(`--after takes a user id (10 digits), got ${quoted(values.after)}`)
   const limit = values.limit === undefined ? DEFAULT_LIMIT : Number(values.limit)
   if (!/^\d+$/.test(values.limit ?? '1') || limit < 1 || limit > MAX_LIMIT)
-    throw new CommandUsageError(`--limit takes a whole number from 1 to ${MAX_LIMIT}`)
+    throw new CommandUsageError(
+      `--limit takes a whole number from 1 to ${MAX_LIMIT}, got ${quoted(values.limit ?? '')}`,
+    )
   const yes = values.yes === true
   // checked before anything is opened: a script that forgot --yes changes nothing
   if (verb === 'delete' && !yes && !terminal.interactive)
@@ -147,17 +144,13 @@ function parseInvocation(args: readonly string[], terminal: Terminal): Invocatio
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean' },
-      limit: { type: 'string' },
-      after: { type: 'string' },
-      yes: { type: 'boolean', short: 'y' },
-      config: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+  return parseCommandLine(args, {
+    json: { type: 'boolean' },
+    limit: { type: 'string' },
+    after: { type: 'string' },
+    yes: { type: 'boolean', short: 'y' },
+    config: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
   })
 }
 

@@ -1,9 +1,10 @@
-import { parseArgs } from 'node:util'
 import { normalizeEmail } from '../auth/email.js'
 import { isUserId } from '../auth/user-id.js'
 import type { Clock } from '../clock.js'
 import { CommandFailedError, CommandUsageError, describeCause } from '../command-errors.js'
+import { parseCommandLine } from '../command-line.js'
 import { runOnStores, type StoresCommandIo } from '../command-runner.js'
+import { oneLine, quoted } from '../printable.js'
 import type { Stores } from '../storage/stores.js'
 import type { SecurityEvent } from './security-event.js'
 
@@ -53,7 +54,7 @@ export async function runAuditCommand(args: readonly string[], io: AuditCommandI
     invocation = parseInvocation(args, io.clock.now())
   } catch (error) {
     if (!(error instanceof CommandUsageError) && !(error instanceof TypeError)) throw error
-    io.stderr(`tessera audit: ${error.message}\n`)
+    io.stderr(`tessera audit: ${oneLine(error.message)}\n`)
     return 2
   }
   if (invocation === 'help') {
@@ -91,20 +92,17 @@ async function resolveUser(stores: Stores, user: Invocation['user']): Promise<st
 }
 
 function parseInvocation(args: readonly string[], now: number): Invocation | 'help' {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      user: { type: 'string' },
-      since: { type: 'string' },
-      limit: { type: 'string' },
-      json: { type: 'boolean' },
-      config: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+  const { values, positionals } = parseCommandLine(args, {
+    user: { type: 'string' },
+    since: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
+    config: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
   })
   if (values.help || positionals[0] === 'help') return 'help'
-  if (positionals.length > 0) throw new CommandUsageError(`unexpected argument "${positionals[0]}"`)
+  if (positionals.length > 0)
+    throw new CommandUsageError(`unexpected argument ${quoted(positionals[0] ?? '')}`)
   if (values.user === undefined) throw new CommandUsageError('--user <email|id> is required')
   return {
     user: parseUser(values.user),
@@ -119,14 +117,16 @@ function parseUser(value: string): Invocation['user'] {
   if (isUserId(value)) return { id: value }
   const email = normalizeEmail(value)
   if (email === null)
-    throw new CommandUsageError(`--user "${value}" is neither an e-mail address nor a user id (10 digits)`)
+    throw new CommandUsageError(
+      `--user ${quoted(value)} is neither an e-mail address nor a user id (10 digits)`,
+    )
   return { email }
 }
 
 function parseLimit(value: string): number {
   const limit = /^\d+$/.test(value) ? Number(value) : Number.NaN
   if (!(limit >= 1 && limit <= MAX_LIMIT)) {
-    throw new CommandUsageError(`--limit must be an integer from 1 to ${MAX_LIMIT}, got "${value}"`)
+    throw new CommandUsageError(`--limit must be an integer from 1 to ${MAX_LIMIT}, got ${quoted(value)}`)
   }
   return limit
 }
@@ -163,7 +163,7 @@ export function parseSince(value: string, now: number): number {
     if (exists) return at - offsetMs(date[8])
   }
   throw new CommandUsageError(
-    `--since must be an ISO 8601 date or time (2026-11-01, 2026-11-01T08:00Z) or a duration (30m, 12h, 7d, 2w), got "${value}"`,
+    `--since must be an ISO 8601 date or time (2026-11-01, 2026-11-01T08:00Z) or a duration (30m, 12h, 7d, 2w), got ${quoted(value)}`,
   )
 }
 

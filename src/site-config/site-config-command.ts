@@ -1,4 +1,5 @@
-import { parseArgs } from 'node:util'
+import { parseCommandLine } from '../command-line.js'
+import { oneLine, printableLines, quoted } from '../printable.js'
 import { loadSiteConfigFile } from './load-site-config-file.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config-errors.js'
 
@@ -36,20 +37,20 @@ export async function runSiteConfigCommand(args: readonly string[], io: CommandI
     return 0
   }
   if (subcommand === undefined) return usageError(io, 'missing subcommand')
-  if (subcommand !== 'validate') return usageError(io, `unknown subcommand "${subcommand}"`)
+  if (subcommand !== 'validate') return usageError(io, `unknown subcommand ${quoted(subcommand)}`)
   const [file, extra] = operands
   if (file === undefined) return usageError(io, 'validate needs a <file> argument')
-  if (extra !== undefined) return usageError(io, `unexpected argument "${extra}"`)
+  if (extra !== undefined) return usageError(io, `unexpected argument ${quoted(extra)}`)
 
   try {
     await loadSiteConfigFile(file)
   } catch (error) {
     if (error instanceof SiteConfigInvalidError) {
-      io.stderr(`${error.message}\n`)
+      io.stderr(`${printableLines(error.message)}\n`)
       return 1
     }
     if (error instanceof SiteConfigFileError) {
-      io.stderr(`${error.message}\n`)
+      io.stderr(`${printableLines(error.message)}\n`)
       return 2
     }
     throw error
@@ -59,14 +60,10 @@ export async function runSiteConfigCommand(args: readonly string[], io: CommandI
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: { help: { type: 'boolean', short: 'h' } },
-  })
+  return parseCommandLine(args, { help: { type: 'boolean', short: 'h' } })
 }
 
 function usageError(io: CommandIo, message: string): number {
-  io.stderr(`tessera site-config: ${message}\n${SITE_CONFIG_USAGE}`)
+  io.stderr(`tessera site-config: ${oneLine(message)}\n${SITE_CONFIG_USAGE}`)
   return 2
 }

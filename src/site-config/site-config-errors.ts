@@ -1,10 +1,11 @@
 import { TesseraError } from '../errors.js'
+import { escapeUnprintable } from '../printable.js'
 import type { SyntaxProblem } from './parse-site-config-text.js'
 import type { SiteConfigError } from './validate-site-config.js'
 
 /**
  * A site configuration file that cannot be read or parsed. The message is one line ready to print, starting with
- * the path: `site.json: invalid JSON at line 3, column 5: expected ',' or '}' after the property value, found '"'`.
+ * the path (its unprintable characters escaped): `site.json: invalid JSON at line 3, column 5: expected ',' or '}' after the property value, found '"'`.
  */
 export class SiteConfigFileError extends TesseraError {
   /** One code for both failures: the file cannot be used as a site configuration at all (the command's exit 2). */
@@ -18,7 +19,7 @@ export class SiteConfigFileError extends TesseraError {
     message: string,
     options: { line?: number; column?: number; cause?: unknown } = {},
   ) {
-    super(`${path}: ${message}`, { cause: options.cause })
+    super(`${escapeUnprintable(path)}: ${message}`, { cause: options.cause })
     this.line = options.line
     this.column = options.column
   }
@@ -47,7 +48,7 @@ export class SiteConfigInvalidError extends TesseraError {
     readonly path: string,
     readonly errors: readonly SiteConfigError[],
   ) {
-    super(errors.map((error) => `${path}: ${error.message}`).join('\n'))
+    super(errors.map((error) => `${escapeUnprintable(path)}: ${error.message}`).join('\n'))
   }
 }
 

@@ -372,10 +372,26 @@ describe('tessera users: usage and failures', () => {
       [['show', 'not-an-address'], '"not-an-address" is neither an e-mail address nor a user id (10 digits)'],
       [['show', '0123456789'], '"0123456789" is neither an e-mail address nor a user id (10 digits)'],
       [['list', 'extra'], 'unexpected argument "extra"'],
-      [['list', '--limit', '0'], '--limit takes a whole number from 1 to 1000'],
-      [['list', '--limit', '1001'], '--limit takes a whole number from 1 to 1000'],
-      [['list', '--limit', '2.5'], '--limit takes a whole number from 1 to 1000'],
-      [['list', '--after', 'abc'], '--after takes a user id (10 digits)'],
+      [['list', '--limit', '0'], '--limit takes a whole number from 1 to 1000, got "0"'],
+      [['list', '--limit', '1001'], '--limit takes a whole number from 1 to 1000, got "1001"'],
+      [['list', '--limit', '2.5'], '--limit takes a whole number from 1 to 1000, got "2.5"'],
+      // a negative value is refused for what it is, not as "argument is ambiguous"
+      [['list', '--limit', '-1'], '--limit takes a whole number from 1 to 1000, got "-1"'],
+      [['list', '--after', 'abc'], '--after takes a user id (10 digits), got "abc"'],
+      [['list', '--after', '--json'], '--after needs a value'],
+      // raw control bytes in CLI errors: a hostile argument is escaped and cut, never written as it is
+      [
+        ['show', '\u001b[2J\u001b[31mred\nforged line'],
+        '"\\x1b[2J\\x1b[31mred\\nforged line" is neither an e-mail address nor a user id (10 digits)',
+      ],
+      [
+        ['show', 'x'.repeat(100_000)],
+        `"${'x'.repeat(80)}"… (99920 more characters) is neither an e-mail address nor a user id (10 digits)`,
+      ],
+      [
+        ['list', '--\u001b[31m'],
+        "Unknown option '--\\x1b[31m'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--\\u001b[31m\"",
+      ],
       [
         ['list', '--frob'],
         "Unknown option '--frob'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--frob\"",

@@ -1,9 +1,10 @@
-import { parseArgs } from 'node:util'
 import { CommandFailedError } from '../../command-errors.js'
+import { parseCommandLine } from '../../command-line.js'
 import { ConfigError } from '../../config/config-error.js'
 import type { Env } from '../../config/env-reader.js'
 import { createEnvReader } from '../../config/env-reader.js'
 import { readStorageConfig } from '../../config/storage-config.js'
+import { oneLine, quoted } from '../../printable.js'
 import { sqlitePath } from '../open-stores.js'
 import { backupSqlite } from './backup-sqlite.js'
 import { createCopyProgress } from './copy-progress.js'
@@ -56,7 +57,7 @@ export async function runStoreCommand(args: readonly string[], io: StoreCommandI
   }
   if (subcommand === undefined) return usageError(io, 'missing subcommand (copy or backup)')
   const fail = (message: string) => {
-    io.stderr.write(`tessera store ${subcommand}: ${message}\n`)
+    io.stderr.write(`tessera store ${subcommand}: ${oneLine(message)}\n`)
     return 1
   }
   let env: Env
@@ -67,20 +68,20 @@ export async function runStoreCommand(args: readonly string[], io: StoreCommandI
   }
   try {
     if (subcommand === 'copy') {
-      if (operands.length > 0) return usageError(io, `unexpected argument "${operands[0]}"`)
+      if (operands.length > 0) return usageError(io, `unexpected argument ${quoted(operands[0] ?? '')}`)
       return await copy(values, env, io)
     }
     if (subcommand === 'backup') {
       const [file, extra] = operands
       if (file === undefined) return usageError(io, 'backup needs a <file> argument')
-      if (extra !== undefined) return usageError(io, `unexpected argument "${extra}"`)
+      if (extra !== undefined) return usageError(io, `unexpected argument ${quoted(extra)}`)
       return await backup(file, values, env, io)
     }
   } catch (error) {
     if (error instanceof CommandFailedError || error instanceof ConfigError) return fail(error.message)
     return fail(`failed: ${error instanceof Error ? error.message : String(error)}`)
   }
-  return usageError(io, `unknown subcommand "${subcommand}"`)
+  return usageError(io, `unknown subcommand ${quoted(subcommand)}`)
 }
 
 type Values = ReturnType<typeof parse>['values']
@@ -179,26 +180,22 @@ const isDatabaseUrl = (url: string) =>
 const isRedisUrl = (url: string) => URL.canParse(url) && ['redis:', 'rediss:'].includes(new URL(url).protocol)
 
 function usageError(io: StoreCommandIo, message: string): number {
-  io.stderr.write(`tessera store: ${message}\n${STORE_USAGE}`)
+  io.stderr.write(`tessera store: ${oneLine(message)}\n${STORE_USAGE}`)
   return 2
 }
 
 function parse(args: readonly string[]) {
-  return parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
-      from: { type: 'string' },
-      to: { type: 'string' },
-      'redis-from': { type: 'string' },
-      'redis-to': { type: 'string' },
-      'batch-size': { type: 'string' },
-      'database-url': { type: 'string' },
-      resume: { type: 'boolean' },
-      force: { type: 'boolean' },
-      json: { type: 'boolean' },
-      config: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+  return parseCommandLine(args, {
+    from: { type: 'string' },
+    to: { type: 'string' },
+    'redis-from': { type: 'string' },
+    'redis-to': { type: 'string' },
+    'batch-size': { type: 'string' },
+    'database-url': { type: 'string' },
+    resume: { type: 'boolean' },
+    force: { type: 'boolean' },
+    json: { type: 'boolean' },
+    config: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
   })
 }
