@@ -33,7 +33,8 @@ export async function runOnStores(
 ): Promise<number> {
   let stores: Stores | null = null
   try {
-    const config = loadConfig(await io.environment(options.configFile))
+    // these commands open no port: production's HTTPS rule is the service's, not theirs
+    const config = loadConfig(await io.environment(options.configFile), { listens: false })
     stores = await openStores(options.storage?.(config) ?? config.storage)
     await work(stores, config)
     return 0

@@ -29,12 +29,21 @@ export interface Config {
 const ENVIRONMENTS: readonly Environment[] = ['development', 'production', 'test']
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
+/** What the configuration is read for. */
+export interface LoadConfigOptions {
+  /**
+   * Whether the process will listen for clients (`tessera serve`, the default). A command that opens no port
+   * (`tessera users`, `audit`, `migrate`) is not held to the rules of listening: production's HTTPS rule (R5.7.1).
+   */
+  listens?: boolean
+}
+
 /**
  * Reads and validates the configuration from environment variables (the README lists them), one section after the
  * other. Every variable is trimmed and an empty one is unset. Throws a ConfigError naming the first variable with a
  * bad value. Performs no I/O.
  */
-export function loadConfig(env: Env): Readonly<Config> {
+export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<Config> {
   const read = createEnvReader(env)
   const nodeEnv = read.oneOf('NODE_ENV', ENVIRONMENTS, 'development')
   const cores = availableParallelism()
@@ -50,7 +59,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     siteConfigFile: read.optional('SITE_CONFIG_FILE'),
   }
   // after every section: it weighs TLS_CERT_FILE against TRUST_PROXY and HOST
-  checkTransport(server, nodeEnv)
+  if (options.listens ?? true) checkTransport(server, nodeEnv)
   return deepFreeze(config)
 }
 

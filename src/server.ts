@@ -15,7 +15,7 @@ import { createTokenService } from './auth/token-service.js'
 import { type Clock, systemClock } from './clock.js'
 import { reportListening, runPrimary } from './cluster.js'
 import type { TlsFiles } from './config/server-config.js'
-import { type Config, ConfigError, configWarnings, type Env, loadConfig } from './config.js'
+import { type Config, ConfigError, configWarnings, type Env, type LoadConfigOptions, loadConfig } from './config.js'
 import { loadOrCreateDevSecret } from './dev-secret.js'
 import { guardConnections } from './http/connection-guard.js'
 import { describeCertificate, readTlsMaterial } from './http/tls.js'
@@ -319,7 +319,8 @@ function reloadCertificateOnSighup(service: Service, files: TlsFiles, logger: Lo
 
 /** `tessera migrate`: applies pending migrations and exits. */
 export async function runMigrations(env: Env): Promise<void> {
-  const config = loadConfigOrExit(env)
+  // opens no port: production's HTTPS rule does not apply
+  const config = loadConfigOrExit(env, { listens: false })
   try {
     const applied = await migrateDatabase(config.storage)
     console.log(applied.length === 0 ? 'database is up to date' : `applied ${applied.join(', ')}`)
@@ -328,9 +329,9 @@ export async function runMigrations(env: Env): Promise<void> {
   }
 }
 
-function loadConfigOrExit(env: Env): Config {
+function loadConfigOrExit(env: Env, options?: LoadConfigOptions): Config {
   try {
-    return loadConfig(env)
+    return loadConfig(env, options)
   } catch (error) {
     exitWithError(error)
   }

@@ -318,6 +318,38 @@ describe('R5.7.1 production without TLS files', () => {
     }
   })
 
+  it('R5.7.1 operator commands apply no HTTPS rule: they open no port (migrate, users, audit)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tessera-https-'))
+    try {
+      const env = {
+        ...production,
+        HOST: '0.0.0.0',
+        DATA_DIR: dir,
+        DATABASE_URL: `sqlite:${join(dir, 'app.db')}`,
+      }
+      expect(await runCli(['migrate'], env)).toMatchObject({ code: 0, stderr: '' })
+      expect(await runCli(['users', 'list', '--json'], env)).toMatchObject({
+        code: 0,
+        stdout: '{"users":[],"next_after":null}\n',
+        stderr: '',
+      })
+      expect(await runCli(['users', 'show', 'ada@example.com'], env)).toMatchObject({
+        code: 1,
+        stderr: 'tessera users: no account has the e-mail ada@example.com\n',
+      })
+      expect(await runCli(['audit', '--user', '4817203951'], env)).toMatchObject({
+        code: 1,
+        stderr: 'tessera audit: no account and no audit event has the user id 4817203951\n',
+      })
+      // the service itself still refuses
+      expect((await runCli(['serve'], env)).stderr).toMatch(
+        /^tessera: TLS_CERT_FILE and TLS_KEY_FILE must be set/,
+      )
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it.each([
     { HOST: '127.0.0.1' },
     { HOST: '127.8.9.10' },
