@@ -35,7 +35,8 @@ export async function runOnStores(
   try {
     // these commands open no port: production's HTTPS rule is the service's, not theirs
     const config = loadConfig(await io.environment(options.configFile), { listens: false })
-    stores = await openStores(options.storage?.(config) ?? config.storage)
+    // a mistyped DATABASE_URL is refused, not created empty
+    stores = await openStores(options.storage?.(config) ?? config.storage, undefined, { existing: true })
     await work(stores, config)
     return 0
   } catch (error) {

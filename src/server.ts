@@ -15,7 +15,14 @@ import { createTokenService } from './auth/token-service.js'
 import { type Clock, systemClock } from './clock.js'
 import { reportListening, runPrimary } from './cluster.js'
 import type { TlsFiles } from './config/server-config.js'
-import { type Config, ConfigError, configWarnings, type Env, type LoadConfigOptions, loadConfig } from './config.js'
+import {
+  type Config,
+  ConfigError,
+  configWarnings,
+  type Env,
+  type LoadConfigOptions,
+  loadConfig,
+} from './config.js'
 import { loadOrCreateDevSecret } from './dev-secret.js'
 import { guardConnections } from './http/connection-guard.js'
 import { describeCertificate, readTlsMaterial } from './http/tls.js'

@@ -1,8 +1,10 @@
+import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { CommandFailedError } from '../src/command-errors.js'
 import { type OnStoresOptions, runOnStores } from '../src/command-runner.js'
-import type { Env } from '../src/config.js'
+import { type Env, loadConfig } from '../src/config.js'
+import { migrateDatabase } from '../src/storage/open-stores.js'
 import type { Stores } from '../src/storage/stores.js'
 import { useTempDir } from './support/temp-dir.js'
 import { TEST_ENV } from './support/test-service.js'
@@ -14,6 +16,13 @@ const dir = useTempDir('command-runner')
  * and the stores closed, whatever `work` does.
  */
 describe('runOnStores', () => {
+  // the service (or tessera migrate) made the store these commands work on
+  beforeAll(async () => {
+    await migrateDatabase(
+      loadConfig({ ...TEST_ENV, DATABASE_URL: `sqlite:${join(dir.path, 'app.db')}` }).storage,
+    )
+  })
+
   const run = async (
     work: (stores: Stores) => Promise<void>,
     options: Partial<OnStoresOptions> = {},
@@ -73,6 +82,33 @@ describe('runOnStores', () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/^tessera demo: AUTH_ARGON2_TIME_COST [^\n]+\n$/)
     expect(work).not.toHaveBeenCalled()
+  })
+
+  it('a mistyped store is refused, not created: a SQLite file that does not exist, and its directory, stay absent', async () => {
+    const work = vi.fn(async () => {})
+    const file = join(dir.path, 'nonexistent', 'dir', 'x.db')
+    const result = await run(work, {}, { DATABASE_URL: `sqlite:${file}` })
+    expect(result).toEqual({
+      code: 1,
+      stderr: `tessera demo: DATABASE_URL names no existing store: "${file}" does not exist (tessera serve or tessera migrate creates it)\n`,
+      closed: 0,
+    })
+    expect(existsSync(join(dir.path, 'nonexistent'))).toBe(false)
+    expect(work).not.toHaveBeenCalled()
+  })
+
+  it('a mistyped store is refused, not created: a database that holds no tables of the service stays empty', async () => {
+    const work = vi.fn(async () => {})
+    const file = await dir.file('empty.db', '')
+    const result = await run(work, {}, { DATABASE_URL: `sqlite:${file}` })
+    expect(result).toEqual({
+      code: 1,
+      stderr:
+        'tessera demo: DATABASE_URL names no existing store: the database holds no tables of the service (tessera serve or tessera migrate creates them)\n',
+      closed: 0,
+    })
+    expect(work).not.toHaveBeenCalled()
+    expect(statSync(file).size).toBe(0)
   })
 
   it('opens the stores `storage` picks', async () => {

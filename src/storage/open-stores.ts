@@ -1,10 +1,12 @@
+import { existsSync } from 'node:fs'
 import { type Config, ConfigError } from '../config.js'
+import { quoted } from '../printable.js'
 import { migrate } from './sql/migrate.js'
 import { createSqlAuditStore } from './sql/sql-audit-store.js'
 import type { SqlDatabase, SqlEngine } from './sql/sql-database.js'
 import { createSqlRefreshTokenStore } from './sql/sql-refresh-token-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
-import { openSqliteDatabase } from './sqlite/sqlite-database.js'
+import { isExistingSqliteStore, openSqliteDatabase } from './sqlite/sqlite-database.js'
 import { createStorageCall } from './storage-call.js'
 import type { Stores } from './stores.js'
 
@@ -16,18 +18,46 @@ export interface StorageLog {
 
 const silent: StorageLog = { warn() {}, info() {} }
 
+export interface OpenStoresOptions {
+  /**
+   * Only a store that exists already: a SQLite file that is there, a database in which migrations were applied
+   * before. The commands that only read or change accounts (`tessera users`, `tessera audit`) open their store so,
+   * so that a mistyped DATABASE_URL is refused rather than created empty; the service and `tessera migrate` create
+   * theirs (false, the default).
+   */
+  existing?: boolean
+}
+
 /**
  * DATABASE_URL and REDIS_URL to concrete stores, migrated and connected: the only module that knows every backend.
  * Users live in the SQL database; refresh tokens there too, or in Redis when REDIS_URL is set. A store that cannot
- * be reached at start is a ConfigError naming its variable.
+ * be reached at start, or that does not exist when `existing` asks for one that does, is a ConfigError naming its
+ * variable.
  */
-export async function openStores(storage: Config['storage'], log: StorageLog = silent): Promise<Stores> {
+export async function openStores(
+  storage: Config['storage'],
+  log: StorageLog = silent,
+  options: OpenStoresOptions = {},
+): Promise<Stores> {
+  if (options.existing && databaseEngine(storage.databaseUrl) === 'sqlite') {
+    const file = sqlitePath(storage.databaseUrl)
+    if (!existsSync(file)) {
+      throw new ConfigError(
+        'DATABASE_URL',
+        `names no existing store: ${quoted(file)} does not exist (tessera serve or tessera migrate creates it)`,
+      )
+    }
+    // read-only, before the store is opened (which would set WAL mode on someone else's file)
+    if (!isExistingSqliteStore(file)) throw noTablesOfTheService()
+  }
   const database = await openDatabase(storage, log)
   const call = createStorageCall(database.synchronous ? null : storage.operationTimeoutMs)
   try {
+    if (options.existing && !(await hasMigrations(database))) throw noTablesOfTheService()
     await migrate(database)
   } catch (error) {
     await database.close().catch(() => {})
+    if (error instanceof ConfigError) throw error
     throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   }
   const probeDatabase = async () => void (await call('database.ping', () => database.run('SELECT 1', [])))
@@ -76,6 +106,19 @@ export async function openStores(storage: Config['storage'], log: StorageLog = s
       await database.close()
     },
   }
+}
+
+function noTablesOfTheService(): ConfigError {
+  return new ConfigError(
+    'DATABASE_URL',
+    'names no existing store: the database holds no tables of the service (tessera serve or tessera migrate creates them)',
+  )
+}
+
+/** Whether migrations were ever applied to the database: its schema_migrations table exists. */
+async function hasMigrations(database: SqlDatabase): Promise<boolean> {
+  const tables = await database.db.introspection.getTables()
+  return tables.some((table) => table.name === 'schema_migrations')
 }
 
 /** Applies pending migrations and closes the connection again (`tessera migrate`). Returns the names applied. */

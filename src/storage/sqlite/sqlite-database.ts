@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import type { SqlDatabase } from '../sql/sql-database.js'
@@ -23,6 +23,26 @@ const PRAGMAS = ['journal_mode = WAL', 'synchronous = FULL', 'busy_timeout = 500
 function createPrivately(filename: string): void {
   mkdirSync(dirname(filename), { recursive: true, mode: 0o700 })
   closeSync(openSync(filename, 'a', 0o600))
+}
+
+/**
+ * Whether `filename` is a SQLite store the service made: the file exists and migrations were applied to it. Read
+ * without changing anything (read-only, no pragma), so that a mistyped name is neither created nor turned into a
+ * WAL database.
+ */
+export function isExistingSqliteStore(filename: string): boolean {
+  if (filename === ':memory:' || !existsSync(filename) || statSync(filename).size === 0) return false
+  const BetterSqlite3 = loadBetterSqlite3()
+  const connection = new BetterSqlite3(filename, { readonly: true, fileMustExist: true })
+  try {
+    return (
+      connection
+        .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+        .get() !== undefined
+    )
+  } finally {
+    connection.close()
+  }
 }
 
 /**
