@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Backend, type BackendInstance, backends } from './support/backends.js'
 import { fetchJson as request } from './support/fetch-json.js'
-import { type RunningService, startProcess } from './support/process.js'
+import { type RunningService, runCli, startProcess } from './support/process.js'
 import { eventually, freePort, redisServerAvailable, startRedisServer } from './support/redis-server.js'
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js'
 
@@ -179,6 +179,59 @@ describe.skipIf(!haveRedisServer)(
       // each script reached Redis before the pause and ran after it, past the deadline it carries
       expect(writes.filter((w) => w.applied)).toEqual([])
       expect(service.child.exitCode).toBeNull()
+    })
+  },
+)
+
+/** SQLite, and PostgreSQL when the environment names it: the SQL stores beside a Redis of the test's own. */
+const sqlBesideRedis = backends.filter((backend) => backend.name === 'sqlite' || backend.name === 'postgres')
+
+describe.skipIf(!haveRedisServer).each(sqlBesideRedis)(
+  'outage: Redis is killed while accounts register [$name+redis]',
+  (backend: Backend) => {
+    let instance: BackendInstance
+    let port: number
+    let redis: ChildProcess | undefined
+    let service: RunningService
+
+    beforeAll(async () => {
+      instance = await backend.setup()
+      port = await freePort()
+      redis = await startRedisServer(port, instance.env.DATA_DIR as string)
+      service = await startProcess({ ...instance.env, REDIS_URL: `redis://127.0.0.1:${port}`, ...TIMEOUTS })
+    })
+    afterAll(async () => {
+      await service?.stop()
+      if (redis?.exitCode === null) redis.kill('SIGKILL')
+      await instance?.teardown()
+    })
+
+    it('R7.2 a registration that answers 500 was not made: no account, no audit event; the retry registers it', async () => {
+      const before = await signUp(service.url)
+      const exited = new Promise((resolve) => redis?.once('exit', resolve))
+      redis?.kill('SIGKILL')
+      await exited
+
+      const email = `all-or-nothing-${Date.now()}@example.com`
+      const answer = await request(`${service.url}/auth/register`, { body: { email, password: PASSWORD } })
+      expect(answer.status).toBe(500)
+      expect(answer.body).toEqual(INTERNAL_ERROR)
+      // the SQL store (which tessera audit reads without Redis) holds no such account and no event of it
+      const audit = await runCli(['audit', '--user', email], instance.env)
+      expect(audit).toMatchObject({
+        code: 1,
+        stderr: `tessera audit: no account has the e-mail ${email} (a deleted one: give its id)\n`,
+      })
+      expect(service.child.exitCode).toBeNull()
+
+      redis = await startRedisServer(port, instance.env.DATA_DIR as string)
+      await eventually(async () => (await request(`${service.url}/health`)).status === 200)
+      const login = await request(`${service.url}/auth/login`, { body: { email, password: PASSWORD } })
+      expect(login.status).toBe(401)
+      const retry = await request(`${service.url}/auth/register`, { body: { email, password: PASSWORD } })
+      expect(retry.status).toBe(200)
+      // an account registered before the outage is untouched
+      expect((await request(`${service.url}/auth/me`, { token: before.access })).status).toBe(200)
     })
   },
 )

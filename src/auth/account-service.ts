@@ -139,6 +139,32 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     throw new Error(`no free user id after ${ID_ATTEMPTS} attempts`)
   }
 
+  /**
+   * docs/api.md R7.2: a registration is all or nothing. The account was written and its session could not be
+   * stored: the account is deleted again before the answer, which then says that nothing was made (a 500; the
+   * refresh token, if a store whose answer was lost did keep it, was sent to nobody and names no account). When the
+   * deletion cannot be confirmed either, the account may exist: 503 write_outcome_unknown, and a retry answers 200 or
+   * 409. The `registered` event is recorded only once the session is stored, so an undone account leaves none.
+   */
+  const undoRegistration = async (user: UserRecord, failure: unknown): Promise<never> => {
+    try {
+      await users.delete(user.id)
+    } catch (error) {
+      throw new StorageError('registration neither completed nor undone: the account may exist', {
+        cause: new AggregateError([failure, error]),
+        outcomeUnknown: true,
+      })
+    }
+    log.warn(
+      { event: 'registration_undone', userId: user.id },
+      'registration undone: its session could not be stored',
+    )
+    if (failure instanceof StorageError && failure.outcomeUnknown) {
+      throw new StorageError('registration undone: its session could not be stored', { cause: failure })
+    }
+    throw failure
+  }
+
   return {
     async register(input, context) {
       const email = normalizeEmail(input.email)
@@ -152,10 +178,16 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       if (await users.findByEmail(email)) throw new EmailTakenError()
       const address = input.clientAddress === undefined ? undefined : clientNetwork(input.clientAddress)
       const user = await createUser(email, await hasher.hash(input.password, address))
+      let session: Session
+      try {
+        session = await startSession(user)
+      } catch (error) {
+        return undoRegistration(user, error)
+      }
       record('registered', user.id, context, null, context?.clientAddress ?? input.clientAddress ?? null)
       // the address that chose the password is one its owner uses (R8.6)
       if (address !== undefined) await throttle.remember(email, address)
-      return startSession(user)
+      return session
     },
 
     async login(input, context) {

@@ -50,6 +50,60 @@ describe.each(backends)('R7 errors [$name]', (backend) => {
       ).toBe(200)
     })
   })
+  describe('R7.2 a registration is all or nothing', () => {
+    let failure: 'none' | 'session' | 'session and undo' | 'session unknown' = 'none'
+    let service: TestService
+    beforeAll(async () => {
+      service = await startTestService(backend, {
+        wrapStores: (stores: Stores) =>
+          withInjectedFailures(
+            withInjectedFailures(
+              withInjectedFailures(stores, () => failure === 'session' || failure === 'session and undo', {
+                writes: ['put'],
+              }),
+              () => failure === 'session and undo',
+              { writes: ['delete'] },
+            ),
+            () => failure === 'session unknown',
+            { writes: ['put'], outcomeUnknown: true },
+          ),
+      })
+    })
+    afterAll(() => service.close())
+
+    const register = (email: string) =>
+      call(service.app, 'POST', '/auth/register', { body: { email, password: PASSWORD } })
+
+    it.each(['session', 'session unknown'] as const)(
+      'R7.2 the refresh token cannot be stored (%s): 500, and the account is removed again',
+      async (kind) => {
+        const email = uniqueEmail()
+        failure = kind
+        const answer = await register(email)
+        failure = 'none'
+        expectError(answer, 500, MESSAGES.internal)
+        // nothing was made: the password logs nobody in, and the address registers anew
+        expectError(
+          await call(service.app, 'POST', '/auth/login', { body: { email, password: PASSWORD } }),
+          401,
+          MESSAGES.invalidCredentials,
+        )
+        expect((await register(email)).status).toBe(200)
+        expect(service.logs().some((line) => line.event === 'registration_undone')).toBe(true)
+      },
+    )
+
+    it('R7.2 neither the session stored nor the account removed: 503 write_outcome_unknown, and the retry is a 409', async () => {
+      const email = uniqueEmail()
+      failure = 'session and undo'
+      const answer = await register(email)
+      failure = 'none'
+      expectError(answer, 503, 'The change may or may not have been applied; retry')
+      expect(answer.headers['retry-after']).toBe('1')
+      expectError(await register(email), 409, MESSAGES.emailTaken)
+    })
+  })
+
   describe('R7.3 a write whose outcome is unknown is a 503', () => {
     let lost = false
     let service: TestService
