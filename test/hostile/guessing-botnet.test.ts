@@ -1,8 +1,9 @@
-import { Agent, request } from 'node:http'
+import { Agent } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from '../support/backends.js'
+import { forwardedPost } from '../support/forwarded-post.js'
 import { PASSWORD, uniqueEmail } from '../support/http.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
@@ -15,33 +16,9 @@ const LOGINS_PER_USER = 4
 
 const sqlite = backends.find((backend) => backend.name === 'sqlite')
 
-/** POST a JSON body over a keep-alive connection of `agent`, as if from `address`; resolves with the status. */
-function post(agent: Agent, port: number, path: string, body: unknown, address: string): Promise<number> {
-  const payload = JSON.stringify(body)
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        agent,
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(payload),
-          'x-forwarded-for': address,
-        },
-      },
-      (res) => {
-        res.resume()
-        res.on('end', () => resolve(res.statusCode ?? 0))
-        res.on('error', reject)
-      },
-    )
-    req.on('error', reject)
-    req.end(payload)
-  })
-}
+/** POST a JSON body as if from `address`; resolves with the status. */
+const post = async (agent: Agent, port: number, path: string, body: unknown, address: string) =>
+  (await forwardedPost(agent, port, path, body, address)).status
 
 const tally = (statuses: number[]) =>
   statuses.reduce<Record<number, number>>((counts, status) => {
