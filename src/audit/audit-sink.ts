@@ -1,5 +1,5 @@
 import type { AuditStore } from '../storage/stores.js'
-import type { SecurityEvent, SecurityEventSink } from './security-event.js'
+import type { SecurityEvent, SecurityEventReason, SecurityEventSink } from './security-event.js'
 
 /** The slice of a logger the sink writes to (pino-compatible). */
 export interface AuditLog {
@@ -21,11 +21,10 @@ export interface AuditSinkSettings {
   failureLogEveryMs: number
   /** How often events older than the retention are pruned (also once at start). */
   pruneEveryMs: number
-  /**
-   * Of the events a flood makes at no cost to itself (throttled logins, refreshes with an invalid token), at most one
-   * of each kind per client address per this time is kept (see keepOnePerWindow).
-   */
-  repeatsEveryMs: number
+  /** The window of the flood bound (see createFloodBound): a minute, aligned on the clock's minutes. */
+  floodWindowMs: number
+  /** Of each kind of event a client can cause at will, at most this many per window are kept as rows of their own. */
+  floodRowsPerWindow: number
 }
 
 export const AUDIT_SINK_DEFAULTS: AuditSinkSettings = {
@@ -35,16 +34,9 @@ export const AUDIT_SINK_DEFAULTS: AuditSinkSettings = {
   retryMs: 1_000,
   failureLogEveryMs: 60_000,
   pruneEveryMs: 60 * 60_000,
-  repeatsEveryMs: 60_000,
+  floodWindowMs: 60_000,
+  floodRowsPerWindow: 100,
 }
-
-/** The events keepOnePerWindow limits: a throttled login failure, a refresh refused for a token that does not verify. */
-function isFloodable(event: SecurityEvent): boolean {
-  return event.reason === 'throttled' || event.reason === 'invalid'
-}
-
-/** Addresses (of each kind) remembered for the repeat limit at most; past it, such events wait for the next window. */
-const MAX_REMEMBERED_ADDRESSES = 10_000
 
 export interface AuditSinkStats {
   /** Events appended to the store. */
@@ -53,8 +45,8 @@ export interface AuditSinkStats {
   pending: number
   /** Events dropped because maxPending were already held, or because the store still failed at close. */
   dropped: number
-  /** Throttled login failures and invalid-token refreshes left out by the per-address limit. */
-  repeatsSkipped: number
+  /** Events a client can cause at will that the flood bound left out (each counted in an events_omitted row). */
+  floodOmitted: number
 }
 
 export interface AuditSink extends SecurityEventSink {
@@ -95,12 +87,11 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
   let inFlightCount = 0
   let timer: NodeJS.Timeout | null = null
   let closed = false
-  const stats = { written: 0, dropped: 0, repeatsSkipped: 0 }
+  const stats = { written: 0, dropped: 0, floodOmitted: 0 }
   /** Set while the store fails: when the failure began and when it was last logged. */
   let failing: { since: number; loggedAt: number } | null = null
   /** Events dropped since the store last took a batch. */
   let droppedSinceWrite = 0
-  let seenThisWindow = new Set<string>()
   let pruning: Promise<number> | null = null
 
   const arm = (delayMs: number) => {
@@ -181,31 +172,40 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
   }
 
   let pruneTimer: NodeJS.Timeout | null = null
-  let windowTimer: NodeJS.Timeout | null = null
   if (store !== null) {
     void prune()
     pruneTimer = setInterval(() => void prune(), settings.pruneEveryMs)
     pruneTimer.unref()
-    windowTimer = setInterval(() => {
-      seenThisWindow = new Set()
-    }, settings.repeatsEveryMs)
-    windowTimer.unref()
   }
 
-  /**
-   * A guessing flood is refused by the throttle at no cost to it, and a refresh with a token that does not verify
-   * costs the sender nothing either: one event per attempt would let a flood fill the disk. So of each of those two
-   * kinds, one event per client address per repeatsEveryMs is kept.
-   */
-  const keepOnePerWindow = (event: SecurityEvent): boolean => {
-    const key = `${event.reason} ${event.clientAddress ?? ''}`
-    if (seenThisWindow.has(key) || seenThisWindow.size >= MAX_REMEMBERED_ADDRESSES) {
-      stats.repeatsSkipped++
-      return false
+  /** Queues an event for the next batch (or drops it, counted, when maxPending are held). */
+  const enqueue = (event: SecurityEvent) => {
+    if (pending.length + inFlightCount >= settings.maxPending) {
+      stats.dropped++
+      droppedSinceWrite++
+      return
     }
-    seenThisWindow.add(key)
-    return true
+    pending.push(event)
+    if (inFlight !== null || failing !== null) return
+    if (pending.length >= settings.maxBatch) {
+      if (timer !== null) clearTimeout(timer)
+      timer = null
+      void writeBatch()
+    } else arm(settings.flushIntervalMs)
   }
+
+  const floods = createFloodBound({
+    windowMs: settings.floodWindowMs,
+    rowsPerWindow: settings.floodRowsPerWindow,
+    now,
+    summarize: (summary) => {
+      log.info(
+        { event: summary.type, reason: summary.reason, omitted: summary.omitted, minuteStart: summary.at },
+        'security events left out of the audit trail by its flood bound',
+      )
+      if (store !== null && !closed) enqueue(summary)
+    },
+  })
 
   return {
     record(event) {
@@ -222,19 +222,11 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
         )
       }
       if (store === null || closed) return
-      if (isFloodable(event) && !keepOnePerWindow(event)) return
-      if (pending.length + inFlightCount >= settings.maxPending) {
-        stats.dropped++
-        droppedSinceWrite++
+      if (!floods.keep(event)) {
+        stats.floodOmitted++
         return
       }
-      pending.push(event)
-      if (inFlight !== null || failing !== null) return
-      if (pending.length >= settings.maxBatch) {
-        if (timer !== null) clearTimeout(timer)
-        timer = null
-        void writeBatch()
-      } else arm(settings.flushIntervalMs)
+      enqueue(event)
     },
 
     async flush() {
@@ -254,17 +246,120 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
 
     async close() {
       if (closed) return
+      // the minute in progress is summed up now: its omitted events are counted in the trail too
+      floods.close()
       await this.flush()
       closed = true
       if (timer !== null) clearTimeout(timer)
       if (pruneTimer !== null) clearInterval(pruneTimer)
-      if (windowTimer !== null) clearInterval(windowTimer)
       await pruning
       if (pending.length > 0) {
         stats.dropped += pending.length
         log.error({ lost: pending.length }, 'audit events lost at shutdown: the store did not take them')
         pending = []
       }
+    },
+  }
+}
+
+/**
+ * The kinds of event a client can cause at will, as often as it likes, by their reason: a login with an e-mail no
+ * account has, a login the throttle refuses, a refresh token that does not verify, and a replayed token whose reuse
+ * was recorded already. None names an account it proves anything about.
+ */
+const FLOOD_KINDS: ReadonlySet<SecurityEventReason> = new Set<SecurityEventReason>([
+  'unknown_email',
+  'throttled',
+  'invalid',
+  'replayed',
+])
+
+interface FloodBoundOptions {
+  windowMs: number
+  rowsPerWindow: number
+  now: () => number
+  /** Given the events_omitted summary of each kind that left events out, once its window is over. */
+  summarize: (summary: SecurityEvent) => void
+}
+
+/** Per kind, in the current window: the client addresses kept, and how many events were left out. */
+interface KindWindow {
+  addresses: Set<string>
+  omitted: number
+}
+
+/**
+ * docs/api.md R6.3.4: the audit trail cannot be grown at will. Of each flood kind, in each window of the clock (a
+ * minute: window n runs from n·windowMs), the first event of each client address is kept, up to rowsPerWindow
+ * events in all, whatever the number of addresses; the rest are left out, and once the window is over one
+ * `events_omitted` event per kind says how many (`omitted`, at the window's start, no user and no address). So a flood
+ * from any number of addresses costs the trail at most rowsPerWindow + 1 rows per kind and minute, per process; every
+ * other event is kept. The metrics and the log still see every event (the sink's caller counts and logs them).
+ */
+function createFloodBound(options: FloodBoundOptions) {
+  const { windowMs, rowsPerWindow, now, summarize } = options
+  let window = Math.floor(now() / windowMs)
+  let kinds = new Map<SecurityEventReason, KindWindow>()
+  let timer: NodeJS.Timeout | null = null
+
+  /** Hands over the summaries of the window that ended, and starts `next`. */
+  const endWindow = (next: number) => {
+    if (timer !== null) clearTimeout(timer)
+    timer = null
+    for (const [reason, kind] of kinds) {
+      if (kind.omitted === 0) continue
+      summarize({
+        at: window * windowMs,
+        type: 'events_omitted',
+        userId: null,
+        clientAddress: null,
+        requestId: null,
+        reason,
+        omitted: kind.omitted,
+      })
+    }
+    kinds = new Map()
+    window = next
+  }
+
+  /** Once a window has left something out, its summary is written when it ends, even if no event comes after it. */
+  const armSummary = () => {
+    if (timer !== null) return
+    timer = setTimeout(
+      () => {
+        timer = null
+        const current = Math.floor(now() / windowMs)
+        if (current > window) endWindow(current)
+        else armSummary()
+      },
+      Math.max(1, (window + 1) * windowMs - now()),
+    )
+    timer.unref()
+  }
+
+  return {
+    /** Whether `event` is kept; an event of no flood kind always is. */
+    keep(event: SecurityEvent): boolean {
+      if (event.reason === null || !FLOOD_KINDS.has(event.reason)) return true
+      const eventWindow = Math.floor(event.at / windowMs)
+      if (eventWindow > window) endWindow(eventWindow)
+      let kind = kinds.get(event.reason)
+      if (kind === undefined) {
+        kind = { addresses: new Set(), omitted: 0 }
+        kinds.set(event.reason, kind)
+      }
+      const address = event.clientAddress ?? ''
+      if (kind.addresses.size < rowsPerWindow && !kind.addresses.has(address)) {
+        kind.addresses.add(address)
+        return true
+      }
+      kind.omitted++
+      armSummary()
+      return false
+    },
+    /** Hands over the summaries of the window in progress (at shutdown) and stops the timer. */
+    close() {
+      endWindow(window)
     },
   }
 }

@@ -13,6 +13,11 @@ export type SecurityEventType =
   | 'password_reset'
   | 'account_deleted'
   | 'sessions_revoked'
+  /**
+   * Not an event of an account: how many events of one kind a client can cause at will (its reason) the flood bound
+   * left out of the trail in one minute (docs/api.md R6.3.4); the count is `omitted`.
+   */
+  | 'events_omitted'
 
 /** Why a login failed or a refresh was refused; null for the other events. */
 export type SecurityEventReason =
@@ -22,8 +27,13 @@ export type SecurityEventReason =
   | 'wrong_password'
   /** login_failed: the throttle refused the attempt before any password check (docs/api.md R8.4, R8.5) */
   | 'throttled'
-  /** refresh_refused: a well-signed refresh token that is no longer the stored one (used, replaced or logged out) */
+  /**
+   * refresh_refused: a well-signed refresh token that is no longer the stored one (used, replaced or logged out),
+   * the first time it comes back
+   */
   | 'reused'
+  /** refresh_refused: such a token again, after its reuse was recorded (a replay: only the first names the reuse) */
+  | 'replayed'
   /** refresh_refused: a token that does not verify (bad signature, expired, malformed, wrong type) */
   | 'invalid'
   /** password_reset, account_deleted, sessions_revoked: done by an operator's `tessera users` command */
@@ -40,6 +50,8 @@ export interface SecurityEvent {
   /** The request id of the HTTP request (Fastify's request.id); null off HTTP. */
   requestId: string | null
   reason: SecurityEventReason | null
+  /** events_omitted only: how many events of the kind its reason names were left out; absent on every other event. */
+  omitted?: number
 }
 
 /** Where the service hands its security events. Never throws and never makes the caller wait. */

@@ -21,6 +21,7 @@ import { normalizeEmail } from './email.js'
 import type { LoginThrottle } from './login-throttle.js'
 import type { PasswordHasher } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
+import { createReuseMemory } from './reuse-memory.js'
 import { refreshTokenDigest, type TokenPair, type TokenService } from './token-service.js'
 import { generateUserId } from './user-id.js'
 
@@ -83,6 +84,8 @@ export interface AccountServiceDeps {
 
 /** Attempts at drawing an unused random id; with 9·10⁹ ids a second attempt is already rare. */
 const ID_ATTEMPTS = 5
+/** Refresh tokens whose reuse is remembered (64 hexadecimal digits each: about a megabyte). */
+const REUSES_REMEMBERED = 10_000
 
 export function createAccountService(deps: AccountServiceDeps): AccountService {
   const { users, refreshTokens, hasher, tokens, clock, log, throttle, events } = deps
@@ -107,6 +110,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
    * (whose session could not be stored) and a wrong one cannot be told apart by their status.
    */
   let storesFailing = false
+  const reuses = createReuseMemory(REUSES_REMEMBERED)
   /** Any failure of a store during a login, as one StorageError: the answer does not depend on which store failed. */
   const loginStoreFailure = (cause: unknown): StorageError => {
     storesFailing = true
@@ -281,15 +285,17 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       // it deletes the account, and a retired user gets no new one), so a valid token of no account finds nothing to
       // rotate, and no account read is added to the refresh.
       const pair = tokens.issuePair(userId)
+      const digest = refreshTokenDigest(refreshToken)
       const rotated = await refreshTokens.rotate(
         userId,
-        refreshTokenDigest(refreshToken),
+        digest,
         { digest: refreshTokenDigest(pair.refreshToken), expiresAt: pair.refreshExpiresAt },
         clock.now(),
       )
       // spec 4.5 rule 3: a token already rotated (or replaced by a login, or deleted) is refused
       if (!rotated) {
-        record('refresh_refused', userId, context, 'reused')
+        // the first reuse of a token is an event of its account; a client replaying it again is a flood (R6.3.4)
+        record('refresh_refused', userId, context, reuses.isFirstReuse(digest) ? 'reused' : 'replayed')
         throw new RefreshTokenInvalidError()
       }
       record('refresh_succeeded', userId, context)

@@ -4,7 +4,7 @@ import type { SecurityEvent } from '../../src/audit/security-event.js'
 import { generateUserId } from '../../src/auth/user-id.js'
 import { loadConfig } from '../../src/config.js'
 import { StorageError } from '../../src/errors.js'
-import { openStores } from '../../src/storage/open-stores.js'
+import { openDatabase, openStores } from '../../src/storage/open-stores.js'
 import type { AuditStore, Stores } from '../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
 
@@ -174,37 +174,124 @@ describe('createAuditSink', () => {
     expect(await stored()).toEqual([])
   })
 
-  it('R6.3.4 keeps one throttled login failure per client address per window', async () => {
-    const { sink } = sinkWith({ flushIntervalMs: 60_000 })
-    const throttled = (address: string) =>
-      event({ type: 'login_failed', reason: 'throttled', userId: null, clientAddress: address })
-    for (let i = 0; i < 5; i++) sink.record(throttled('192.0.2.1'))
-    sink.record(throttled('192.0.2.2'))
-    sink.record(event({ type: 'login_failed', reason: 'wrong_password' }))
-    await sink.flush()
-    expect(batches).toEqual([3])
-    expect(sink.stats()).toMatchObject({ written: 3, repeatsSkipped: 4 })
-  })
-
-  it('R6.3.4 keeps one refresh refused for an invalid token per client address per window, every reused one', async () => {
-    const { sink } = sinkWith({ flushIntervalMs: 60_000 })
-    const refused = (address: string, reason: 'invalid' | 'reused') =>
+  it('R6.3.4 of each flood kind, the first event of each address is kept, at most floodRowsPerWindow a window', async () => {
+    let clock = 120 * 60_000 + 5
+    const { lines, log } = recordingLog()
+    const appended: SecurityEvent[] = []
+    const sink = createAuditSink({
+      store: { ...store, append: async (events) => void appended.push(...events) },
+      log,
+      retentionMs: 86_400_000,
+      now: () => clock,
+      settings: { flushIntervalMs: 60_000, floodRowsPerWindow: 3 },
+    })
+    sinks.push(sink)
+    const flood = (reason: 'unknown_email' | 'throttled' | 'invalid' | 'replayed', address: string) =>
       event({
-        type: 'refresh_refused',
+        at: clock,
+        type: reason === 'invalid' || reason === 'replayed' ? 'refresh_refused' : 'login_failed',
         reason,
-        userId: reason === 'invalid' ? null : userId,
+        userId: reason === 'replayed' ? userId : null,
         clientAddress: address,
       })
-    for (let i = 0; i < 5; i++) sink.record(refused('192.0.2.1', 'invalid'))
-    sink.record(refused('192.0.2.2', 'invalid'))
-    // a throttled login from the same address is a kind of its own: kept too
-    sink.record(
-      event({ type: 'login_failed', reason: 'throttled', userId: null, clientAddress: '192.0.2.1' }),
-    )
-    for (let i = 0; i < 3; i++) sink.record(refused('192.0.2.1', 'reused'))
+    // 10 addresses × 2 events of each kind: 3 kept per kind (the first of the first 3 addresses), 17 left out
+    for (const reason of ['unknown_email', 'throttled', 'invalid', 'replayed'] as const) {
+      for (let i = 0; i < 10; i++) {
+        sink.record(flood(reason, `198.51.100.${i}`))
+        sink.record(flood(reason, `198.51.100.${i}`))
+      }
+    }
+    // every other event is kept, however many
+    for (let i = 0; i < 20; i++) {
+      sink.record(
+        event({ at: clock, type: 'login_failed', reason: 'wrong_password', clientAddress: `203.0.113.${i}` }),
+      )
+      sink.record(
+        event({ at: clock, type: 'refresh_refused', reason: 'reused', clientAddress: '203.0.113.1' }),
+      )
+      sink.record(event({ at: clock, type: 'refresh_succeeded', clientAddress: '203.0.113.1' }))
+    }
+    expect(sink.stats()).toMatchObject({ floodOmitted: 4 * 17 })
     await sink.flush()
-    expect(batches).toEqual([6])
-    expect(sink.stats()).toMatchObject({ written: 6, repeatsSkipped: 4 })
+    const kept = (reason: string) =>
+      appended.filter((e) => e.reason === reason && e.type !== 'events_omitted')
+    for (const reason of ['unknown_email', 'throttled', 'invalid', 'replayed']) {
+      expect(kept(reason).map((e) => e.clientAddress)).toEqual([
+        '198.51.100.0',
+        '198.51.100.1',
+        '198.51.100.2',
+      ])
+    }
+    expect(kept('wrong_password')).toHaveLength(20)
+    expect(kept('reused')).toHaveLength(20)
+    expect(appended.filter((e) => e.type === 'refresh_succeeded')).toHaveLength(20)
+    expect(appended.filter((e) => e.type === 'events_omitted')).toEqual([])
+
+    // the next minute's first event ends the window: one summary per kind, at the minute's start, with its count
+    clock += 60_000
+    sink.record(flood('invalid', '198.51.100.0'))
+    await sink.flush()
+    const minute = 120 * 60_000
+    expect(appended.filter((e) => e.type === 'events_omitted')).toEqual(
+      ['unknown_email', 'throttled', 'invalid', 'replayed'].map((reason) => ({
+        at: minute,
+        type: 'events_omitted',
+        userId: null,
+        clientAddress: null,
+        requestId: null,
+        reason,
+        omitted: 17,
+      })),
+    )
+    // in the new window the address is kept again
+    expect(appended.at(-1)).toMatchObject({ reason: 'invalid', clientAddress: '198.51.100.0', at: clock })
+    expect(lines.filter((line) => line.message.includes('flood bound')).map((line) => line.fields)).toEqual(
+      ['unknown_email', 'throttled', 'invalid', 'replayed'].map((reason) => ({
+        event: 'events_omitted',
+        reason,
+        omitted: 17,
+        minuteStart: minute,
+      })),
+    )
+  })
+
+  it('R6.3.4 a window that left events out is summed up when it ends, with no event after it, and at close', async () => {
+    const { sink } = sinkWith({ flushIntervalMs: 10, floodWindowMs: 300, floodRowsPerWindow: 1 })
+    /** Events of one moment (so of one window): the first is kept, the others left out. */
+    const throttled = (address: string, count: number) => {
+      const at = Date.now()
+      for (let i = 0; i < count; i++) {
+        sink.record(
+          event({ at, type: 'login_failed', reason: 'throttled', userId: null, clientAddress: address }),
+        )
+      }
+    }
+    /** The summaries in the table (they name no user, so they are read by their type). */
+    const summaries = async () => {
+      const database = await openDatabase(loadConfig(instance.env).storage, { warn() {}, info() {} })
+      try {
+        const { rows } = await database.run(
+          "SELECT event, reason, omitted FROM audit_events WHERE event = 'events_omitted' ORDER BY id",
+          [],
+        )
+        return rows
+      } finally {
+        await database.close()
+      }
+    }
+    throttled('192.0.2.1', 4)
+    await vi.waitFor(
+      async () =>
+        expect(await summaries()).toEqual([{ event: 'events_omitted', reason: 'throttled', omitted: 3 }]),
+      WAIT,
+    )
+    // a window in progress at close is summed up then
+    throttled('192.0.2.2', 3)
+    await sink.close()
+    expect(await summaries()).toEqual([
+      { event: 'events_omitted', reason: 'throttled', omitted: 3 },
+      { event: 'events_omitted', reason: 'throttled', omitted: 2 },
+    ])
   })
 
   it('R6.3.5 prunes the events older than the retention at start', async () => {

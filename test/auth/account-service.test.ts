@@ -180,6 +180,25 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
     }
   })
 
+  it('a replaced refresh token sent again and again: its first return is reused, every later one replayed', async () => {
+    const accounts = service(observedHasher(cheap).hasher)
+    const { tokens } = await accounts.register({ email: 'ada@example.com', password: 'correct horse' })
+    const other = await accounts.register({ email: 'bob@example.com', password: 'correct horse' })
+    await accounts.refresh(tokens.refreshToken)
+    await accounts.refresh(other.tokens.refreshToken)
+    recorded.length = 0
+    for (let i = 0; i < 3; i++) await expect(accounts.refresh(tokens.refreshToken)).rejects.toThrow()
+    // another token's first return is its own reuse
+    await expect(accounts.refresh(other.tokens.refreshToken)).rejects.toThrow()
+    expect(recorded.map((event) => [event.type, event.reason])).toEqual([
+      ['refresh_refused', 'reused'],
+      ['refresh_refused', 'replayed'],
+      ['refresh_refused', 'replayed'],
+      ['refresh_refused', 'reused'],
+    ])
+    expect(new Set(recorded.map((event) => event.userId)).size).toBe(2)
+  })
+
   it('without a request context an event names no address and no request, unless the call gave the address', async () => {
     const accounts = service(observedHasher(cheap).hasher)
     const { tokens } = await accounts.register({ email: 'ada@example.com', password: 'correct horse' })

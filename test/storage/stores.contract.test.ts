@@ -383,6 +383,19 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       expect(await stores.audit.list({ userId })).toEqual(events)
     })
 
+    it('the omitted count of an events_omitted row comes back as a number; other events carry none', async () => {
+      const userId = generateUserId()
+      const at = Date.now()
+      // a summary names no user in the service; one is named here so that list() reads the row back
+      const summary = event({ userId, at, type: 'events_omitted', reason: 'invalid', omitted: 2_000_000 })
+      const ordinary = event({ userId, at: at + 1, type: 'refresh_refused', reason: 'replayed' })
+      await stores.audit.append([summary, ordinary])
+      const [first, second] = await stores.audit.list({ userId })
+      expect(first).toEqual(summary)
+      expect(second).toEqual(ordinary)
+      expect(second).not.toHaveProperty('omitted')
+    })
+
     it('events of one millisecond come back in the order they were appended', async () => {
       const userId = generateUserId()
       const at = Date.now()

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Kysely } from 'kysely'
+import type { Kysely, TableMetadata } from 'kysely'
 import { AUDIT_COLUMNS } from '../sql/audit-rows.js'
 import { runPooled, type SqlEngine } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
@@ -7,10 +7,10 @@ import type { Tables } from '../sql/tables.js'
 import { placeholderFor, type Read, valuesList } from './copy-statements.js'
 import type { Checksum } from './copy-store.js'
 
-/** The columns of `audit_events` (migrations 0002) but its id, which the target numbers itself. */
+/** The columns of `audit_events` (migrations 0002, 0003) but its id, which the target numbers itself. */
 const COLUMNS = AUDIT_COLUMNS.split(', ')
 
-/** Rows per insert: 6 columns × 4,000 rows stays under SQLite's 32,766 bound parameters. */
+/** Rows per insert: 7 columns × 4,000 rows stays under SQLite's 32,766 bound parameters. */
 const ROWS_PER_INSERT = 4_000
 
 export interface AuditCopy {
@@ -22,11 +22,23 @@ export interface AuditCopy {
   target: Checksum
 }
 
-const after = (engine: SqlEngine, id: number, limit: number): SqlQuery => ({
-  sql: `SELECT id, ${AUDIT_COLUMNS} FROM audit_events WHERE id > ${placeholderFor(engine)(1)}
+/** The events after the id `id`, `columns` of each (AUDIT_COLUMNS, or what a store of an earlier version has). */
+const after = (engine: SqlEngine, id: number, limit: number, columns = AUDIT_COLUMNS): SqlQuery => ({
+  sql: `SELECT id, ${columns} FROM audit_events WHERE id > ${placeholderFor(engine)(1)}
     ORDER BY id LIMIT ${Math.trunc(limit)}`,
   parameters: [id],
 })
+
+/**
+ * AUDIT_COLUMNS as a source's table has them (`tables`: its schema, read before its snapshot is taken): a store of a
+ * version before migration 0003 (only read: never migrated by a copy) has no `omitted`, which every one of its
+ * events holds as NULL.
+ */
+export function auditColumnsOf(tables: readonly TableMetadata[]): string {
+  const table = tables.find((candidate) => candidate.name === 'audit_events')
+  const present = new Set(table?.columns.map((column) => column.name))
+  return COLUMNS.map((column) => (present.has(column) ? column : `NULL AS ${column}`)).join(', ')
+}
 
 /** One event as a line of the checksum: its columns in order, null as \N (no column holds a tab or newline). */
 const line = (row: Record<string, unknown>) =>
@@ -41,15 +53,16 @@ const line = (row: Record<string, unknown>) =>
 export async function copyAuditEvents(
   readSource: Read,
   readTarget: Read,
-  source: { engine: SqlEngine },
+  source: { engine: SqlEngine; columns: string },
   target: { engine: SqlEngine; db: Kysely<Tables> },
   options: { resume: boolean; batchSize: number },
 ): Promise<AuditCopy | null> {
   const targetHeld = (await readTarget(after(target.engine, 0, 1))).length > 0
+  const fromColumns = source.columns
   let copied = 0
   if (!targetHeld) {
     await target.db.transaction().execute(async (transaction) => {
-      await forEachBatch(readSource, source.engine, options.batchSize, async (rows) => {
+      await forEachBatch(readSource, source.engine, options.batchSize, fromColumns, async (rows) => {
         await runPooled(
           transaction,
           `INSERT INTO audit_events (${AUDIT_COLUMNS}) VALUES ${valuesList(target.engine, rows.length, COLUMNS.length)}`,
@@ -60,8 +73,8 @@ export async function copyAuditEvents(
     })
   }
   const notCopied = targetHeld && !options.resume ? 'the target holds audit events of its own' : null
-  const source_ = await checksum(readSource, source.engine, options.batchSize)
-  const target_ = await checksum(readTarget, target.engine, options.batchSize)
+  const source_ = await checksum(readSource, source.engine, options.batchSize, fromColumns)
+  const target_ = await checksum(readTarget, target.engine, options.batchSize, AUDIT_COLUMNS)
   return { copied, notCopied, source: source_, target: target_ }
 }
 
@@ -69,21 +82,27 @@ async function forEachBatch(
   read: Read,
   engine: SqlEngine,
   batchSize: number,
+  columns: string,
   handle: (rows: Record<string, unknown>[]) => Promise<void>,
 ): Promise<void> {
   let last = 0
   for (;;) {
-    const rows = await read(after(engine, last, Math.min(batchSize, ROWS_PER_INSERT)))
+    const rows = await read(after(engine, last, Math.min(batchSize, ROWS_PER_INSERT), columns))
     if (rows.length === 0) return
     await handle(rows)
     last = Number(rows[rows.length - 1]?.id)
   }
 }
 
-async function checksum(read: Read, engine: SqlEngine, batchSize: number): Promise<Checksum> {
+async function checksum(
+  read: Read,
+  engine: SqlEngine,
+  batchSize: number,
+  columns: string,
+): Promise<Checksum> {
   const hash = createHash('sha256')
   let count = 0
-  await forEachBatch(read, engine, batchSize, async (rows) => {
+  await forEachBatch(read, engine, batchSize, columns, async (rows) => {
     for (const row of rows) hash.update(line(normalizeRow(row)))
     count += rows.length
   })
@@ -93,7 +112,7 @@ async function checksum(read: Read, engine: SqlEngine, batchSize: number): Promi
 /** PostgreSQL returns BIGINT as a string, MySQL's CHAR drops nothing here: each engine's value as one text. */
 function normalize(column: string, value: unknown): unknown {
   if (value === null || value === undefined) return null
-  return column === 'occurred_at' ? Number(value) : String(value)
+  return column === 'occurred_at' || column === 'omitted' ? Number(value) : String(value)
 }
 
 function normalizeRow(row: Record<string, unknown>): Record<string, unknown> {

@@ -10,7 +10,7 @@ import { migrate } from '../sql/migrate.js'
 import { runPooled, type SqlDatabase } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
 import type { Tables } from '../sql/tables.js'
-import { type AuditCopy, copyAuditEvents } from './copy-audit-events.js'
+import { type AuditCopy, auditColumnsOf, copyAuditEvents } from './copy-audit-events.js'
 import type { CopyProgress } from './copy-progress.js'
 import {
   type AccountRow,
@@ -79,7 +79,8 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
   try {
     const source = await openSql(options.from, '--from')
     opened.push(source)
-    const sourceTables = await tableNames(source.db)
+    const sourceSchema = await source.db.introspection.getTables()
+    const sourceTables = sourceSchema.map((table) => table.name)
     if (!sourceTables.includes('users'))
       throw new CommandFailedError('--from holds no Tessera store (no users table)')
     const target = await openSql(options.to, '--to')
@@ -153,7 +154,13 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       progress.stop()
 
       const auditEvents = sourceTables.includes('audit_events')
-        ? await copyAuditEvents(readSource, readTarget, source, target, options)
+        ? await copyAuditEvents(
+            readSource,
+            readTarget,
+            { engine: source.engine, columns: auditColumnsOf(sourceSchema) },
+            target,
+            options,
+          )
         : null
 
       // the verification, over every account of the source

@@ -1,7 +1,10 @@
 import type { SecurityEvent } from '../../audit/security-event.js'
 
-/** The columns of `audit_events` that hold an event, in the order of the INSERT and the SELECT. */
-export const AUDIT_COLUMNS = 'occurred_at, event, user_id, client_address, request_id, reason'
+/**
+ * The columns of `audit_events` that hold an event, in the order of the INSERT and the SELECT (migrations 0002 and
+ * 0003: `omitted` counts what an `events_omitted` row stands for).
+ */
+export const AUDIT_COLUMNS = 'occurred_at, event, user_id, client_address, request_id, reason, omitted'
 
 /** At most this many rows per INSERT: the sink's batches fit in one, and SQLite keeps one text per row count. */
 export const MAX_AUDIT_ROWS = 500
@@ -22,12 +25,13 @@ export function auditRowValues(events: readonly SecurityEvent[]): unknown[] {
     clip(event.clientAddress),
     clip(event.requestId),
     event.reason,
+    event.omitted ?? null,
   ])
 }
 
 /**
  * The values of the events by column, one array per column of AUDIT_COLUMNS: what PostgreSQL inserts with one
- * statement over arrays (`unnest`), six parameters whatever the number of rows.
+ * statement over arrays (`unnest`), seven parameters whatever the number of rows.
  */
 export function auditColumnValues(events: readonly SecurityEvent[]): unknown[][] {
   return [
@@ -37,12 +41,13 @@ export function auditColumnValues(events: readonly SecurityEvent[]): unknown[][]
     events.map((event) => clip(event.clientAddress)),
     events.map((event) => clip(event.requestId)),
     events.map((event) => event.reason),
+    events.map((event) => event.omitted ?? null),
   ]
 }
 
-/** `(?, ?, ?, ?, ?, ?), …` for `rows` rows: the VALUES of a multi-row INSERT with `?` placeholders. */
+/** `(?, ?, ?, ?, ?, ?, ?), …` for `rows` rows: the VALUES of a multi-row INSERT with `?` placeholders. */
 export function auditValuesList(rows: number): string {
-  return Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?)').join(', ')
+  return Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ')
 }
 
 function clip(value: string | null): string | null {

@@ -15,6 +15,7 @@ interface AuditRow {
   client_address: string | null
   request_id: string | null
   reason: string | null
+  omitted: number | string | null
 }
 
 /** AuditStore in the `audit_events` table of any SQL engine, with that engine's statements. */
@@ -60,5 +61,6 @@ function toEvent(row: AuditRow): SecurityEvent {
     clientAddress: row.client_address,
     requestId: row.request_id,
     reason: row.reason as SecurityEventReason | null,
+    ...(row.omitted === null ? {} : { omitted: Number(row.omitted) }),
   }
 }

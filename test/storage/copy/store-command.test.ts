@@ -95,6 +95,40 @@ describe('tessera store copy: refusals and verification', () => {
     expect(existsSync(join(dir.path, 'target.db'))).toBe(false)
   }, 90_000)
 
+  it('copies the audit trail of a store of an earlier version, without the omitted column, as NULL counts', async () => {
+    const file = join(dir.path, 'before-0003.db')
+    await seedSqliteStore(file, 20, 10)
+    const BetterSqlite3 = loadBetterSqlite3()
+    const old = new BetterSqlite3(file)
+    try {
+      // the store as a version before migration 0003 left it
+      old.exec(
+        'ALTER TABLE audit_events DROP COLUMN omitted; DELETE FROM schema_migrations WHERE version = 3',
+      )
+      old
+        .prepare(
+          'INSERT INTO audit_events (occurred_at, event, user_id, client_address, request_id, reason) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(Date.now(), 'login_failed', null, '192.0.2.1', 'req-1', 'unknown_email')
+    } finally {
+      old.close()
+    }
+    const result = await runCli([
+      'store',
+      'copy',
+      '--json',
+      '--from',
+      `sqlite:${file}`,
+      '--to',
+      url('after-0003.db'),
+    ])
+    expect(result.code, result.stderr).toBe(0)
+    const report = JSON.parse(result.stdout)
+    expect(report.auditEvents).toMatchObject({ copied: 1, notCopied: null, source: { count: 1 } })
+    expect(report.auditEvents.target).toEqual(report.auditEvents.source)
+    expect(report.mismatch).toBeNull()
+  })
+
   it('--force copies into a store that holds the accounts already, and fails verification when one differs', async () => {
     const first = await runCli([
       'store',
