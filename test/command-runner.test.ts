@@ -4,8 +4,9 @@ import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { CommandFailedError } from '../src/command-errors.js'
 import { type OnStoresOptions, runOnStores } from '../src/command-runner.js'
 import { type Env, loadConfig } from '../src/config.js'
-import { migrateDatabase } from '../src/storage/open-stores.js'
+import { migrateDatabase, openDatabase } from '../src/storage/open-stores.js'
 import type { Stores } from '../src/storage/stores.js'
+import { backends } from './support/backends.js'
 import { useTempDir } from './support/temp-dir.js'
 import { TEST_ENV } from './support/test-service.js'
 
@@ -110,6 +111,36 @@ describe('runOnStores', () => {
     expect(work).not.toHaveBeenCalled()
     expect(statSync(file).size).toBe(0)
   })
+
+  it.each(backends.filter((backend) => backend.name === 'postgres' || backend.name === 'mysql'))(
+    'a mistyped store is refused, not created: a server database the service never migrated [$name]',
+    async (backend) => {
+      const instance = await backend.setup()
+      try {
+        const work = vi.fn(async () => {})
+        const result = await run(work, {}, { DATABASE_URL: instance.env.DATABASE_URL as string })
+        expect(result).toEqual({
+          code: 1,
+          stderr:
+            'tessera demo: DATABASE_URL names no existing store: the database holds no tables of the service (tessera serve or tessera migrate creates them)\n',
+          closed: 0,
+        })
+        expect(work).not.toHaveBeenCalled()
+        // nothing was created in it: no migration ran
+        const database = await openDatabase(loadConfig({ ...TEST_ENV, ...instance.env }).storage, {
+          warn() {},
+          info() {},
+        })
+        try {
+          expect(await database.db.introspection.getTables()).toEqual([])
+        } finally {
+          await database.close()
+        }
+      } finally {
+        await instance.teardown()
+      }
+    },
+  )
 
   it('opens the stores `storage` picks', async () => {
     const work = vi.fn(async () => {})

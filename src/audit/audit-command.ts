@@ -53,7 +53,7 @@ export async function runAuditCommand(args: readonly string[], io: AuditCommandI
   try {
     invocation = parseInvocation(args, io.clock.now())
   } catch (error) {
-    if (!(error instanceof CommandUsageError) && !(error instanceof TypeError)) throw error
+    if (!(error instanceof CommandUsageError)) throw error
     io.stderr(`tessera audit: ${oneLine(error.message)}\n`)
     return 2
   }

@@ -203,7 +203,7 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
         { event: summary.type, reason: summary.reason, omitted: summary.omitted, minuteStart: summary.at },
         'security events left out of the audit trail by its flood bound',
       )
-      if (store !== null && !closed) enqueue(summary)
+      enqueue(summary)
     },
   })
 

@@ -39,21 +39,14 @@ export async function openStores(
   log: StorageLog = silent,
   options: OpenStoresOptions = {},
 ): Promise<Stores> {
-  if (options.existing && databaseEngine(storage.databaseUrl) === 'sqlite') {
-    const file = sqlitePath(storage.databaseUrl)
-    if (!existsSync(file)) {
-      throw new ConfigError(
-        'DATABASE_URL',
-        `names no existing store: ${quoted(file)} does not exist (tessera serve or tessera migrate creates it)`,
-      )
-    }
-    // read-only, before the store is opened (which would set WAL mode on someone else's file)
-    if (!isExistingSqliteStore(file)) throw noTablesOfTheService()
-  }
+  const sqlite = databaseEngine(storage.databaseUrl) === 'sqlite'
+  // SQLite is looked at read-only, before the store is opened (which would create the file, or set WAL mode on
+  // someone else's); a server's database once it is connected
+  if (options.existing && sqlite) refuseMissingSqliteStore(sqlitePath(storage.databaseUrl))
   const database = await openDatabase(storage, log)
   const call = createStorageCall(database.synchronous ? null : storage.operationTimeoutMs)
   try {
-    if (options.existing && !(await hasMigrations(database))) throw noTablesOfTheService()
+    if (options.existing && !sqlite && !(await hasMigrations(database))) throw noTablesOfTheService()
     await migrate(database)
   } catch (error) {
     await database.close().catch(() => {})
@@ -106,6 +99,16 @@ export async function openStores(
       await database.close()
     },
   }
+}
+
+function refuseMissingSqliteStore(file: string): void {
+  if (!existsSync(file)) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      `names no existing store: ${quoted(file)} does not exist (tessera serve or tessera migrate creates it)`,
+    )
+  }
+  if (!isExistingSqliteStore(file)) throw noTablesOfTheService()
 }
 
 function noTablesOfTheService(): ConfigError {

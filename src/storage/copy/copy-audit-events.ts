@@ -58,11 +58,10 @@ export async function copyAuditEvents(
   options: { resume: boolean; batchSize: number },
 ): Promise<AuditCopy | null> {
   const targetHeld = (await readTarget(after(target.engine, 0, 1))).length > 0
-  const fromColumns = source.columns
   let copied = 0
   if (!targetHeld) {
     await target.db.transaction().execute(async (transaction) => {
-      await forEachBatch(readSource, source.engine, options.batchSize, fromColumns, async (rows) => {
+      await forEachBatch(readSource, source.engine, options.batchSize, source.columns, async (rows) => {
         await runPooled(
           transaction,
           `INSERT INTO audit_events (${AUDIT_COLUMNS}) VALUES ${valuesList(target.engine, rows.length, COLUMNS.length)}`,
@@ -73,7 +72,7 @@ export async function copyAuditEvents(
     })
   }
   const notCopied = targetHeld && !options.resume ? 'the target holds audit events of its own' : null
-  const source_ = await checksum(readSource, source.engine, options.batchSize, fromColumns)
+  const source_ = await checksum(readSource, source.engine, options.batchSize, source.columns)
   const target_ = await checksum(readTarget, target.engine, options.batchSize, AUDIT_COLUMNS)
   return { copied, notCopied, source: source_, target: target_ }
 }

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import type { SqlDatabase } from '../sql/sql-database.js'
@@ -26,12 +26,11 @@ function createPrivately(filename: string): void {
 }
 
 /**
- * Whether `filename` is a SQLite store the service made: the file exists and migrations were applied to it. Read
- * without changing anything (read-only, no pragma), so that a mistyped name is neither created nor turned into a
- * WAL database.
+ * Whether the existing file `filename` is a SQLite store the service made: migrations were applied to it. Read
+ * without changing anything (read-only, no pragma), so that it is not turned into a WAL database.
  */
 export function isExistingSqliteStore(filename: string): boolean {
-  if (filename === ':memory:' || !existsSync(filename) || statSync(filename).size === 0) return false
+  if (statSync(filename).size === 0) return false
   const BetterSqlite3 = loadBetterSqlite3()
   const connection = new BetterSqlite3(filename, { readonly: true, fileMustExist: true })
   try {
