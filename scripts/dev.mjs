@@ -9,7 +9,7 @@ const project = ['-p', 'tsconfig.build.json']
 
 // a type error is reported but does not stop the service: tsc still writes the JavaScript, as in watch mode
 spawnSync(process.execPath, [tsc, ...project], { stdio: 'inherit' })
-if (!existsSync(new URL('../dist/cli.js', import.meta.url))) process.exit(1)
+if (!existsSync(new URL('../dist/commands/cli.js', import.meta.url))) process.exit(1)
 
 const children = [
   spawn(process.execPath, [tsc, ...project, '--watch', '--preserveWatchOutput'], { stdio: 'inherit' }),

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os'
 import { type AuditConfig, readAuditConfig } from './config/audit-config.js'
 import { type AuthConfig, authWarnings, readAuthConfig } from './config/auth-config.js'
 import { createEnvReader, type Env } from './config/env-reader.js'
+import { ENVIRONMENTS, type Environment, LOG_LEVELS, type LogLevel } from './config/environment.js'
 import { type HttpConfig, httpWarnings, readHttpConfig } from './config/http-config.js'
 import { checkTransport, readServerConfig, type ServerConfig } from './config/server-config.js'
 import { readStorageConfig, type StorageConfig } from './config/storage-config.js'
@@ -9,9 +10,7 @@ import { readStorageConfig, type StorageConfig } from './config/storage-config.j
 export type { Argon2Params } from './config/auth-config.js'
 export { ConfigError } from './config/config-error.js'
 export type { Env } from './config/env-reader.js'
-
-export type Environment = 'development' | 'production' | 'test'
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+export type { Environment, LogLevel } from './config/environment.js'
 
 /** The whole configuration, read once from the environment, validated and frozen. */
 export interface Config {
@@ -25,9 +24,6 @@ export interface Config {
   /** A site presentation configuration (spec 2.6) to load and validate at start; null when unset. */
   siteConfigFile: string | null
 }
-
-const ENVIRONMENTS: readonly Environment[] = ['development', 'production', 'test']
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 /** What the configuration is read for. */
 export interface LoadConfigOptions {

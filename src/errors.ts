@@ -29,7 +29,8 @@ export const ERROR_CODES = [
   'config_invalid',
   'site_config_unreadable',
   'site_config_invalid',
-  // the operator commands (src/command-errors.ts)
+  'operation_failed',
+  // the operator commands (src/commands/command-errors.ts)
   'command_usage',
   'command_failed',
   'prompt_cancelled',
@@ -272,4 +273,42 @@ export class StorageError extends TesseraError {
     super(message, options)
     this.outcomeUnknown = options?.outcomeUnknown ?? false
   }
+}
+
+/**
+ * A refusal of an operation that its caller may explain in its own terms, such as the option that overrides it:
+ * a copy into a store that holds accounts already, a backup onto a file that exists.
+ */
+export type OperationRefusal = 'target_not_empty' | 'destination_exists'
+
+/**
+ * An operation an operator asked of the service's layers (administering an account, copying or backing up a store)
+ * that could not be done. The message says what was done and what was not; `refusal` names a refusal the caller
+ * may explain further.
+ */
+export class OperationFailedError extends TesseraError {
+  readonly code = 'operation_failed'
+  readonly refusal: OperationRefusal | null
+
+  constructor(message: string, options?: { cause?: unknown; refusal?: OperationRefusal }) {
+    super(message, options)
+    this.refusal = options?.refusal ?? null
+  }
+}
+
+/** A failure's message and its cause's, on one line (a StorageError names the operation, its cause the reason). */
+export function describeCause(error: unknown): string {
+  const parts: string[] = []
+  let current: unknown = error
+  while (current instanceof Error && parts.length < 3) {
+    // a connection refused on every address of a host: the first address's error says it
+    if (current instanceof AggregateError && current.message === '' && current.errors.length > 0) {
+      current = current.errors[0]
+      continue
+    }
+    if (current.message !== '') parts.push(current.message)
+    current = current.cause
+  }
+  if (parts.length === 0) parts.push(String(error))
+  return parts.join(': ').replace(/\s+/g, ' ')
 }

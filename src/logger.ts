@@ -1,5 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino'
-import type { LogLevel } from './config.js'
+import type { LogLevel } from './config/environment.js'
 
 /**
  * Paths pino blanks out wherever they appear: a second line of defence, since no log call passes a body or

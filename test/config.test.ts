@@ -686,9 +686,10 @@ describe('loadConfig', () => {
   it('reads every variable of src/config.ts and src/config/: the table above has a row for each', () => {
     const sources = [
       join(import.meta.dirname, '../src/config.ts'),
-      ...readdirSync(join(import.meta.dirname, '../src/config')).map((file) =>
-        join(import.meta.dirname, '../src/config', file),
-      ),
+      ...readdirSync(join(import.meta.dirname, '../src/config'))
+        // the development secret's file reads no variable (its 'EEXIST' is a file-system error code)
+        .filter((file) => file !== 'dev-secret.ts')
+        .map((file) => join(import.meta.dirname, '../src/config', file)),
     ]
     const names = new Set(
       sources.flatMap((file) =>

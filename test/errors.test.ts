@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import * as commandErrors from '../src/command-errors.js'
+import * as commandErrors from '../src/commands/command-errors.js'
 import * as config from '../src/config.js'
 import * as errors from '../src/errors.js'
 import { AppError, ERROR_CODES, TesseraError } from '../src/errors.js'
@@ -160,8 +160,13 @@ const INTERNAL: Record<string, { error: TesseraError; code: string; message: str
     message: '--limit takes a whole number from 1 to 1000',
   },
   CommandFailedError: {
-    error: new commandErrors.CommandFailedError('no account has the e-mail a@example.com'),
+    error: new commandErrors.CommandFailedError('the two passwords differ; nothing was changed'),
     code: 'command_failed',
+    message: 'the two passwords differ; nothing was changed',
+  },
+  OperationFailedError: {
+    error: new errors.OperationFailedError('no account has the e-mail a@example.com'),
+    code: 'operation_failed',
     message: 'no account has the e-mail a@example.com',
   },
   PromptCancelledError: {

@@ -1,5 +1,5 @@
+import type { SecurityEvent, SecurityEventReason, SecurityEventSink } from '../security-event.js'
 import type { AuditStore } from '../storage/stores.js'
-import type { SecurityEvent, SecurityEventReason, SecurityEventSink } from './security-event.js'
 
 /** The slice of a logger the sink writes to (pino-compatible). */
 export interface AuditLog {

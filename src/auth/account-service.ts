@@ -1,9 +1,3 @@
-import type {
-  RequestContext,
-  SecurityEventReason,
-  SecurityEventSink,
-  SecurityEventType,
-} from '../audit/security-event.js'
 import { clientNetwork } from '../client-network.js'
 import type { Clock } from '../clock.js'
 import {
@@ -16,6 +10,12 @@ import {
   StorageError,
   ValidationError,
 } from '../errors.js'
+import type {
+  RequestContext,
+  SecurityEventReason,
+  SecurityEventSink,
+  SecurityEventType,
+} from '../security-event.js'
 import type { RefreshTokenStore, UserRecord, UserStore } from '../storage/stores.js'
 import { normalizeEmail } from './email.js'
 import type { LoginThrottle } from './login-throttle.js'

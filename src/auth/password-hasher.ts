@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { type Algorithm, parseOptions } from '@node-rs/argon2'
-import type { Argon2Params } from '../config.js'
-import type { Argon2Threads } from './argon2-threads.js'
-import type { ConcurrencyLimiter } from './concurrency-limiter.js'
+import type { Argon2Params } from '../config/auth-config.js'
+import { type Argon2Threads, createArgon2Threads } from './argon2-threads.js'
+import {
+  type ConcurrencyLimiter,
+  type ConcurrencyObserver,
+  createConcurrencyLimiter,
+} from './concurrency-limiter.js'
 
 /** @node-rs/argon2 declares Algorithm as an ambient const enum, which isolated modules cannot read. */
 const ARGON2ID = 2 as Algorithm
@@ -68,5 +72,42 @@ export function createPasswordHasher(
         return true
       }
     },
+  }
+}
+
+/** Password hashing with its threads and their limiter, as openPasswordHashing builds them. */
+export interface PasswordHashing {
+  hasher: PasswordHasher
+  /** The queue in front of the threads (watched by the metrics). */
+  limiter: ConcurrencyLimiter
+  /** Stops the threads; pending computations fail. */
+  close(): Promise<void>
+}
+
+export interface PasswordHashingOptions {
+  /** The configured Argon2id parameters (AUTH_ARGON2_*). */
+  params: Argon2Params
+  /** Argon2 threads to start (AUTH_HASH_CONCURRENCY for the service, one for an operator command). */
+  threads: number
+  /** Computations that may wait for a thread before ServiceBusyError (AUTH_HASH_QUEUE_LIMIT). */
+  queueLimit: number
+  observer?: ConcurrencyObserver
+}
+
+/**
+ * The one way a password hasher is built, for the service and for `tessera users reset-password` alike: Argon2id
+ * with the configured parameters, on threads of its own behind a limiter of their capacity.
+ */
+export function openPasswordHashing(options: PasswordHashingOptions): PasswordHashing {
+  const argon2 = createArgon2Threads(options.threads)
+  const limiter = createConcurrencyLimiter({
+    concurrency: argon2.capacity,
+    queueLimit: options.queueLimit,
+    observer: options.observer,
+  })
+  return {
+    hasher: createPasswordHasher(options.params, limiter, argon2),
+    limiter,
+    close: () => argon2.close(),
   }
 }

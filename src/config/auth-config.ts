@@ -1,6 +1,6 @@
-import type { Environment } from '../config.js'
 import { ConfigError } from './config-error.js'
 import type { EnvReader } from './env-reader.js'
+import type { Environment } from './environment.js'
 
 export interface Argon2Params {
   /** Memory cost in KiB. */

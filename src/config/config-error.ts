@@ -6,8 +6,10 @@ export class ConfigError extends TesseraError {
 
   constructor(
     readonly variable: string,
-    message: string,
+    /** What is wrong with the value, without the variable's name. */
+    readonly problem: string,
+    options?: { cause?: unknown },
   ) {
-    super(`${variable} ${message}`)
+    super(`${variable} ${problem}`, options)
   }
 }

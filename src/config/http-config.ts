@@ -1,6 +1,6 @@
-import type { Environment } from '../config.js'
 import { ConfigError } from './config-error.js'
 import { type EnvReader, shownValue } from './env-reader.js'
+import type { Environment } from './environment.js'
 import { isLoopbackHost } from './server-config.js'
 
 export interface HttpConfig {

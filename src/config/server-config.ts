@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
-import type { Environment } from '../config.js'
 import { ConfigError } from './config-error.js'
 import type { EnvReader } from './env-reader.js'
+import type { Environment } from './environment.js'
 
 /** The PEM files of the HTTPS server, read at start and again on SIGHUP. */
 export interface TlsFiles {

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import type { RequestContext } from '../audit/security-event.js'
 import type { AccountService } from '../auth/account-service.js'
 import { success } from '../http/envelope.js'
 import {
@@ -11,6 +10,7 @@ import {
   registerResponses,
 } from '../http/responses.js'
 import { LoginBody, RefreshBody, RegisterBody } from '../http/schemas.js'
+import type { RequestContext } from '../security-event.js'
 
 /** The API document's security requirements: none for a public operation, the access token for a protected one. */
 const PUBLIC: [] = []

@@ -1,8 +1,9 @@
 // The site presentation configuration (spec 2.6): its schema and type, validation, the file loader and the
 // `tessera site-config` command.
+
+export { type CommandIo, runSiteConfigCommand, SITE_CONFIG_USAGE } from '../commands/site-config.js'
 export { loadSiteConfigFile } from './load-site-config-file.js'
 export type { SiteConfigFormat } from './parse-site-config-text.js'
-export { type CommandIo, runSiteConfigCommand, SITE_CONFIG_USAGE } from './site-config-command.js'
 export { SiteConfigFileError, SiteConfigInvalidError } from './site-config-errors.js'
 export {
   type BreadcrumbConfig,

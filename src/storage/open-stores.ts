@@ -156,7 +156,7 @@ export async function openDatabase(storage: Config['storage'], log: StorageLog):
     const { openMysqlDatabase } = await import('./mysql/mysql-database.js')
     return openMysqlDatabase(url, options)
   } catch (error) {
-    throw new ConfigError('DATABASE_URL', `could not be opened: ${describeError(error)}`)
+    throw new ConfigError('DATABASE_URL', `could not be opened: ${describeError(error)}`, { cause: error })
   }
 }
 

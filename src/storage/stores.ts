@@ -1,4 +1,4 @@
-import type { SecurityEvent } from '../audit/security-event.js'
+import type { SecurityEvent } from '../security-event.js'
 
 /** A user account as stored (spec 2.1). */
 export interface UserRecord {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import type { SecurityEvent } from '../../src/audit/security-event.js'
 import { loadConfig } from '../../src/config.js'
 import { StorageError } from '../../src/errors.js'
+import type { SecurityEvent } from '../../src/security-event.js'
 import { openStores } from '../../src/storage/open-stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
 import { bearer, call, PASSWORD, uniqueEmail } from '../support/http.js'

@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { SecurityEvent } from '../../src/audit/security-event.js'
 import { createAccountService } from '../../src/auth/account-service.js'
 import { createArgon2Threads } from '../../src/auth/argon2-threads.js'
 import { createConcurrencyLimiter } from '../../src/auth/concurrency-limiter.js'
@@ -16,6 +15,7 @@ import {
   StorageError,
   ValidationError,
 } from '../../src/errors.js'
+import type { SecurityEvent } from '../../src/security-event.js'
 import { createMemoryLoginAttemptStore } from '../../src/storage/memory/memory-login-attempt-store.js'
 import { openStores } from '../../src/storage/open-stores.js'
 import type { RefreshTokenStore, Stores } from '../../src/storage/stores.js'

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto'
 import type { Kysely, TableMetadata } from 'kysely'
 import { AUDIT_COLUMNS } from '../sql/audit-rows.js'
 import { runPooled, type SqlEngine } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
 import type { Tables } from '../sql/tables.js'
+import { type Checksum, runningChecksum } from './checksum.js'
 import { placeholderFor, type Read, valuesList } from './copy-statements.js'
-import type { Checksum } from './copy-store.js'
 
 /** The columns of `audit_events` (migrations 0002, 0003) but its id, which the target numbers itself. */
 const COLUMNS = AUDIT_COLUMNS.split(', ')
@@ -99,13 +98,11 @@ async function checksum(
   batchSize: number,
   columns: string,
 ): Promise<Checksum> {
-  const hash = createHash('sha256')
-  let count = 0
+  const sum = runningChecksum()
   await forEachBatch(read, engine, batchSize, columns, async (rows) => {
-    for (const row of rows) hash.update(line(normalizeRow(row)))
-    count += rows.length
+    sum.add(rows.map((row) => line(normalizeRow(row))))
   })
-  return { count, sha256: hash.digest('hex') }
+  return sum.result()
 }
 
 /** PostgreSQL returns BIGINT as a string, MySQL's CHAR drops nothing here: each engine's value as one text. */

@@ -1,17 +1,17 @@
-import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Kysely } from 'kysely'
-import { CommandFailedError } from '../../command-errors.js'
+import { ConfigError } from '../../config/config-error.js'
 import { createEnvReader } from '../../config/env-reader.js'
 import { readStorageConfig, type StorageConfig } from '../../config/storage-config.js'
-import { describeError as describeOpenError, openDatabase, sqlitePath } from '../open-stores.js'
+import { OperationFailedError } from '../../errors.js'
+import { describeError, openDatabase, sqlitePath } from '../open-stores.js'
 import { migrate } from '../sql/migrate.js'
 import { runPooled, type SqlDatabase } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
 import type { Tables } from '../sql/tables.js'
+import { type Checksum, runningChecksum } from './checksum.js'
 import { type AuditCopy, auditColumnsOf, copyAuditEvents } from './copy-audit-events.js'
-import type { CopyProgress } from './copy-progress.js'
 import {
   type AccountRow,
   type CopyStatements,
@@ -41,12 +41,28 @@ export interface CopyOptions {
   force: boolean
   /** Tokens expiring at or before this instant (epoch ms) are not copied, and not compared. */
   now: number
+  /** How messages name each side (the command's options); "the source" and so on by default. */
+  names?: Partial<Record<CopySide, string>>
 }
 
-/** What one side holds of the source's accounts: how many rows, and SHA-256 over them in id order. */
-export interface Checksum {
-  count: number
-  sha256: string
+/** The stores a copy touches. */
+export type CopySide = 'source' | 'target' | 'redisSource' | 'redisTarget'
+
+const SIDE_NAMES: Record<CopySide, string> = {
+  source: 'the source',
+  target: 'the target',
+  redisSource: "the source's Redis",
+  redisTarget: "the target's Redis",
+}
+
+/** What the copy tells about its progress, one phase at a time. */
+export interface CopyProgress {
+  /** A phase begins: `total` accounts to go through. */
+  start(phase: string, total: number): void
+  /** `done` accounts of the phase gone through, after each batch. */
+  update(done: number): void
+  /** The phase has ended (or the copy failed); a second call does nothing. */
+  stop(): void
 }
 
 export interface CopyReport {
@@ -72,29 +88,32 @@ export interface CopyReport {
  * source is read again, from the same snapshot, and compared with the target's: counts and SHA-256 digests.
  */
 export async function copyStore(options: CopyOptions, progress: CopyProgress): Promise<CopyReport> {
+  const names = { ...SIDE_NAMES, ...options.names }
   if (sameStore(options.from, options.to) && (options.redisFrom ?? '') === (options.redisTo ?? '')) {
-    throw new CommandFailedError('--from and --to name the same store')
+    throw new OperationFailedError(`${names.source} and ${names.target} name the same store`)
   }
   const opened: Array<{ close(): Promise<void> }> = []
   try {
-    const source = await openSql(options.from, '--from')
+    const source = await openSql(options.from, 'source', names.source)
     opened.push(source)
     const sourceSchema = await source.db.introspection.getTables()
     const sourceTables = sourceSchema.map((table) => table.name)
     if (!sourceTables.includes('users'))
-      throw new CommandFailedError('--from holds no Tessera store (no users table)')
-    const target = await openSql(options.to, '--to')
+      throw new OperationFailedError(`${names.source} holds no Tessera store (no users table)`)
+    const target = await openSql(options.to, 'target', names.target)
     opened.push(target)
-    const redisFrom = options.redisFrom ? await openRedis(options.redisFrom, '--redis-from', options) : null
+    const redisFrom = options.redisFrom
+      ? await openRedis(options.redisFrom, names.redisSource, options)
+      : null
     if (redisFrom) opened.push(redisFrom)
-    const redisTo = options.redisTo ? await openRedis(options.redisTo, '--redis-to', options) : null
+    const redisTo = options.redisTo ? await openRedis(options.redisTo, names.redisTarget, options) : null
     if (redisTo) opened.push(redisTo)
 
     const targetHolds = await holdsAccounts(target, redisTo)
     if (targetHolds !== null && !options.resume && !options.force) {
-      throw new CommandFailedError(
-        `the target already holds ${targetHolds}; --resume continues an interrupted copy, --force copies into it anyway`,
-      )
+      throw new OperationFailedError(`the target already holds ${targetHolds}`, {
+        refusal: 'target_not_empty',
+      })
     }
     await migrate(target)
     const to = copyStatements(target.engine)
@@ -260,19 +279,6 @@ async function withSnapshot<T>(database: SqlDatabase, work: (read: Read) => Prom
 const accountLine = (row: AccountRow) => `${row.id}\t${row.email}\t${row.passwordHash}\t${row.createdAt}\n`
 const tokenLine = (row: TokenRow) => `${row.userId}\t${row.digest}\t${row.expiresAt}\n`
 
-/** SHA-256 over lines fed in order, and how many; streamed, so no side is ever held in memory. */
-function runningChecksum() {
-  const hash = createHash('sha256')
-  let count = 0
-  return {
-    add(lines: readonly string[]) {
-      for (const line of lines) hash.update(line)
-      count += lines.length
-    },
-    result: (): Checksum => ({ count, sha256: hash.digest('hex') }),
-  }
-}
-
 function describeMismatch(
   accountsSource: Checksum,
   accountsTarget: Checksum,
@@ -322,35 +328,37 @@ function storageFor(databaseUrl: string): StorageConfig {
 
 const silent = { warn() {}, info() {} }
 
-async function openSql(url: string, flag: '--from' | '--to'): Promise<SqlDatabase> {
+async function openSql(url: string, side: 'source' | 'target', name: string): Promise<SqlDatabase> {
   if (url.startsWith('sqlite:')) {
     const file = sqlitePath(url)
     if (file === ':memory:')
-      throw new CommandFailedError(`${flag} names an in-memory database, which no other process sees`)
-    if (flag === '--from' && !existsSync(file))
-      throw new CommandFailedError(`--from names no SQLite file: ${file} does not exist`)
+      throw new OperationFailedError(`${name} names an in-memory database, which no other process sees`)
+    if (side === 'source' && !existsSync(file))
+      throw new OperationFailedError(`${name} names no SQLite file: ${file} does not exist`)
   }
   let database: SqlDatabase
   try {
     database = await openDatabase(storageFor(url), silent)
   } catch (error) {
-    throw new CommandFailedError(`${flag} could not be opened: ${describeError(error)}`)
+    // openDatabase's ConfigError names DATABASE_URL; its cause is what failed
+    const cause = error instanceof ConfigError ? error.cause : error
+    throw new OperationFailedError(`${name} could not be opened: ${describeError(cause)}`, { cause: error })
   }
   try {
     await database.run('SELECT 1', [])
   } catch (error) {
     await database.close().catch(() => {})
-    throw new CommandFailedError(`${flag} could not be reached: ${describeError(error)}`)
+    throw new OperationFailedError(`${name} could not be reached: ${describeError(error)}`, { cause: error })
   }
   return database
 }
 
-async function openRedis(url: string, flag: string, options: CopyOptions): Promise<RedisTokens> {
+async function openRedis(url: string, name: string, options: CopyOptions): Promise<RedisTokens> {
   const { openRedisTokens } = await import('./redis-tokens.js')
   try {
     return await openRedisTokens(url, options.redisKeyPrefix)
   } catch (error) {
-    throw new CommandFailedError(`${flag} could not be reached: ${describeError(error)}`)
+    throw new OperationFailedError(`${name} could not be reached: ${describeError(error)}`, { cause: error })
   }
 }
 
@@ -366,9 +374,4 @@ async function holdsAccounts(target: SqlDatabase, redisTo: RedisTokens | null): 
   }
   if (redisTo && (await redisTo.holdsAny())) return `refresh tokens in ${redisTo.description}`
   return null
-}
-
-function describeError(error: unknown): string {
-  // openDatabase names DATABASE_URL, which the flag replaces here
-  return describeOpenError(error).replace(/^DATABASE_URL /, '')
 }

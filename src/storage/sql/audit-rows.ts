@@ -1,4 +1,4 @@
-import type { SecurityEvent } from '../../audit/security-event.js'
+import type { SecurityEvent } from '../../security-event.js'
 
 /**
  * The columns of `audit_events` that hold an event, in the order of the INSERT and the SELECT (migrations 0002 and

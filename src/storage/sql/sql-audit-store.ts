@@ -1,4 +1,4 @@
-import type { SecurityEvent, SecurityEventReason, SecurityEventType } from '../../audit/security-event.js'
+import type { SecurityEvent, SecurityEventReason, SecurityEventType } from '../../security-event.js'
 import type { StorageCall } from '../storage-call.js'
 import type { AuditStore } from '../stores.js'
 import { MAX_AUDIT_ROWS } from './audit-rows.js'

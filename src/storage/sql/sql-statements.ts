@@ -1,4 +1,4 @@
-import type { SecurityEvent } from '../../audit/security-event.js'
+import type { SecurityEvent } from '../../security-event.js'
 import type { StoredRefreshToken, UserRecord } from '../stores.js'
 
 /** One statement: its text, and its values in the order of the text's placeholders. */

@@ -1,7 +1,7 @@
-import { parseCommandLine } from '../command-line.js'
 import { oneLine, printableLines, quoted } from '../printable.js'
-import { loadSiteConfigFile } from './load-site-config-file.js'
-import { SiteConfigFileError, SiteConfigInvalidError } from './site-config-errors.js'
+import { loadSiteConfigFile } from '../site-config/load-site-config-file.js'
+import { SiteConfigFileError, SiteConfigInvalidError } from '../site-config/site-config-errors.js'
+import { parseCommandLine } from './command-line.js'
 
 /** Where a command writes; each call is given whole lines, newline included. */
 export interface CommandIo {

@@ -1,12 +1,13 @@
 import { normalizeEmail } from '../auth/email.js'
 import { isUserId } from '../auth/user-id.js'
 import type { Clock } from '../clock.js'
-import { CommandFailedError, CommandUsageError, describeCause } from '../command-errors.js'
-import { parseCommandLine } from '../command-line.js'
-import { runOnStores, type StoresCommandIo } from '../command-runner.js'
+import { describeCause } from '../errors.js'
 import { oneLine, quoted } from '../printable.js'
+import type { SecurityEvent } from '../security-event.js'
 import type { Stores } from '../storage/stores.js'
-import type { SecurityEvent } from './security-event.js'
+import { CommandFailedError, CommandUsageError } from './command-errors.js'
+import { parseCommandLine } from './command-line.js'
+import { runOnStores, type StoresCommandIo } from './runner.js'
 
 export const AUDIT_USAGE = `Usage: tessera audit --user <email|id> [--since <when>] [--limit <n>] [--json]
 

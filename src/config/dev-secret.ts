@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { isStrongSecret, SECRET_RULE } from './config/auth-config.js'
+import { type AuthConfig, isStrongSecret, SECRET_RULE } from './auth-config.js'
+import { ConfigError } from './config-error.js'
+import type { StorageConfig } from './storage-config.js'
 
 /**
  * The development JWT secret: read from `<dataDir>/jwt-secret`, created there (mode 0600) on first start so that
@@ -29,4 +31,14 @@ export async function loadOrCreateDevSecret(dataDir: string): Promise<string> {
     )
   }
   return secret
+}
+
+/** AUTH_JWT_SECRET, or in development the secret persisted in DATA_DIR. */
+export async function signingSecret(config: { auth: AuthConfig; storage: StorageConfig }): Promise<string> {
+  if (config.auth.jwtSecret !== null) return config.auth.jwtSecret
+  try {
+    return await loadOrCreateDevSecret(config.storage.dataDir)
+  } catch (error) {
+    throw new ConfigError('DATA_DIR', `cannot hold the development secret: ${(error as Error).message}`)
+  }
 }

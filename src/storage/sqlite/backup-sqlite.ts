@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { CommandFailedError } from '../../command-errors.js'
-import { loadBetterSqlite3 } from '../sqlite/better-sqlite3.js'
+import { OperationFailedError } from '../../errors.js'
+import { loadBetterSqlite3 } from './better-sqlite3.js'
 
 export interface BackupReport {
   file: string
@@ -24,13 +24,13 @@ export async function backupSqlite(
   options: { overwrite: boolean },
 ): Promise<BackupReport> {
   if (source === ':memory:')
-    throw new CommandFailedError('an in-memory database cannot be backed up from another process')
-  if (!existsSync(source)) throw new CommandFailedError(`no SQLite database at ${source}`)
+    throw new OperationFailedError('an in-memory database cannot be backed up from another process')
+  if (!existsSync(source)) throw new OperationFailedError(`no SQLite database at ${source}`)
   if (existsSync(destination) && !options.overwrite) {
-    throw new CommandFailedError(`${destination} exists; --force replaces it`)
+    throw new OperationFailedError(`${destination} exists`, { refusal: 'destination_exists' })
   }
   if (!existsSync(dirname(destination)))
-    throw new CommandFailedError(`the directory ${dirname(destination)} does not exist`)
+    throw new OperationFailedError(`the directory ${dirname(destination)} does not exist`)
   const partial = join(dirname(destination), `.${basename(destination)}.partial-${process.pid}`)
   const BetterSqlite3 = loadBetterSqlite3()
   try {
@@ -47,7 +47,7 @@ export async function backupSqlite(
     let accounts: number
     try {
       const check = copy.pragma('quick_check', { simple: true })
-      if (check !== 'ok') throw new CommandFailedError(`the backup failed its check: ${String(check)}`)
+      if (check !== 'ok') throw new OperationFailedError(`the backup failed its check: ${String(check)}`)
       copy.pragma('journal_mode = DELETE')
       accounts = hasUsers(copy) ? Number(copy.prepare('SELECT COUNT(*) FROM users').pluck().get()) : 0
     } finally {
@@ -58,8 +58,8 @@ export async function backupSqlite(
   } catch (error) {
     for (const file of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`])
       rmSync(file, { force: true })
-    if (error instanceof CommandFailedError) throw error
-    throw new CommandFailedError(
+    if (error instanceof OperationFailedError) throw error
+    throw new OperationFailedError(
       `the backup failed: ${error instanceof Error ? error.message : String(error)}`,
     )
   }

@@ -1,14 +1,5 @@
 import cliProgress from 'cli-progress'
-
-/** What the copy tells about its progress, one phase at a time. */
-export interface CopyProgress {
-  /** A phase begins: `total` accounts to go through. */
-  start(phase: string, total: number): void
-  /** `done` accounts of the phase gone through, after each batch. */
-  update(done: number): void
-  /** The phase has ended (or the copy failed); a second call does nothing. */
-  stop(): void
-}
+import type { CopyProgress } from '../storage/copy/copy-store.js'
 
 /** Batches between two lines when stderr is not a terminal. */
 export const LINE_EVERY_BATCHES = 10

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { main } from '../src/cli.js'
+import { main } from '../../src/commands/cli.js'
 
 /** Runs the command with stdout and stderr captured (observed, not written). */
 async function run(argv: string[]): Promise<{ stdout: string; stderr: string; exitCode: unknown }> {
@@ -25,7 +25,7 @@ async function run(argv: string[]): Promise<{ stdout: string; stderr: string; ex
 
 /** Every variable the configuration reads (src/config.ts and src/config/). */
 function configVariables(): Set<string> {
-  const dir = join(import.meta.dirname, '../src')
+  const dir = join(import.meta.dirname, '../../src')
   const files = ['config.ts', ...readdirSync(join(dir, 'config')).map((file) => join('config', file))]
   return new Set(
     files.flatMap((file) =>

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { runSiteConfigCommand, SITE_CONFIG_USAGE } from '../../src/site-config/site-config-command.js'
+import { runSiteConfigCommand, SITE_CONFIG_USAGE } from '../../src/commands/site-config.js'
 import { useTempDir } from '../support/temp-dir.js'
 
 const dir = useTempDir('site-config-cli')

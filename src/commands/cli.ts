@@ -1,7 +1,8 @@
-import { systemClock } from './clock.js'
+import { readAppInfo } from '../app-info.js'
+import { systemClock } from '../clock.js'
+import { readEnvironment } from '../config/read-environment.js'
+import { oneLine, quoted } from '../printable.js'
 import { parseCommandLine } from './command-line.js'
-import { oneLine, quoted } from './printable.js'
-import { readAppInfo, readEnvironment, runMigrations, serve } from './server.js'
 
 const USAGE = `Usage: tessera <command> [options]
 
@@ -42,7 +43,9 @@ See README.md for every variable.
 `
 
 /**
- * The `tessera` command. Exit codes: 0 done, 1 failure (one line on stderr), 2 usage error; `site-config validate`
+ * The `tessera` command: the dispatcher. Each command's module is imported only when that command runs, so that
+ * `tessera --help` or `tessera users list` does not load the HTTP server (Fastify, Swagger, JWT) nor a database
+ * driver it does not use. Exit codes: 0 done, 1 failure (one line on stderr), 2 usage error; `site-config validate`
  * has its own (0 valid, 1 invalid, 2 unreadable).
  */
 export async function main(argv: readonly string[]): Promise<void> {
@@ -52,13 +55,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     stderr: (text: string) => void process.stderr.write(text),
   }
   if (argv[0] === 'site-config') {
-    // loaded only here: the validator compiles its schema, which `serve` without SITE_CONFIG_FILE never needs
-    const { runSiteConfigCommand } = await import('./site-config/site-config-command.js')
+    const { runSiteConfigCommand } = await import('./site-config.js')
     process.exitCode = await runSiteConfigCommand(argv.slice(1), output)
     return
   }
   if (argv[0] === 'store') {
-    const { runStoreCommand } = await import('./storage/copy/store-command.js')
+    const { runStoreCommand } = await import('./store.js')
     process.exitCode = await runStoreCommand(argv.slice(1), {
       stdout: output.stdout,
       stderr: process.stderr,
@@ -67,10 +69,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     return
   }
   if (argv[0] === 'users') {
-    // loaded only here, like the stores it opens
     const [{ runUsersCommand }, { processTerminal }] = await Promise.all([
-      import('./admin/users-command.js'),
-      import('./admin/terminal.js'),
+      import('./users.js'),
+      import('./terminal.js'),
     ])
     process.exitCode = await runUsersCommand(argv.slice(1), {
       ...output,
@@ -80,8 +81,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     return
   }
   if (argv[0] === 'audit') {
-    // loaded only here, like the stores it opens
-    const { runAuditCommand } = await import('./audit/audit-command.js')
+    const { runAuditCommand } = await import('./audit.js')
     process.exitCode = await runAuditCommand(argv.slice(1), {
       ...output,
       environment: readEnvironment,
@@ -120,9 +120,9 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (env === null) return
   switch (command) {
     case 'serve':
-      return serve(env)
+      return (await import('./serve.js')).serve(env)
     case 'migrate':
-      return runMigrations(env)
+      return (await import('./migrate.js')).runMigrations(env)
     default:
       process.stderr.write(`tessera: unknown command ${quoted(command)}\n${USAGE}`)
       process.exitCode = 2

@@ -1,9 +1,9 @@
-import type { SecurityEvent, SecurityEventType } from '../audit/security-event.js'
-import { normalizeEmail } from '../auth/email.js'
-import { isUserId } from '../auth/user-id.js'
 import type { Clock } from '../clock.js'
-import { CommandFailedError, describeCause } from '../command-errors.js'
+import { describeCause, OperationFailedError } from '../errors.js'
+import type { SecurityEvent, SecurityEventType } from '../security-event.js'
 import type { AuditStore, RefreshTokenStore, UserRecord, UserStore } from '../storage/stores.js'
+import { normalizeEmail } from './email.js'
+import { isUserId } from './user-id.js'
 
 /** A user named on the command line: by id (10 digits) or by e-mail address. */
 export type UserRef = { id: string } | { email: string }
@@ -29,7 +29,7 @@ export interface UserAdminDeps {
 }
 
 export interface UserAdmin {
-  /** The account named by `ref`; CommandFailedError when there is none. */
+  /** The account named by `ref`; OperationFailedError when there is none. */
   find(ref: UserRef): Promise<UserRecord>
   /** A page of accounts in id order (UserStore.list). */
   list(page: { after?: string; limit: number }): Promise<UserRecord[]>
@@ -63,12 +63,12 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
     requestId: null,
     reason: 'operator',
   })
-  /** Runs one step; a failure becomes a CommandFailedError of `what`, with the cause. */
+  /** Runs one step; a failure becomes a OperationFailedError of `what`, with the cause. */
   const step = async <T>(what: string, run: () => Promise<T>): Promise<T> => {
     try {
       return await run()
     } catch (error) {
-      throw new CommandFailedError(`${what}: ${describeCause(error)}`, { cause: error })
+      throw new OperationFailedError(`${what}: ${describeCause(error)}`, { cause: error })
     }
   }
   const recordEvent = async (event: SecurityEvent, done: string) => {
@@ -82,7 +82,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         'id' in ref ? users.findById(ref.id) : users.findByEmail(ref.email),
       )
       if (user === null) {
-        throw new CommandFailedError(
+        throw new OperationFailedError(
           'id' in ref ? `no account has the id ${ref.id}` : `no account has the e-mail ${ref.email}`,
         )
       }
@@ -128,11 +128,11 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         const state = reinstated
           ? 'the user was logged out'
           : 'the user was logged out and cannot log in until the deletion is run again'
-        throw new CommandFailedError(`the account was not deleted (${state}): ${describeCause(error)}`, {
+        throw new OperationFailedError(`the account was not deleted (${state}): ${describeCause(error)}`, {
           cause: error,
         })
       }
-      if (!deleted) throw new CommandFailedError(`no account has the id ${user.id} (deleted meanwhile)`)
+      if (!deleted) throw new OperationFailedError(`no account has the id ${user.id} (deleted meanwhile)`)
       const addressesErased = await step(
         'the account was deleted, but the client addresses of its audit events were not erased',
         () => audit.eraseClientAddresses(user.id),

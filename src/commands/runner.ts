@@ -1,13 +1,14 @@
+import { type Config, ConfigError, type Env, loadConfig } from '../config.js'
+import { OperationFailedError } from '../errors.js'
+import { oneLine } from '../printable.js'
+import { openStores } from '../storage/open-stores.js'
+import type { Stores } from '../storage/stores.js'
 import { CommandFailedError } from './command-errors.js'
-import { type Config, ConfigError, type Env, loadConfig } from './config.js'
-import { oneLine } from './printable.js'
-import { openStores } from './storage/open-stores.js'
-import type { Stores } from './storage/stores.js'
 
 /** What an operator command that opens the service's stores needs for it: stderr, and where its variables are. */
 export interface StoresCommandIo {
   stderr(text: string): void
-  /** The environment, with the variables of the --config file beneath it (server.ts readEnvironment). */
+  /** The environment, with the variables of the --config file beneath it (config/read-environment.ts). */
   environment(configFile: string | undefined): Promise<Env>
 }
 
@@ -16,7 +17,7 @@ export interface OnStoresOptions {
   configFile: string | undefined
   /** Which stores to open; the service's own (config.storage) unless given. */
   storage?: (config: Config) => Config['storage']
-  /** The stderr line of a failure that is no CommandFailedError or ConfigError (those say their message). */
+  /** The stderr line of a failure that is no CommandFailedError, OperationFailedError or ConfigError (those say their message). */
   describeFailure: (error: unknown) => string
 }
 
@@ -41,7 +42,9 @@ export async function runOnStores(
     return 0
   } catch (error) {
     const message =
-      error instanceof CommandFailedError || error instanceof ConfigError
+      error instanceof CommandFailedError ||
+      error instanceof OperationFailedError ||
+      error instanceof ConfigError
         ? error.message
         : options.describeFailure(error)
     io.stderr(`tessera ${command}: ${oneLine(message.replace(/\s+/g, ' '))}\n`)

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createUserAdmin, type UserAdmin } from '../../src/admin/user-admin.js'
+import { createUserAdmin, type UserAdmin } from '../../src/auth/user-admin.js'
 import { systemClock } from '../../src/clock.js'
-import { CommandFailedError } from '../../src/command-errors.js'
-import { StorageError } from '../../src/errors.js'
+import { OperationFailedError, StorageError } from '../../src/errors.js'
 import type { Stores } from '../../src/storage/stores.js'
 import { backends } from '../support/backends.js'
 import { call, expectError, PASSWORD, registerUser } from '../support/http.js'
@@ -129,7 +128,7 @@ describe.each(backends)('deleting an account during a login or a refresh [$name]
       },
     })
     const error = await failing.delete(await failing.find({ id: user.id })).catch((caught: unknown) => caught)
-    expect(error).toBeInstanceOf(CommandFailedError)
+    expect(error).toBeInstanceOf(OperationFailedError)
     expect((error as Error).message).toBe(
       'the account was not deleted (the user was logged out): users.delete failed: ECONNRESET',
     )

@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { loadBetterSqlite3 } from '../../../src/storage/sqlite/better-sqlite3.js'
-import { runCli } from '../../support/process.js'
-import { useTempDir } from '../../support/temp-dir.js'
-import { seedSqliteStore } from './seed-accounts.js'
+import { loadBetterSqlite3 } from '../../src/storage/sqlite/better-sqlite3.js'
+import { seedSqliteStore } from '../storage/copy/seed-accounts.js'
+import { runCli } from '../support/process.js'
+import { useTempDir } from '../support/temp-dir.js'
 
 const dir = useTempDir('store-command')
 const url = (name: string) => `sqlite:${join(dir.path, name)}`

@@ -1,18 +1,14 @@
 import { newPasswordProblem } from '../auth/password-policy.js'
+import { createUserAdmin, parseUserRef, type UserAdmin, type UserRef } from '../auth/user-admin.js'
 import { systemClock } from '../clock.js'
-import {
-  CommandFailedError,
-  CommandUsageError,
-  describeCause,
-  PromptCancelledError,
-} from '../command-errors.js'
-import { parseCommandLine } from '../command-line.js'
-import { runOnStores, type StoresCommandIo } from '../command-runner.js'
 import type { Config } from '../config.js'
+import { describeCause } from '../errors.js'
 import { oneLine, quoted } from '../printable.js'
 import type { UserRecord } from '../storage/stores.js'
+import { CommandFailedError, CommandUsageError, PromptCancelledError } from './command-errors.js'
+import { parseCommandLine } from './command-line.js'
+import { runOnStores, type StoresCommandIo } from './runner.js'
 import type { Terminal } from './terminal.js'
-import { createUserAdmin, parseUserRef, type UserAdmin, type UserRef } from './user-admin.js'
 
 export const USERS_USAGE = `Usage: tessera users <command> [options]
 
@@ -266,13 +262,10 @@ async function confirmDeletion(terminal: Terminal, user: UserRecord): Promise<vo
 
 /** Argon2id with the service's configured parameters, on a thread of its own, as the service hashes. */
 async function hashPassword(config: Config, password: string): Promise<string> {
-  const { createArgon2Threads } = await import('../auth/argon2-threads.js')
-  const { createConcurrencyLimiter } = await import('../auth/concurrency-limiter.js')
-  const { createPasswordHasher } = await import('../auth/password-hasher.js')
-  const argon2 = createArgon2Threads(1)
+  const { openPasswordHashing } = await import('../auth/password-hasher.js')
+  const hashing = openPasswordHashing({ params: config.auth.argon2, threads: 1, queueLimit: 1 })
   try {
-    const limiter = createConcurrencyLimiter({ concurrency: argon2.capacity, queueLimit: 1 })
-    return await createPasswordHasher(config.auth.argon2, limiter, argon2).hash(password)
+    return await hashing.hasher.hash(password)
   } catch (error) {
     throw new CommandFailedError(
       `the password could not be hashed; nothing was changed: ${describeCause(error)}`,
@@ -281,7 +274,7 @@ async function hashPassword(config: Config, password: string): Promise<string> {
       },
     )
   } finally {
-    await argon2.close()
+    await hashing.close()
   }
 }
 

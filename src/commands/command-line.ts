@@ -1,6 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util'
+import { oneLine } from '../printable.js'
 import { CommandUsageError } from './command-errors.js'
-import { oneLine } from './printable.js'
 
 type Options = NonNullable<ParseArgsConfig['options']>
 

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises'
-import { PromptCancelledError } from '../command-errors.js'
+import { PromptCancelledError } from './command-errors.js'
 
 /** What an admin command asks of the operator: prompts on a terminal, or the lines of a pipe. */
 export interface Terminal {

@@ -1,14 +1,15 @@
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
-import { CommandFailedError } from '../src/command-errors.js'
-import { type OnStoresOptions, runOnStores } from '../src/command-runner.js'
-import { type Env, loadConfig } from '../src/config.js'
-import { migrateDatabase, openDatabase } from '../src/storage/open-stores.js'
-import type { Stores } from '../src/storage/stores.js'
-import { backends } from './support/backends.js'
-import { useTempDir } from './support/temp-dir.js'
-import { TEST_ENV } from './support/test-service.js'
+import { CommandFailedError } from '../../src/commands/command-errors.js'
+import { type OnStoresOptions, runOnStores } from '../../src/commands/runner.js'
+import { type Env, loadConfig } from '../../src/config.js'
+import { OperationFailedError } from '../../src/errors.js'
+import { migrateDatabase, openDatabase } from '../../src/storage/open-stores.js'
+import type { Stores } from '../../src/storage/stores.js'
+import { backends } from '../support/backends.js'
+import { useTempDir } from '../support/temp-dir.js'
+import { TEST_ENV } from '../support/test-service.js'
 
 const dir = useTempDir('command-runner')
 
@@ -68,6 +69,13 @@ describe('runOnStores', () => {
       throw new CommandFailedError('no account\n  has that id')
     })
     expect(result).toEqual({ code: 1, stderr: 'tessera demo: no account has that id\n', closed: 1 })
+  })
+
+  it('an OperationFailedError of a layer below: exit 1, its message on one line, the stores closed', async () => {
+    const result = await run(async () => {
+      throw new OperationFailedError('no account has the id 1000000001')
+    })
+    expect(result).toEqual({ code: 1, stderr: 'tessera demo: no account has the id 1000000001\n', closed: 1 })
   })
 
   it('any other error: exit 1, what describeFailure says of it, the stores closed', async () => {

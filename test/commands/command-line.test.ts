@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { CommandUsageError } from '../src/command-errors.js'
-import { parseCommandLine } from '../src/command-line.js'
+import { CommandUsageError } from '../../src/commands/command-errors.js'
+import { parseCommandLine } from '../../src/commands/command-line.js'
 
 const OPTIONS = {
   limit: { type: 'string' },
