@@ -14,38 +14,76 @@ export const DEMO_CSP = ownFilesOnlyPolicy()
 export const CLIENT_NOT_BUILT =
   'The client library is not built: run "npm run build -w @tessera/client", then restart the service'
 
+/**
+ * What the page says, and `GET /demo/demo.js` answers (R1.2's envelope), while the demo is not built: client/dist/demo/
+ * lacks one of its files. client/demo/not-built.html says it in the same words.
+ */
+export const DEMO_NOT_BUILT =
+  'The demo page is not built: run "npm run build -w @tessera/client", then restart the service'
+
 export interface DemoRoutesOptions {
-  /** The folder of index.html, demo.js and demo.css; by default src/demo/, which dist/routes/ reaches the same way. */
+  /** The built page: index.html, demo.js and demo.css; by default client/dist/demo/. */
   pageFolder?: URL
   /** The built client, one ES module without imports; by default client/dist/index.js. */
   clientFile?: URL
 }
 
 // from src/routes/ and dist/routes/ alike, two levels up is the repository (as migrations/ is found)
-const PAGE_FOLDER = new URL('../../src/demo/', import.meta.url)
-const CLIENT_FILE = new URL('../../client/dist/index.js', import.meta.url)
+const CLIENT_PACKAGE = new URL('../../client/', import.meta.url)
+const PAGE_FOLDER = new URL('dist/demo/', CLIENT_PACKAGE)
+const CLIENT_FILE = new URL('dist/index.js', CLIENT_PACKAGE)
+/** The demo's sources: not-built.html, and the style it shares with the page. */
+const SOURCE_FOLDER = new URL('demo/', CLIENT_PACKAGE)
 
 const HTML = 'text/html; charset=utf-8'
 const JAVASCRIPT = 'text/javascript; charset=utf-8'
 const CSS = 'text/css; charset=utf-8'
 
-/**
- * GET /demo: a page that uses the client library (`@tessera/client`) with localStorage to register, log in, call a
- * protected endpoint and log out, showing the tokens' state. Served when DEMO_PAGE is on (outside production by
- * default). Every file is read once, when the app is built, and each request is sent that same buffer. When the
- * client is not built, the page still loads and says so, and `/demo/client.js` answers 503 with the envelope.
- */
-export const demoRoutes: FastifyPluginAsync<DemoRoutesOptions> = async (app, options) => {
-  const folder = options.pageFolder ?? PAGE_FOLDER
-  const [page, script, style] = await Promise.all(
-    ['index.html', 'demo.js', 'demo.css'].map((name) => readFile(new URL(name, folder))),
-  )
-  const client = await readFile(options.clientFile ?? CLIENT_FILE).catch((error: NodeJS.ErrnoException) => {
+/** A built file's content, or null when it does not exist. */
+const readBuilt = (file: URL): Promise<Buffer | null> =>
+  readFile(file).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null
     throw error
   })
 
-  const send = (reply: FastifyReply, type: string, body: Buffer | undefined) =>
+/**
+ * The files of the page: the built ones when all three exist; otherwise client/demo/not-built.html and the
+ * sources' demo.css, and no script.
+ */
+async function readPage(folder: URL): Promise<{ page: Buffer; script: Buffer | null; style: Buffer }> {
+  const [page, script, style] = await Promise.all(
+    ['index.html', 'demo.js', 'demo.css'].map((name) => readBuilt(new URL(name, folder))),
+  )
+  if (page && script && style) return { page, script, style }
+  const [notBuilt, sourceStyle] = await Promise.all([
+    readFile(new URL('not-built.html', SOURCE_FOLDER)),
+    readFile(new URL('demo.css', SOURCE_FOLDER)),
+  ])
+  return { page: notBuilt, script: null, style: sourceStyle }
+}
+
+/**
+ * GET /demo: a page that uses the client library (`@tessera/client`) with localStorage to register, log in, call a
+ * protected endpoint and log out, showing the tokens' state. Served when DEMO_PAGE is on (outside production by
+ * default). The page is the client package's (client/demo/), served as the client's build writes it:
+ * client/dist/demo/ (index.html, demo.js from demo.ts, demo.css) and the library client/dist/index.js as
+ * `/demo/client.js`, beside the page's script, which imports it from there. Every file is read once, when the app
+ * is built, and each request is sent that same buffer.
+ *
+ * When the client is not built, the page still loads and says so. Not built means one of two things:
+ * - client/dist/demo/ lacks a file (the client never built, or built before the demo was part of its build): `/demo`
+ *   is client/demo/not-built.html, a page without a script that says DEMO_NOT_BUILT, styled by the sources'
+ *   demo.css (`/demo/demo.css`); `/demo/demo.js` answers 503 with the envelope and DEMO_NOT_BUILT.
+ * - client/dist/index.js does not exist (the page is built): the page loads, its script fails to import
+ *   `/demo/client.js`, which answers 503 with the envelope and CLIENT_NOT_BUILT, and the page shows that message.
+ */
+export const demoRoutes: FastifyPluginAsync<DemoRoutesOptions> = async (app, options) => {
+  const [{ page, script, style }, client] = await Promise.all([
+    readPage(options.pageFolder ?? PAGE_FOLDER),
+    readBuilt(options.clientFile ?? CLIENT_FILE),
+  ])
+
+  const send = (reply: FastifyReply, type: string, body: Buffer) =>
     reply
       .header('content-security-policy', DEMO_CSP)
       .header('referrer-policy', 'no-referrer')
@@ -53,16 +91,16 @@ export const demoRoutes: FastifyPluginAsync<DemoRoutesOptions> = async (app, opt
       .header('cache-control', 'no-cache')
       .type(type)
       .send(body)
+  const notBuilt = (reply: FastifyReply, message: string) =>
+    reply.code(503).type('application/json; charset=utf-8').send({ code: 503, message, data: null })
 
   const hide = { schema: { hide: true } }
   app.get('/demo', hide, (_request, reply) => send(reply, HTML, page))
-  app.get('/demo/demo.js', hide, (_request, reply) => send(reply, JAVASCRIPT, script))
+  app.get('/demo/demo.js', hide, (_request, reply) =>
+    script !== null ? send(reply, JAVASCRIPT, script) : notBuilt(reply, DEMO_NOT_BUILT),
+  )
   app.get('/demo/demo.css', hide, (_request, reply) => send(reply, CSS, style))
-  app.get('/demo/client.js', hide, (_request, reply) => {
-    if (client !== null) return send(reply, JAVASCRIPT, client)
-    return reply
-      .code(503)
-      .type('application/json; charset=utf-8')
-      .send({ code: 503, message: CLIENT_NOT_BUILT, data: null })
-  })
+  app.get('/demo/client.js', hide, (_request, reply) =>
+    client !== null ? send(reply, JAVASCRIPT, client) : notBuilt(reply, CLIENT_NOT_BUILT),
+  )
 }

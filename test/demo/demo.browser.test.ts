@@ -6,7 +6,7 @@ import Fastify from 'fastify'
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createFixedClock } from '../../src/clock.js'
-import { CLIENT_NOT_BUILT, demoRoutes } from '../../src/routes/demo-routes.js'
+import { CLIENT_NOT_BUILT, DEMO_NOT_BUILT, demoRoutes } from '../../src/routes/demo-routes.js'
 import { backends } from '../support/backends.js'
 import { chromiumAvailable, launchChromium } from '../support/chromium.js'
 import { startTestService, type TestService } from '../support/test-service.js'
@@ -300,6 +300,29 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
       expect(await text(page, '#client-missing')).toBe(CLIENT_NOT_BUILT)
       expect(await text(page, '#session-pill')).toBe('Client not loaded')
       await page.screenshot({ path: join(SCREENSHOTS, '11-client-missing.png'), fullPage: true })
+    } finally {
+      await bare.close()
+    }
+  })
+
+  it('says how to build the demo when it is not built', async () => {
+    const bare = Fastify()
+    await bare.register(demoRoutes, { pageFolder: new URL('./no-such-build/', import.meta.url) })
+    await bare.listen({ host: '127.0.0.1', port: 0 })
+    try {
+      await newContext()
+      const page = await context.newPage()
+      page.on('pageerror', (error) => problems.push(error.message))
+      page.on('console', (message) => {
+        if (message.type() === 'error') problems.push(message.text())
+      })
+      await page.goto(`http://127.0.0.1:${(bare.server.address() as AddressInfo).port}/demo`)
+      expect(await text(page, '#client-missing')).toBe(DEMO_NOT_BUILT)
+      expect(await page.locator('#client-missing').isVisible()).toBe(true)
+      expect(await text(page, '#session-pill')).toBe('Not built')
+      // styled by the sources' demo.css
+      expect(await page.evaluate('document.styleSheets[0].cssRules.length')).toBeGreaterThan(50)
+      await page.screenshot({ path: join(SCREENSHOTS, '12-demo-not-built.png'), fullPage: true })
     } finally {
       await bare.close()
     }

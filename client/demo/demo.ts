@@ -1,9 +1,57 @@
-// @ts-nocheck: a browser script, served as it is; the service's type check has no DOM library. The browser test
-// (test/demo/demo.browser.test.ts) runs it in Chromium.
+// The script of the demo page (GET /demo, docs/api.md 4.10). The client's build type-checks it (demo/tsconfig.json)
+// and writes it to dist/demo/demo.js (scripts/build-demo.mjs); the service serves it as /demo/demo.js, beside the
+// built library as /demo/client.js, which it imports. The browser test (test/demo/demo.browser.test.ts) runs it in
+// Chromium.
+
+import type { Account, RegisteredAccount } from './client.js'
+
+/** The library as the page loads it: `/demo/client.js`, the built dist/index.js. */
+type Library = typeof import('./client.js')
+type Mode = 'login' | 'register'
+type NoticeKind = 'ok' | 'error' | 'info'
+/** An account as the page last saw it: register's answer has no id, login's and `GET /auth/me`'s have one. */
+interface ShownAccount extends RegisteredAccount {
+  id?: string
+}
+/** What the page knows and shows. */
+interface PageState {
+  mode: Mode
+  /** What this tab shows: the client's state as of its last call. */
+  loggedIn: boolean
+  /** The account as the service last described it. */
+  account: ShownAccount | null
+  /** The access token stored when this tab last looked, to tell when the pair changes and why. */
+  access: string | null
+  /** When this tab saw the pair change (milliseconds since the epoch), and why. */
+  changedAt: number | null
+  changedWhy: string
+  /** Whether this tab has had an answer to a call that changes the pair since the last change it saw. */
+  ownChange: boolean
+  /** How many requests this tab has sent: whether a failed action reached the service at all. */
+  sent: number
+  busy: boolean
+}
+/** The claims of an access token that the page shows. */
+interface Claims {
+  exp: number
+  iat: number
+  sub?: string
+}
+/** The API's envelope (docs/api.md R1.2). */
+interface Envelope<Data> {
+  code: number
+  message: string
+  data: Data
+}
+/** `GET /auth/me`'s data, as the API names it (docs/api.md 2.1). */
+interface AccountData {
+  id: string
+  email: string
+  created_at: string
+}
 
 /** The service this page was served by, path prefix included (the page is its `demo`). */
 const baseUrl = new URL('.', window.location.href).href.replace(/\/$/, '')
-const $ = (id) => document.getElementById(id)
 const timeFormat = new Intl.DateTimeFormat(undefined, {
   hour: '2-digit',
   minute: '2-digit',
@@ -13,10 +61,24 @@ const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', tim
 /** The calls that change the stored pair. */
 const CHANGING_PATHS = ['/auth/login', '/auth/register', '/auth/refresh', '/auth/delete-refresh-token']
 
+/** An element of the page, which has it: a missing one is a mistake of this script or of index.html. */
+function $(id: string): HTMLElement {
+  const element = document.getElementById(id)
+  if (element === null) throw new Error(`The page has no #${id}`)
+  return element
+}
+
+/** An input of the page's form. */
+function input(id: string): HTMLInputElement {
+  const element = $(id)
+  if (!(element instanceof HTMLInputElement)) throw new Error(`#${id} is not an input`)
+  return element
+}
+
 start()
 
 async function start() {
-  let library
+  let library: Library
   try {
     library = await import('./client.js')
   } catch {
@@ -31,17 +93,19 @@ async function showClientMissing() {
   let message = 'The client library could not be loaded from /demo/client.js.'
   try {
     const answer = await window.fetch(new URL('./client.js', import.meta.url))
-    const body = await answer.json()
-    if (typeof body?.message === 'string') message = body.message
+    const body: unknown = await answer.json()
+    if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string') {
+      message = body.message
+    }
   } catch {}
   const banner = $('client-missing')
   banner.textContent = message
   banner.hidden = false
-  for (const card of document.querySelectorAll('.card')) card.hidden = true
+  for (const card of document.querySelectorAll<HTMLElement>('.card')) card.hidden = true
   setPill('out', 'Client not loaded')
 }
 
-function createPage({ createTesseraClient, TesseraError }) {
+function createPage({ createTesseraClient, TesseraError }: Library) {
   const client = createTesseraClient({
     baseUrl,
     storage: window.localStorage,
@@ -57,19 +121,14 @@ function createPage({ createTesseraClient, TesseraError }) {
       render()
     },
   })
-  const state = {
+  const state: PageState = {
     mode: 'login',
-    /** What this tab shows: the client's state as of its last call. */
     loggedIn: client.isLoggedIn(),
-    /** The account as the service last described it: { id?, email, createdAt }. */
     account: null,
-    /** The access token stored when this tab last looked, to tell when the pair changes and why. */
     access: client.getAccessToken(),
     changedAt: null,
     changedWhy: '',
-    /** Whether this tab has had an answer to a call that changes the pair since the last change it saw. */
     ownChange: false,
-    /** How many requests this tab has sent: whether a failed action reached the service at all. */
     sent: 0,
     busy: false,
   }
@@ -86,7 +145,7 @@ function createPage({ createTesseraClient, TesseraError }) {
   })
 
   /** Every request the client makes, shown in "Requests from this tab". */
-  async function recordingFetch(request) {
+  async function recordingFetch(request: Request): Promise<Response> {
     const path = new URL(request.url).pathname
     state.sent++
     const started = performance.now()
@@ -103,7 +162,7 @@ function createPage({ createTesseraClient, TesseraError }) {
     }
   }
 
-  function tokensChanged(fromStorageEvent) {
+  function tokensChanged(fromStorageEvent: boolean) {
     const access = client.getAccessToken()
     if (access !== state.access) {
       const mine = state.ownChange && !fromStorageEvent
@@ -119,7 +178,7 @@ function createPage({ createTesseraClient, TesseraError }) {
 
   // ---- actions
 
-  async function run(label, action) {
+  async function run(label: string, action: () => Promise<void>) {
     if (state.busy) return
     state.busy = true
     setBusy(true)
@@ -136,7 +195,7 @@ function createPage({ createTesseraClient, TesseraError }) {
     }
   }
 
-  function failed(label, error, reachedService) {
+  function failed(label: string, error: unknown, reachedService: boolean) {
     if (!(error instanceof TesseraError)) throw error
     if (!reachedService) {
       showResult(null, `Nothing was sent: ${error.message}.`)
@@ -162,17 +221,17 @@ function createPage({ createTesseraClient, TesseraError }) {
 
   $('auth-form').addEventListener('submit', (event) => {
     event.preventDefault()
-    const email = $('email').value
-    const password = $('password').value
+    const email = input('email').value
+    const password = input('password').value
     const registering = state.mode === 'register'
     clearFieldErrors()
     run(registering ? 'Registration' : 'Login', async () => {
-      const account = registering
+      const account: ShownAccount = registering
         ? await client.register({ email, password })
         : await client.login({ email, password })
       state.account = account
       state.loggedIn = true
-      $('password').value = ''
+      input('password').value = ''
       showResult(200, account)
       notice('ok', registering ? 'Account created' : 'Logged in', `Welcome, ${account.email}.`)
     })
@@ -180,7 +239,7 @@ function createPage({ createTesseraClient, TesseraError }) {
 
   $('whoami').addEventListener('click', () =>
     run('Who am I', async () => {
-      const me = await client.me()
+      const me: Account = await client.me()
       state.account = me
       showResult(200, me)
       notice('ok', 'You are', `${me.email}, user ${me.id}.`)
@@ -190,9 +249,10 @@ function createPage({ createTesseraClient, TesseraError }) {
   $('call-protected').addEventListener('click', () =>
     run('The call', async () => {
       const response = await client.fetch('/auth/me')
-      const body = await response.json().catch(() => null)
+      // the envelope as the API documents it (docs/api.md R1.2, R4.5); null when the answer is not JSON
+      const body = (await response.json().catch(() => null)) as Envelope<AccountData> | null
       showResult(response.status, body)
-      if (response.ok) {
+      if (response.ok && body !== null) {
         const { id, email, created_at } = body.data
         state.account = { id, email, createdAt: created_at }
         notice('ok', `GET /auth/me answered ${response.status}`, 'The protected call went through.')
@@ -216,7 +276,7 @@ function createPage({ createTesseraClient, TesseraError }) {
     }),
   )
 
-  for (const mode of ['login', 'register']) {
+  for (const mode of ['login', 'register'] as const) {
     $(`mode-${mode}`).addEventListener('click', () => {
       state.mode = mode
       clearFieldErrors()
@@ -247,7 +307,7 @@ function createPage({ createTesseraClient, TesseraError }) {
     $('mode-login').setAttribute('aria-selected', String(!registering))
     $('mode-register').setAttribute('aria-selected', String(registering))
     $('submit').textContent = registering ? 'Create account' : 'Log in'
-    $('password').autocomplete = registering ? 'new-password' : 'current-password'
+    input('password').autocomplete = registering ? 'new-password' : 'current-password'
     $('password-hint').hidden = !registering
 
     const claims = decodeClaims(client.getAccessToken())
@@ -284,8 +344,8 @@ function createPage({ createTesseraClient, TesseraError }) {
       left > 0 ? `(in ${duration(left)})` : `(expired ${duration(-left)} ago: the next call refreshes it)`
   }
 
-  function setBusy(busy) {
-    for (const button of document.querySelectorAll('main button')) button.disabled = busy
+  function setBusy(busy: boolean) {
+    for (const button of document.querySelectorAll<HTMLButtonElement>('main button')) button.disabled = busy
     document.body.setAttribute('aria-busy', String(busy))
   }
 
@@ -296,13 +356,13 @@ function createPage({ createTesseraClient, TesseraError }) {
 
 // ---- helpers shared by both states of the page
 
-function setPill(state, text) {
+function setPill(state: 'in' | 'out', text: string) {
   const pill = $('session-pill')
   pill.dataset.state = state
   pill.textContent = text
 }
 
-function notice(kind, title, text) {
+function notice(kind: NoticeKind, title: string, text: string) {
   const box = $('notice')
   box.dataset.kind = kind
   box.setAttribute('role', kind === 'error' ? 'alert' : 'status')
@@ -315,12 +375,13 @@ function clearNotice() {
   $('notice').hidden = true
 }
 
-function showFieldError(field, message) {
+/** A refused field's message under its input; a field the form does not have (the body itself) shows none. */
+function showFieldError(field: string, message: string) {
   const name = field.replace(/^\//, '')
-  const input = $(name)
-  const text = $(`${name}-error`)
-  if (!input || !text) return
-  input.setAttribute('aria-invalid', 'true')
+  const fieldInput = document.getElementById(name)
+  const text = document.getElementById(`${name}-error`)
+  if (!fieldInput || !text) return
+  fieldInput.setAttribute('aria-invalid', 'true')
   text.textContent = message.charAt(0).toUpperCase() + message.slice(1)
   text.hidden = false
 }
@@ -332,7 +393,7 @@ function clearFieldErrors() {
   }
 }
 
-function showResult(status, body) {
+function showResult(status: number | null, body: unknown) {
   const badge = $('result-status')
   badge.hidden = false
   badge.textContent = status === null ? 'no answer' : String(status)
@@ -340,10 +401,10 @@ function showResult(status, body) {
   $('result').textContent = typeof body === 'string' ? body : JSON.stringify(body, null, 2)
 }
 
-function logRequest(method, path, status, ms) {
+function logRequest(method: string, path: string, status: number | null, ms: number) {
   const item = document.createElement('li')
   if (path === '/auth/refresh') item.dataset.refresh = ''
-  const cells = [
+  const cells: [name: string, text: string][] = [
     ['time', timeFormat.format(Date.now())],
     ['method', method],
     ['path', path],
@@ -359,23 +420,27 @@ function logRequest(method, path, status, ms) {
   }
   const list = $('activity')
   list.prepend(item)
-  while (list.children.length > 50) list.lastElementChild.remove()
+  while (list.children.length > 50) list.lastElementChild?.remove()
   $('activity-empty').hidden = true
 }
 
 /** The claims of a JWT, read without checking it (the service checks it): for display only. */
-function decodeClaims(token) {
+function decodeClaims(token: string | null): Claims | null {
   if (typeof token !== 'string') return null
+  const part = token.split('.')[1]?.replace(/-/g, '+').replace(/_/g, '/')
+  if (part === undefined) return null
   try {
-    const part = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/')
-    const claims = JSON.parse(atob(part.padEnd(Math.ceil(part.length / 4) * 4, '=')))
-    return typeof claims.exp === 'number' && typeof claims.iat === 'number' ? claims : null
+    const claims: unknown = JSON.parse(atob(part.padEnd(Math.ceil(part.length / 4) * 4, '=')))
+    if (typeof claims !== 'object' || claims === null) return null
+    const { exp, iat, sub } = claims as Record<string, unknown>
+    if (typeof exp !== 'number' || typeof iat !== 'number') return null
+    return { exp, iat, sub: typeof sub === 'string' ? sub : undefined }
   } catch {
     return null
   }
 }
 
-function duration(seconds) {
+function duration(seconds: number): string {
   if (seconds < 60) return `${seconds} s`
   const minutes = Math.floor(seconds / 60)
   if (minutes < 60) return `${minutes} min ${seconds % 60} s`
