@@ -23,6 +23,7 @@ const NOTES_END = '<!-- notes:end -->'
  * @property {string} startedAt ISO 8601
  * @property {number} durationSeconds
  * @property {boolean} quick
+ * @property {boolean} [startupOnly] whether the run measured the cold starts alone (--startup-only)
  * @property {ReturnType<typeof import('./machine.mjs').describeMachine>} machine
  * @property {Configuration} configuration
  * @property {import('./rows.mjs').Row[]} rows
@@ -43,6 +44,7 @@ export function describeConfiguration(settings) {
     String(/** @type {{ version?: unknown }} */ (require(`${name}/package.json`)).version)
   return {
     pairs: settings.pairs,
+    startupPairs: settings.startupPairs,
     httpSeconds: settings.httpSeconds,
     argon2Seconds: settings.argon2Seconds,
     warmupSeconds: settings.warmupSeconds,
@@ -52,6 +54,7 @@ export function describeConfiguration(settings) {
     baselineUsers: settings.baselineUsers.toLocaleString('en-US'),
     scaledUsers: settings.scaledUsers.toLocaleString('en-US'),
     quickScaledUsers: readSettings(['--quick'], {}).scaledUsers.toLocaleString('en-US'),
+    quickStartupPairs: readSettings(['--quick'], {}).startupPairs,
     sqliteRefreshTokens: true,
     argon2MemoryKiB: settings.argon2.memoryKiB,
     argon2TimeCost: settings.argon2.timeCost,
@@ -102,7 +105,7 @@ export async function writePerformancePage(report, options) {
 /** @param {RunReport} report */
 function resultsMarkdown(report) {
   return [
-    `# Tessera benchmark, ${report.startedAt}${report.quick ? ' (--quick)' : ''}`,
+    `# Tessera benchmark, ${report.startedAt}${report.quick ? ' (--quick)' : ''}${report.startupOnly ? ' (--startup-only)' : ''}`,
     '',
     machineLine(report),
     '',
@@ -159,6 +162,7 @@ ${verdict(report)}
 - **Backends**: the embedded default (SQLite in WAL mode with \`synchronous=FULL\`, in a fresh \`DATA_DIR\`) and PostgreSQL with refresh tokens in Redis (a fresh database and a unique \`REDIS_KEY_PREFIX\` per run, removed afterwards), when \`BENCH_POSTGRES_URL\` and \`BENCH_REDIS_URL\` are set.
 - **Load**: autocannon ${config.autocannonVersion}, programmatic, each load in its own process. ${config.httpConnections} connections for \`GET /health\`, \`GET /auth/me\` (a pool of valid access tokens, one per connection) and \`POST /auth/refresh\` (one chain per connection over a pool of accounts: each request sends the refresh token its connection's previous response returned). ${config.argon2Connections} connections for \`POST /auth/login\` (one account) and \`POST /auth/register\` (distinct e-mails): enough to keep every Argon2 slot busy. The mixed run loads logins (${config.argon2Connections} connections) and \`GET /auth/me\` (${config.mixedMeConnections} connections) at the same time, from two processes. Phases last ${config.httpSeconds} s (HTTP-bound figures) and ${config.argon2Seconds} s (Argon2-bound figures), after a warm-up of each endpoint.
 - **Limits**: the HTTP ceiling is a bare Fastify ${config.fastifyVersion} server in its own process answering \`GET /health\` with \`{"status":"ok"}\` (logger off), loaded exactly like the service; for \`GET /auth/me\` over HTTPS (embedded store only) the same server with the service's self-signed certificate (P-256), serving HTTPS as the service does (HTTP/2, and HTTP/1.1 to clients that do not offer it, as autocannon does not), against the service started with \`TLS_CERT_FILE\` on the same store. The Argon2 ceiling is raw @node-rs/argon2 hash or verify at the same parameters and concurrency, in its own process, for as long as the phase it bounds: one thread per computation calling the synchronous function back to back, the fastest way the library runs here (faster than its async calls on the libuv pool, and the way the service runs it).
+- **Start-up**: \`tessera serve\` started cold with the flags of \`npm start\`, as a developer's first run starts it (\`NODE_ENV=development\`, \`LOG_LEVEL=warn\`, \`WORKERS=1\`, no \`AUTH_JWT_SECRET\`, the embedded default), timed from just before the process is spawned to its first \`GET /health\` 200 (polled every 5 ms), then stopped and waited for: on a fresh, empty \`DATA_DIR\` (the migrations run and the development secret is created) and on the same directory started again (already migrated). Each start alternates with a cold start of the bare Fastify server, with the same Node.js flags and timed the same way: ${config.startupPairs} pairs for each kind of directory (${config.quickStartupPairs} with \`--quick\`), after one unmeasured start of each, before any other server of the run is up. The ratio has no target: it is reported so that later work can drive it down.
 - **Accounts**: every store holds ${config.baselineUsers} accounts, seeded directly through the store (no HTTP, one precomputed hash). The large-store comparison seeds ${config.scaledUsers} accounts the same way and alternates a service on that store (B) with one on ${config.baselineUsers} accounts (A).${sqliteTokens}
 - **Peak RSS** is the service process's high-water mark (VmHWM, reset at the start of each phase) or its VmRSS sampled every 50 ms, whichever is higher; the table gives the highest of the figure's phases.
 - **Errors** are non-2xx responses where a 2xx was expected, connection errors and timeouts.
@@ -168,7 +172,8 @@ ${verdict(report)}
 \`\`\`sh
 npm ci
 BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench
-npm run bench -- --quick   # about a minute: 2 pairs of 1 s phases, ${config.quickScaledUsers} accounts in the large store
+npm run bench -- --quick   # about a minute: 2 pairs of 1 s phases, ${config.quickStartupPairs} of cold starts, ${config.quickScaledUsers} accounts in the large store
+npm run bench -- --startup-only   # the cold starts alone (add --quick for fewer)
 \`\`\`
 
 Without \`BENCH_POSTGRES_URL\` and \`BENCH_REDIS_URL\` the PostgreSQL + Redis run is skipped, and the output says so;

@@ -1,5 +1,6 @@
 // The rows of the run's table, built from measured phases: a figure against its limit, GET /auth/me's latency beside
-// saturating logins, the peak RSS under login saturation and the run's error count, each with its target.
+// saturating logins, the peak RSS under login saturation, the service's cold start against bare Fastify's and the
+// run's error count, each with its target if it has one.
 import { errorCount } from './load.mjs'
 import { median } from './pairs.mjs'
 
@@ -108,6 +109,28 @@ export function peakRssRow(backend, phases) {
     target: { op: '<=', value: PEAK_RSS_MIB, of: 'value' },
     pass: peak <= PEAK_RSS_MIB,
     samples: { limits: [], figures: phases.map((phase) => ({ peakRssMiB: phase.peakRssMiB })) },
+  }
+}
+
+/**
+ * A cold start in ms against bare Fastify's, from alternated pairs. No target: the ratio is reported so that later
+ * work can drive it down.
+ * @param {string} backend
+ * @param {string} figure
+ * @param {import('./pairs.mjs').Alternated<{ value: number }, { value: number }>} run
+ * @param {string} limit
+ * @returns {Row}
+ */
+export function coldStartRow(backend, figure, run, limit) {
+  const limits = run.limits.map((phase) => phase.value)
+  const figures = run.figures.map((phase) => phase.value)
+  return {
+    ...noFigures(backend, figure, 'ms', median(figures)),
+    limit,
+    limitValue: median(limits),
+    ratio: run.ratio,
+    ratios: run.ratios,
+    samples: { limits, figures: figures.map((ms) => ({ ms })) },
   }
 }
 

@@ -1,7 +1,8 @@
 // `npm run bench` (after `npm run build`): the service's figures next to the machine's own limits, on the embedded
 // default and, when BENCH_POSTGRES_URL and BENCH_REDIS_URL are set, on PostgreSQL + Redis. `--quick` for a short
 // run; `--write-docs` to have a full run rewrite docs/performance.md (without it, the page goes to
-// bench/results/latest.md, which is not committed). `--help` for the usage. Exits non-zero only when the run itself
+// bench/results/latest.md, which is not committed); `--startup-only` for the cold-start phase alone. `--help` for
+// the usage. Exits non-zero only when the run itself
 // fails; missed targets are listed.
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -19,6 +20,7 @@ import { seedPasswordHash } from './seed.mjs'
 import { benchmarkService } from './service-figures.mjs'
 import { startBareFastify, startService } from './service-process.mjs'
 import { readSettings, USAGE } from './settings.mjs'
+import { benchmarkStartup } from './startup-figures.mjs'
 import { seedPostgresStore, seedSqliteStore } from './stores.mjs'
 import { describeMiss, missedTargets, textTable } from './table.mjs'
 
@@ -63,14 +65,16 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
 
 const machine = describeMachine()
 log(
-  `Tessera benchmark${settings.quick ? ' --quick (short phases, a smaller large store: figures are indicative only)' : ''}`,
+  `Tessera benchmark${settings.quick ? ' --quick (short phases, a smaller large store: figures are indicative only)' : ''}` +
+    `${settings.startupOnly ? ' --startup-only (the cold-start phase alone)' : ''}`,
 )
 log(
   `${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node.js ${machine.node}, ${machine.os}`,
 )
 log(
   `Argon2id m=${settings.argon2.memoryKiB} KiB t=${settings.argon2.timeCost} p=${settings.argon2.parallelism}, ` +
-    `hash concurrency ${settings.hashConcurrency}; ${settings.pairs} A/B pairs per ratio; LOG_LEVEL=warn`,
+    `hash concurrency ${settings.hashConcurrency}; ${settings.pairs} A/B pairs per ratio ` +
+    `(${settings.startupPairs} per cold-start ratio); LOG_LEVEL=warn`,
 )
 
 /** @type {import('./rows.mjs').Row[]} */
@@ -82,130 +86,142 @@ let failure = null
 try {
   const tmp = await mkdtemp(join(tmpdir(), 'tessera-bench-'))
   cleanups.push(() => rm(tmp, { recursive: true, force: true }))
-  const secret = randomBytes(36).toString('base64url')
-  /** @param {Record<string, string>} extra */
-  const serviceEnv = (extra) => ({
-    NODE_ENV: 'production',
-    AUTH_JWT_SECRET: secret,
-    RATE_LIMIT_PER_MINUTE: '0',
-    LOG_LEVEL: 'warn',
-    WORKERS: '1',
-    AUTH_ARGON2_MEMORY_KIB: String(settings.argon2.memoryKiB),
-    AUTH_ARGON2_TIME_COST: String(settings.argon2.timeCost),
-    AUTH_ARGON2_PARALLELISM: String(settings.argon2.parallelism),
-    AUTH_HASH_CONCURRENCY: String(settings.hashConcurrency),
-    AUTH_HASH_QUEUE_LIMIT: String(settings.hashQueueLimit),
-    ...extra,
-  })
-  const passwordHash = await seedPasswordHash(settings.argon2)
-  /**
-   * @param {string} name
-   * @param {Record<string, string>} env
-   */
-  const start = async (name, env) => {
-    const service = await startService(name, env)
-    running.push(service)
-    return service
-  }
 
-  /**
-   * The large-store comparison: a service on settings.baselineUsers accounts beside one on settings.scaledUsers.
-   * @param {import('./scenarios.mjs').Context} context
-   * @param {string} label
-   * @param {(size: 'small' | 'large', count: number) => Promise<Record<string, string>>} seededEnv
-   */
-  const compareSizes = async (context, label, seededEnv) => {
-    const smallEnv = await seededEnv('small', settings.baselineUsers)
-    const largeEnv = await seededEnv('large', settings.scaledUsers)
-    const small = await start(`tessera (${label}, small)`, smallEnv)
-    const large = await start(`tessera (${label}, large)`, largeEnv)
-    const rows = await compareScale(context, small, large)
-    await Promise.all([small.stop(), large.stop()])
-    return rows
-  }
-
-  const bare = await startBareFastify()
-  running.push(bare)
-  // the HTTPS phase: one certificate for the service and its bare Fastify ceiling
-  const httpsOn = settings.figures.embedded.includes('https')
-  const tls = httpsOn ? await makeCertificate(tmp) : null
-  const bareHttps = tls === null ? null : await startBareFastify(tls)
-  if (bareHttps !== null) running.push(bareHttps)
-
-  // the embedded default: SQLite in DATA_DIR, DATABASE_URL unset
+  // start-up first, while no other server of the run is up: process start to the first GET /health answer
   {
-    const context = { backend: EMBEDDED, settings, bare, log, runId }
-    /** @param {string} name */
-    const sqliteEnv = (name) => serviceEnv({ DATA_DIR: join(tmp, name) })
+    const phaseStartedAt = Date.now()
+    rows.push(...(await benchmarkStartup({ backend: EMBEDDED, settings, log }, tmp)))
+    log(`${EMBEDDED}: the cold starts took ${Math.round((Date.now() - phaseStartedAt) / 1000)} s`)
+  }
+  if (!settings.startupOnly) {
+    const secret = randomBytes(36).toString('base64url')
+    /** @param {Record<string, string>} extra */
+    const serviceEnv = (extra) => ({
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: secret,
+      RATE_LIMIT_PER_MINUTE: '0',
+      LOG_LEVEL: 'warn',
+      WORKERS: '1',
+      AUTH_ARGON2_MEMORY_KIB: String(settings.argon2.memoryKiB),
+      AUTH_ARGON2_TIME_COST: String(settings.argon2.timeCost),
+      AUTH_ARGON2_PARALLELISM: String(settings.argon2.parallelism),
+      AUTH_HASH_CONCURRENCY: String(settings.hashConcurrency),
+      AUTH_HASH_QUEUE_LIMIT: String(settings.hashQueueLimit),
+      ...extra,
+    })
+    const passwordHash = await seedPasswordHash(settings.argon2)
     /**
      * @param {string} name
-     * @param {number} count
+     * @param {Record<string, string>} env
      */
-    const seeded = async (name, count) => {
-      log(`${EMBEDDED}: seeding ${count.toLocaleString('en-US')} accounts (${name})`)
-      await seedSqliteStore(join(tmp, name), { count, passwordHash, serviceEnv: sqliteEnv(name), log })
-      return sqliteEnv(name)
-    }
-    const service = await start('tessera (SQLite)', await seeded('sqlite', settings.baselineUsers))
-    rows.push(
-      ...(await benchmarkService(context, service, {
-        meTarget: 0.45,
-        refreshTarget: 0.15,
-        figures: settings.figures.embedded,
-      })),
-    )
-    await service.stop()
-
-    if (tls !== null && bareHttps !== null) {
-      // the same store, served over HTTPS
-      const https = await start('tessera (SQLite, HTTPS)', { ...sqliteEnv('sqlite'), ...tls })
-      const tokens = await accessTokens(https.url, settings.httpConnections, settings.baselineUsers)
-      rows.push(...(await benchmarkHttps(context, https, bareHttps, tokens)))
-      await https.stop()
+    const start = async (name, env) => {
+      const service = await startService(name, env)
+      running.push(service)
+      return service
     }
 
-    rows.push(...(await compareSizes(context, 'SQLite', (size, count) => seeded(`sqlite-${size}`, count))))
-  }
-
-  // PostgreSQL + Redis: a fresh database per store and a unique key prefix, removed at the end
-  if (settings.postgres === null) {
-    skipped.push(/** @type {string} */ (settings.postgresSkipReason))
-    log(settings.postgresSkipReason ?? '')
-  } else {
-    const { databaseUrl: serverUrl, redisUrl } = settings.postgres
-    const context = { backend: POSTGRES, settings, bare, log, runId }
-    /** @param {string} name */
-    const seeded = async (name, /** @type {number} */ count) => {
-      const database = `tessera_bench_${runId}_${name}`
-      const databaseUrl = await createDatabase(serverUrl, database)
-      cleanups.push(() => dropDatabase(serverUrl, database))
-      const keyPrefix = `tessera-bench-${runId}-${name}:`
-      cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
-      const env = serviceEnv({
-        DATA_DIR: join(tmp, `postgres-${name}`),
-        DATABASE_URL: databaseUrl,
-        REDIS_URL: redisUrl,
-        REDIS_KEY_PREFIX: keyPrefix,
-      })
-      log(`${POSTGRES}: seeding ${count.toLocaleString('en-US')} accounts (database ${database})`)
-      await seedPostgresStore(databaseUrl, { count, passwordHash, serviceEnv: env, log })
-      return env
+    /**
+     * The large-store comparison: a service on settings.baselineUsers accounts beside one on settings.scaledUsers.
+     * @param {import('./scenarios.mjs').Context} context
+     * @param {string} label
+     * @param {(size: 'small' | 'large', count: number) => Promise<Record<string, string>>} seededEnv
+     */
+    const compareSizes = async (context, label, seededEnv) => {
+      const smallEnv = await seededEnv('small', settings.baselineUsers)
+      const largeEnv = await seededEnv('large', settings.scaledUsers)
+      const small = await start(`tessera (${label}, small)`, smallEnv)
+      const large = await start(`tessera (${label}, large)`, largeEnv)
+      const rows = await compareScale(context, small, large)
+      await Promise.all([small.stop(), large.stop()])
+      return rows
     }
-    const service = await start('tessera (PostgreSQL + Redis)', await seeded('main', settings.baselineUsers))
-    rows.push(
-      ...(await benchmarkService(context, service, {
-        meTarget: null,
-        refreshTarget: 0.15,
-        figures: settings.figures.postgres,
-      })),
-    )
-    await service.stop()
-    if (settings.postgresScale) {
-      rows.push(...(await compareSizes(context, 'PostgreSQL', seeded)))
+
+    const bare = await startBareFastify()
+    running.push(bare)
+    // the HTTPS phase: one certificate for the service and its bare Fastify ceiling
+    const httpsOn = settings.figures.embedded.includes('https')
+    const tls = httpsOn ? await makeCertificate(tmp) : null
+    const bareHttps = tls === null ? null : await startBareFastify(tls)
+    if (bareHttps !== null) running.push(bareHttps)
+
+    // the embedded default: SQLite in DATA_DIR, DATABASE_URL unset
+    {
+      const context = { backend: EMBEDDED, settings, bare, log, runId }
+      /** @param {string} name */
+      const sqliteEnv = (name) => serviceEnv({ DATA_DIR: join(tmp, name) })
+      /**
+       * @param {string} name
+       * @param {number} count
+       */
+      const seeded = async (name, count) => {
+        log(`${EMBEDDED}: seeding ${count.toLocaleString('en-US')} accounts (${name})`)
+        await seedSqliteStore(join(tmp, name), { count, passwordHash, serviceEnv: sqliteEnv(name), log })
+        return sqliteEnv(name)
+      }
+      const service = await start('tessera (SQLite)', await seeded('sqlite', settings.baselineUsers))
+      rows.push(
+        ...(await benchmarkService(context, service, {
+          meTarget: 0.45,
+          refreshTarget: 0.15,
+          figures: settings.figures.embedded,
+        })),
+      )
+      await service.stop()
+
+      if (tls !== null && bareHttps !== null) {
+        // the same store, served over HTTPS
+        const https = await start('tessera (SQLite, HTTPS)', { ...sqliteEnv('sqlite'), ...tls })
+        const tokens = await accessTokens(https.url, settings.httpConnections, settings.baselineUsers)
+        rows.push(...(await benchmarkHttps(context, https, bareHttps, tokens)))
+        await https.stop()
+      }
+
+      rows.push(...(await compareSizes(context, 'SQLite', (size, count) => seeded(`sqlite-${size}`, count))))
+    }
+
+    // PostgreSQL + Redis: a fresh database per store and a unique key prefix, removed at the end
+    if (settings.postgres === null) {
+      skipped.push(/** @type {string} */ (settings.postgresSkipReason))
+      log(settings.postgresSkipReason ?? '')
     } else {
-      const reason = `${POSTGRES}: the large-store comparison runs on the embedded default only in --quick`
-      skipped.push(reason)
-      log(reason)
+      const { databaseUrl: serverUrl, redisUrl } = settings.postgres
+      const context = { backend: POSTGRES, settings, bare, log, runId }
+      /** @param {string} name */
+      const seeded = async (name, /** @type {number} */ count) => {
+        const database = `tessera_bench_${runId}_${name}`
+        const databaseUrl = await createDatabase(serverUrl, database)
+        cleanups.push(() => dropDatabase(serverUrl, database))
+        const keyPrefix = `tessera-bench-${runId}-${name}:`
+        cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
+        const env = serviceEnv({
+          DATA_DIR: join(tmp, `postgres-${name}`),
+          DATABASE_URL: databaseUrl,
+          REDIS_URL: redisUrl,
+          REDIS_KEY_PREFIX: keyPrefix,
+        })
+        log(`${POSTGRES}: seeding ${count.toLocaleString('en-US')} accounts (database ${database})`)
+        await seedPostgresStore(databaseUrl, { count, passwordHash, serviceEnv: env, log })
+        return env
+      }
+      const service = await start(
+        'tessera (PostgreSQL + Redis)',
+        await seeded('main', settings.baselineUsers),
+      )
+      rows.push(
+        ...(await benchmarkService(context, service, {
+          meTarget: null,
+          refreshTarget: 0.15,
+          figures: settings.figures.postgres,
+        })),
+      )
+      await service.stop()
+      if (settings.postgresScale) {
+        rows.push(...(await compareSizes(context, 'PostgreSQL', seeded)))
+      } else {
+        const reason = `${POSTGRES}: the large-store comparison runs on the embedded default only in --quick`
+        skipped.push(reason)
+        log(reason)
+      }
     }
   }
 } catch (error) {
@@ -216,12 +232,14 @@ try {
 
 const durationSeconds = (Date.now() - startedAt.getTime()) / 1000
 if (rows.length > 0) {
-  rows.push(errorsRow(rows))
+  // the cold starts load nothing: their failures end the run
+  if (!settings.startupOnly) rows.push(errorsRow(rows))
   /** @type {import('./report.mjs').RunReport} */
   const report = {
     startedAt: startedAt.toISOString(),
     durationSeconds,
     quick: settings.quick,
+    startupOnly: settings.startupOnly,
     complete: failure === null,
     machine,
     configuration: describeConfiguration(settings),
@@ -240,7 +258,7 @@ if (rows.length > 0) {
   }
   const written = await writeResults(report)
   log(`\nWritten ${written.json} and ${written.markdown}`)
-  if (!settings.quick && failure === null) {
+  if (!settings.quick && !settings.startupOnly && failure === null) {
     const page = await writePerformancePage(report, { overDocs: settings.writeDocs })
     log(
       `Written ${page}${settings.writeDocs ? '' : ' (docs/performance.md is unchanged: --write-docs rewrites it)'}`,

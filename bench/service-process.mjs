@@ -1,7 +1,9 @@
 // Servers under test run as separate processes: the built service (`node bin/tessera.js serve`, as `npm start`
 // runs it) and the bare Fastify ceiling, each on a free port of 127.0.0.1, over HTTPS when their variables name
 // TLS_CERT_FILE. A server is ready when it prints its "listening on http(s)://…" line or, since that line is at level
-// info and the benchmark runs the service with LOG_LEVEL=warn, when GET /health answers 200.
+// info and the benchmark runs the service with LOG_LEVEL=warn, when GET /health answers 200. A cold start is timed
+// from just before the process is spawned to its first GET /health 200 (polled every few ms), for the service and
+// for bare Fastify alike.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -13,6 +15,8 @@ const TESSERA = fileURLToPath(new URL('../bin/tessera.js', import.meta.url))
 const BARE_FASTIFY = fileURLToPath(new URL('./bare-fastify-server.mjs', import.meta.url))
 const LISTENING = /listening on https?:\/\/[^\s"()]+/
 const POLL_MS = 100
+/** How often a cold start polls GET /health: a small fraction of even bare Fastify's start-up. */
+const COLD_START_POLL_MS = 5
 const START_TIMEOUT_MS = 60_000
 const STOP_TIMEOUT_MS = 40_000
 /** Lines of output kept for the error message when a process fails. */
@@ -26,6 +30,7 @@ const KEPT_LINES = 40
  * @property {() => string[]} recentOutput the last lines the process wrote
  * @property {() => boolean} isRunning false once the process has exited
  * @property {() => Promise<void>} stop SIGTERM, then SIGKILL if it does not exit in time
+ * @property {number} readyAfterMs from just before the process was spawned to the moment it was found ready
  */
 
 /**
@@ -112,6 +117,41 @@ export function startBareFastify(tls = {}) {
 }
 
 /**
+ * `tessera serve` started cold (as `npm start` runs it) on `env`: the milliseconds from just before the process is
+ * spawned to its first GET /health 200. The process is then stopped, and has exited when this resolves.
+ * @param {Record<string, string>} env
+ * @returns {Promise<number>}
+ */
+export function coldStartService(env) {
+  return coldStart('tessera serve (cold start)', [...START_NODE_FLAGS, TESSERA, 'serve'], env)
+}
+
+/**
+ * The bare Fastify server started cold, with the Node.js flags the service gets: the milliseconds from just before
+ * the process is spawned to its first GET /health 200. The process is then stopped, and has exited when this resolves.
+ * @returns {Promise<number>}
+ */
+export function coldStartBareFastify() {
+  return coldStart('bare fastify (cold start)', [...START_NODE_FLAGS, BARE_FASTIFY], {
+    NODE_ENV: 'development',
+  })
+}
+
+/**
+ * @param {string} name
+ * @param {string[]} args
+ * @param {Record<string, string>} env
+ * @returns {Promise<number>}
+ */
+async function coldStart(name, args, env) {
+  // ready on GET /health only: the bare server's "listening" line comes before it answers, and the service at
+  // LOG_LEVEL=warn prints none, so both are timed the same way
+  const server = await startServerProcess(name, args, env, { pollMs: COLD_START_POLL_MS, healthOnly: true })
+  await server.stop()
+  return server.readyAfterMs
+}
+
+/**
  * A port of 127.0.0.1 that nothing listens on now.
  * @returns {Promise<number>}
  */
@@ -133,15 +173,19 @@ function baseEnv(env) {
 }
 
 /**
- * Starts `node <args>` as a server on a free port of 127.0.0.1 (HOST and PORT are added to `env`).
+ * Starts `node <args>` as a server on a free port of 127.0.0.1 (HOST and PORT are added to `env`). It is ready when
+ * it prints its "listening" line (unless `healthOnly`) or GET /health, polled every `pollMs`, answers 200.
  * @param {string} name
  * @param {string[]} args
  * @param {Record<string, string>} env
+ * @param {{ pollMs?: number, healthOnly?: boolean }} [options]
  * @returns {Promise<ServerProcess>}
  */
-export async function startServerProcess(name, args, env) {
+export async function startServerProcess(name, args, env, options = {}) {
+  const pollMs = options.pollMs ?? POLL_MS
   const port = await freePort()
   const url = `${env.TLS_CERT_FILE === undefined ? 'http' : 'https'}://127.0.0.1:${port}`
+  const spawnedAt = performance.now()
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: baseEnv({ ...env, HOST: '127.0.0.1', PORT: String(port) }),
@@ -166,10 +210,12 @@ export async function startServerProcess(name, args, env) {
     }
     const ready = () => {
       if (settled) return
+      const readyAfterMs = performance.now() - spawnedAt
       settled = true
       clearTimeout(timer)
       resolve({
         name,
+        readyAfterMs,
         pid: /** @type {number} */ (child.pid),
         url,
         recentOutput: () => [...lines],
@@ -199,12 +245,12 @@ export async function startServerProcess(name, args, env) {
       for (const line of parts) {
         if (line.trim() === '') continue
         keep(line)
-        if (LISTENING.test(line)) ready()
+        if (!options.healthOnly && LISTENING.test(line)) ready()
       }
     })
     const poll = async () => {
       while (!settled) {
-        await new Promise((done) => setTimeout(done, POLL_MS))
+        await new Promise((done) => setTimeout(done, pollMs))
         try {
           const response = await requestText(`${url}/health`, { timeoutMs: 2_000 })
           if (response.status === 200) ready()

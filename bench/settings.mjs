@@ -1,19 +1,21 @@
 // What a run does: the full run (under 10 minutes) or --quick (about a minute), whether it rewrites
-// docs/performance.md, and the service's Argon2 cost and concurrency, read the way the service reads them so the
+// docs/performance.md or runs the cold-start phase alone, and the service's Argon2 cost and concurrency, read the way the service reads them so the
 // ceilings use the same values.
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 
-export const USAGE = `Usage: npm run bench -- [--quick] [--write-docs]
+export const USAGE = `Usage: npm run bench -- [--quick] [--write-docs | --startup-only]
 
 Measures the service (built by npm run build) against bare Fastify and raw Argon2, in alternating pairs, on the
-embedded SQLite default and, when BENCH_POSTGRES_URL and BENCH_REDIS_URL are set, on PostgreSQL + Redis.
+embedded SQLite default and, when BENCH_POSTGRES_URL and BENCH_REDIS_URL are set, on PostgreSQL + Redis, and
+tessera serve's cold start to its first GET /health answer against bare Fastify's.
 Prints the table and writes it to bench/results/<time>.json and .md. A full run also writes the performance page
 with its figures to bench/results/latest.md.
 
-  --quick       short phases and a smaller large store (about a minute): figures are indicative only
-  --write-docs  a full run writes the page over docs/performance.md instead (its notes section is kept)
-  --help        this text`
+  --quick         short phases, fewer cold starts and a smaller large store: figures are indicative only
+  --write-docs    a full run writes the page over docs/performance.md instead (its notes section is kept)
+  --startup-only  the cold-start phase alone (writes no performance page)
+  --help          this text`
 
 /** @typedef {'health' | 'me' | 'refresh' | 'login' | 'register' | 'mixed' | 'https'} Figure */
 
@@ -34,7 +36,9 @@ const POSTGRES_FIGURES = ALL_FIGURES.filter((figure) => figure !== 'https')
  * @property {boolean} quick
  * @property {boolean} writeDocs whether a full run rewrites docs/performance.md (--write-docs)
  * @property {boolean} help
+ * @property {boolean} startupOnly only the cold-start phase (--startup-only)
  * @property {number} pairs A B pairs per ratio
+ * @property {number} startupPairs A B pairs of cold starts (bare Fastify, then the service), for each data directory
  * @property {number} httpSeconds duration of one HTTP phase (and of its bare Fastify limit)
  * @property {number} argon2Seconds duration of one Argon2-bound phase (and of its raw Argon2 limit)
  * @property {number} warmupSeconds load on each endpoint before its pairs, not measured
@@ -65,6 +69,7 @@ export function readSettings(argv, env) {
       quick: { type: 'boolean', default: false },
       'write-docs': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
+      'startup-only': { type: 'boolean', default: false },
     },
     allowPositionals: false,
   })
@@ -72,6 +77,10 @@ export function readSettings(argv, env) {
   const writeDocs = values['write-docs'] === true
   // quick figures are indicative only: they never replace a full run's in the docs
   if (quick && writeDocs) throw new Error('--write-docs needs a full run: it cannot be used with --quick')
+  const startupOnly = values['startup-only'] === true
+  if (startupOnly && writeDocs) {
+    throw new Error('--write-docs needs a full run: it cannot be used with --startup-only')
+  }
   const hashConcurrency = integer(env, 'AUTH_HASH_CONCURRENCY', availableParallelism())
   const postgresUrl = env.BENCH_POSTGRES_URL?.trim() || null
   const redisUrl = env.BENCH_REDIS_URL?.trim() || null
@@ -79,7 +88,10 @@ export function readSettings(argv, env) {
     quick,
     writeDocs,
     help: values.help === true,
+    startupOnly,
     pairs: quick ? 2 : 3,
+    // a cold start takes a second or two and varies more than a phase of load: more pairs, for a steadier median
+    startupPairs: quick ? 3 : 9,
     httpSeconds: quick ? 1 : 3,
     argon2Seconds: quick ? 1 : 4,
     warmupSeconds: quick ? 0.5 : 2,

@@ -102,7 +102,7 @@ export function describeMiss(row) {
  */
 function formatNumber(value, unit) {
   if (Number.isNaN(value)) return '?'
-  if (unit === 'ms') return formatMs(value)
+  if (unit === 'ms') return value >= 100 ? Math.round(value).toLocaleString('en-US') : formatMs(value)
   if (unit === 'MiB' || unit === 'errors') return value.toFixed(0)
   return value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(1)
 }
