@@ -17,13 +17,13 @@ import {
   handleFrameworkError,
 } from './http/error-handler.js'
 import { acceptOnlyJsonBodies } from './http/json-body.js'
-import { registerOpenApi } from './http/openapi.js'
 import { rateLimitStore } from './http/rate-limit-store.js'
 import { createRequestIdGenerator } from './http/request-id.js'
 import { LazyChildLogger, RequestLogController } from './http/request-log.js'
 import { ErrorResponse } from './http/schemas.js'
 import { addSecurityHeaders, createCredentialsHook } from './http/security-headers.js'
 import { httpsServerFactory, type TlsMaterial } from './http/tls.js'
+import { type TrustedProxy, trustedProxies } from './http/trusted-proxies.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
 import type { RequestMetrics } from './metrics/request-metrics.js'
 import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
@@ -55,6 +55,8 @@ export interface AppDeps {
    * GET /metrics; absent or null, nothing is counted.
    */
   answeredBeforeRouting?: ((status: number) => void) | null
+  /** TRUST_PROXY compiled (http/trusted-proxies.ts), shared with the connection guard; absent, compiled here. */
+  trustedProxy?: TrustedProxy | null
 }
 
 /** The HTTP application: Fastify options, error handling and the route table. Performs no I/O of its own. */
@@ -68,7 +70,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: createRequestIdGenerator(),
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    trustProxy: config.server.trustProxy.length > 0 ? [...config.server.trustProxy] : false,
+    // TRUST_PROXY, the very function the connection guard is handed (server.ts compiles it once)
+    trustProxy:
+      (deps.trustedProxy === undefined ? trustedProxies(config.server.trustProxy) : deps.trustedProxy) ??
+      false,
     // a slow client cannot hold a connection: the headers, then the whole request, have deadlines
     requestTimeout: config.server.requestTimeoutMs,
     http: {
@@ -123,7 +128,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     })
   }
   // API_DOCS=false (the production default): no /openapi.json, no /docs, and no document built at start
-  if (config.http.apiDocs) await registerOpenApi(app, deps.appInfo, config.http.basePath)
+  // loaded only then: @fastify/swagger and Swagger UI cost start-up time a service without API_DOCS never needs
+  if (config.http.apiDocs) {
+    const { registerOpenApi } = await import('./http/openapi.js')
+    await registerOpenApi(app, deps.appInfo, config.http.basePath)
+  }
   // BASE_PATH (docs/api.md §1): every route below, like the API document and /docs, under one prefix
   await app.register((api) => routeTable(api, deps), { prefix: config.http.basePath })
   return app

@@ -1,4 +1,9 @@
-/** The source of the current time, passed in so that tests can fix it instead of patching globals. */
+/**
+ * The service clock: the source of the current time for everything the service and its commands decide by it (token
+ * lifetimes, the audit trail, the login throttle, migrations), passed in so that tests can fix it instead of patching
+ * globals. The two other kinds of time, wall-clock deadlines another machine checks and monotonic durations, are in
+ * src/time.ts.
+ */
 export interface Clock {
   /** The current time in milliseconds since the Unix epoch. */
   now(): number

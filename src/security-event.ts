@@ -59,8 +59,16 @@ export interface SecurityEventSink {
   record(event: SecurityEvent): void
 }
 
-/** What an HTTP request knows of itself, passed to the account service so that its events can name it. */
+/**
+ * Whom a call of the account service is for: the one carrier of the client address into the account layer. The
+ * service reads the address from here alone, for the login throttle (docs/api.md R8.4 to R8.6), the Argon2 queue's
+ * share of each requester (R8.2) and its security events; the request id names the request in the events and the
+ * log. The routes build one per HTTP request, with both; a call off HTTP (an operator's code, a test) gives null for
+ * what it does not have.
+ */
 export interface RequestContext {
-  clientAddress: string
-  requestId: string
+  /** The client address (docs/api.md R8.3: the socket's peer or TRUST_PROXY's); null off HTTP. */
+  clientAddress: string | null
+  /** The request id of the HTTP request (Fastify's request.id); null off HTTP. */
+  requestId: string | null
 }

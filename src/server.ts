@@ -11,7 +11,9 @@ import { createTokenService } from './auth/token-service.js'
 import { type Clock, systemClock } from './clock.js'
 import { type Config, ConfigError } from './config.js'
 import { guardConnections } from './http/connection-guard.js'
+import { readOpenFileLimit } from './http/file-descriptor-limit.js'
 import { readTlsMaterial } from './http/tls.js'
+import { trustedProxies } from './http/trusted-proxies.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
 import { createMemoryLoginAttemptStore } from './storage/memory/memory-login-attempt-store.js'
@@ -46,11 +48,11 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const clock = options.clock ?? systemClock
   const siteConfig = await loadSiteConfig(config)
   const tls = config.server.tls === null ? null : await readTlsMaterial(config.server.tls)
-  const opened = options.stores ?? (await openStores(config.storage, options.logger))
+  const opened = options.stores ?? (await openStores(config.storage, clock, options.logger))
   // METRICS_PORT: prom-client is loaded, and requests and store calls are counted, only when it is set
   const metricsListen = config.server.metrics
   const metrics = metricsListen === null ? null : (await import('./metrics/metrics.js')).createMetrics()
-  const stores = metrics === null ? opened : metrics.stores.meter(opened, config.storage)
+  const stores = metrics === null ? opened : metrics.stores.meter(opened)
   const hashing = openPasswordHashing({
     params: config.auth.argon2,
     threads: config.auth.hashConcurrency,
@@ -62,7 +64,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     store: config.audit.retentionDays === 0 ? null : stores.audit,
     log: options.logger,
     retentionMs: config.audit.retentionDays * 86_400_000,
-    now: () => clock.now(),
+    clock,
   })
   try {
     const tokens = createTokenService(
@@ -96,8 +98,11 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       }),
       events: auditSink,
     })
+    // TRUST_PROXY compiled once, for Fastify (whose X-Forwarded-For is believed) and the connection guard alike
+    const trustedProxy = trustedProxies(config.server.trustProxy)
     const app = await buildApp({
       config,
+      trustedProxy,
       accounts,
       tokens,
       probes: stores.probes,
@@ -115,6 +120,9 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       clock,
       logger: options.logger,
       answeredBeforeRouting: metrics?.connections.answeredBeforeRouting ?? null,
+      // the function Fastify was given, and the limit read now, once
+      trustedProxy,
+      openFileLimit: readOpenFileLimit(),
     })
     metrics?.connections.watch(guard)
     await app.ready()

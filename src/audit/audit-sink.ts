@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js'
 import type { SecurityEvent, SecurityEventReason, SecurityEventSink } from '../security-event.js'
 import type { AuditStore } from '../storage/stores.js'
 
@@ -65,7 +66,8 @@ export interface AuditSinkDeps {
   log: AuditLog
   /** How long an event is kept, in milliseconds. */
   retentionMs: number
-  now: () => number
+  /** The service clock: when a failure began, what is old enough to prune, and the flood bound's windows. */
+  clock: Clock
   settings?: Partial<AuditSinkSettings>
 }
 
@@ -80,7 +82,7 @@ export interface AuditSinkDeps {
  * (docs/api.md R4.4.4), and the throttled kind, refused before any check, would let a guessing flood flood the log.
  */
 export function createAuditSink(deps: AuditSinkDeps): AuditSink {
-  const { store, log, now } = deps
+  const { store, log, clock } = deps
   const settings = { ...AUDIT_SINK_DEFAULTS, ...deps.settings }
   let pending: SecurityEvent[] = []
   let inFlight: Promise<void> | null = null
@@ -120,7 +122,7 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
           droppedSinceWrite = 0
           if (failing === null) return
           log.info(
-            { dropped, failedForMs: now() - failing.since },
+            { dropped, failedForMs: clock.now() - failing.since },
             'the audit store answers again: the pending audit events are written',
           )
           failing = null
@@ -128,7 +130,7 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
         (error: unknown) => {
           // the batch goes back in front: it is tried again, and the oldest events are the ones kept
           pending = batch.concat(pending)
-          const at = now()
+          const at = clock.now()
           if (failing !== null && at - failing.loggedAt < settings.failureLogEveryMs) return
           log.error(
             { err: error, pending: pending.length, dropped: stats.dropped },
@@ -154,7 +156,7 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
   const prune = (): Promise<number> => {
     if (store === null) return Promise.resolve(0)
     pruning ??= store
-      .prune(now() - deps.retentionMs)
+      .prune(clock.now() - deps.retentionMs)
       .then(
         (deleted) => {
           if (deleted > 0) log.info({ deleted }, 'old audit events pruned')
@@ -197,7 +199,7 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
   const floods = createFloodBound({
     windowMs: settings.floodWindowMs,
     rowsPerWindow: settings.floodRowsPerWindow,
-    now,
+    clock,
     summarize: (summary) => {
       log.info(
         { event: summary.type, reason: summary.reason, omitted: summary.omitted, minuteStart: summary.at },
@@ -277,7 +279,7 @@ const FLOOD_KINDS: ReadonlySet<SecurityEventReason> = new Set<SecurityEventReaso
 interface FloodBoundOptions {
   windowMs: number
   rowsPerWindow: number
-  now: () => number
+  clock: Clock
   /** Given the events_omitted summary of each kind that left events out, once its window is over. */
   summarize: (summary: SecurityEvent) => void
 }
@@ -297,8 +299,8 @@ interface KindWindow {
  * other event is kept. The metrics and the log still see every event (the sink's caller counts and logs them).
  */
 function createFloodBound(options: FloodBoundOptions) {
-  const { windowMs, rowsPerWindow, now, summarize } = options
-  let window = Math.floor(now() / windowMs)
+  const { windowMs, rowsPerWindow, clock, summarize } = options
+  let window = Math.floor(clock.now() / windowMs)
   let kinds = new Map<SecurityEventReason, KindWindow>()
   let timer: NodeJS.Timeout | null = null
 
@@ -328,11 +330,11 @@ function createFloodBound(options: FloodBoundOptions) {
     timer = setTimeout(
       () => {
         timer = null
-        const current = Math.floor(now() / windowMs)
+        const current = Math.floor(clock.now() / windowMs)
         if (current > window) endWindow(current)
         else armSummary()
       },
-      Math.max(1, (window + 1) * windowMs - now()),
+      Math.max(1, (window + 1) * windowMs - clock.now()),
     )
     timer.unref()
   }

@@ -42,29 +42,30 @@ export interface SecurityLog {
   warn(fields: Record<string, unknown>, message: string): void
 }
 
+/** A login always has a client: the throttle counts its failures by the client's address (docs/api.md R8.4). */
+export type LoginContext = RequestContext & { clientAddress: string }
+
 /**
- * Each method that changes a session records its security event (docs/api.md "Audit events") with `context`, the
- * request it serves, when there is one.
+ * Each method that changes a session takes `context`, whom the call is for (the HTTP request it serves, or nulls
+ * off HTTP): the client address is read from there only, and the method's security event (docs/api.md "Audit
+ * events") names the context's address and request id.
  */
 export interface AccountService {
-  /** spec 4.3: creates the account and logs it in. Throws ValidationError, EmailTakenError. */
-  register(
-    input: { email: string; password: string; clientAddress?: string },
-    context?: RequestContext,
-  ): Promise<Session>
+  /**
+   * spec 4.3: creates the account and logs it in. Throws ValidationError, EmailTakenError. The context's address,
+   * when there is one, is the Argon2 requester (R8.2) and is remembered for the account (R8.6).
+   */
+  register(input: { email: string; password: string }, context: RequestContext): Promise<Session>
   /**
    * spec 4.4: throws InvalidCredentialsError for a wrong e-mail or password alike, RateLimitedError when the
    * throttle refuses the attempt (docs/api.md R8.4, R8.5), and StorageError, whatever the password, when a store
-   * the login needs fails (R4.4.5).
+   * the login needs fails (R4.4.5). The context's address is what the throttle counts and the Argon2 requester.
    */
-  login(
-    input: { email: string; password: string; clientAddress: string },
-    context?: RequestContext,
-  ): Promise<Session>
+  login(input: { email: string; password: string }, context: LoginContext): Promise<Session>
   /** spec 4.5: rotates the refresh token. Throws RefreshTokenInvalidError, TokenWrongTypeError. */
-  refresh(refreshToken: string, context?: RequestContext): Promise<Session['tokens']>
+  refresh(refreshToken: string, context: RequestContext): Promise<Session['tokens']>
   /** spec 4.6: deletes the user's stored refresh token. */
-  logout(userId: string, context?: RequestContext): Promise<void>
+  logout(userId: string, context: RequestContext): Promise<void>
   /** GET /auth/me (docs/api.md §4.7). Throws AccessTokenInvalidError when the account no longer exists. */
   me(userId: string): Promise<Account>
 }
@@ -92,16 +93,15 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
   const record = (
     type: SecurityEventType,
     userId: string | null,
-    context: RequestContext | undefined,
+    context: RequestContext,
     reason: SecurityEventReason | null = null,
-    clientAddress: string | null = context?.clientAddress ?? null,
   ) =>
     events.record({
       at: clock.now(),
       type,
       userId,
-      clientAddress,
-      requestId: context?.requestId ?? null,
+      clientAddress: context.clientAddress,
+      requestId: context.requestId,
       reason,
     })
   /**
@@ -180,7 +180,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         throw new ValidationError([{ field: '/password', message: passwordProblem }])
       // the 409 reveals a registered e-mail by design (spec 4.3); checking first spares an Argon2 hash
       if (await users.findByEmail(email)) throw new EmailTakenError()
-      const address = input.clientAddress === undefined ? undefined : clientNetwork(input.clientAddress)
+      const address = context.clientAddress === null ? undefined : clientNetwork(context.clientAddress)
       const user = await createUser(email, await hasher.hash(input.password, address))
       let session: Session
       try {
@@ -188,7 +188,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       } catch (error) {
         return undoRegistration(user, error)
       }
-      record('registered', user.id, context, null, context?.clientAddress ?? input.clientAddress ?? null)
+      record('registered', user.id, context)
       // the address that chose the password is one its owner uses (R8.6)
       if (address !== undefined) await throttle.remember(email, address)
       return session
@@ -196,10 +196,9 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
 
     async login(input, context) {
       const email = normalizeEmail(input.email)
-      const address = clientNetwork(input.clientAddress)
-      const eventAddress = context?.clientAddress ?? input.clientAddress
+      const address = clientNetwork(context.clientAddress)
       const failed = (reason: SecurityEventReason, userId: string | null = null) =>
-        record('login_failed', userId, context, reason, eventAddress)
+        record('login_failed', userId, context, reason)
       // R8.4, R8.5: refused before any Argon2 work; an address no account can have is throttled as typed
       const pass = await throttle
         .admit(email ?? input.email.trim().toLowerCase(), address)
@@ -222,7 +221,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
           {
             event: 'login_failed',
             reason: 'unknown_email',
-            clientAddress: input.clientAddress,
+            clientAddress: context.clientAddress,
             ...requestIdField(context),
           },
           'login failed',
@@ -240,7 +239,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
             event: 'login_failed',
             reason: 'wrong_password',
             userId: user.id,
-            clientAddress: input.clientAddress,
+            clientAddress: context.clientAddress,
             ...requestIdField(context),
           },
           'login failed',
@@ -266,7 +265,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         throw loginStoreFailure(error)
       }
       storesFailing = false
-      record('login_succeeded', user.id, context, null, eventAddress)
+      record('login_succeeded', user.id, context)
       await throttle.succeeded(pass)
       return session
     },
@@ -316,8 +315,8 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
 }
 
 /** The request id under the name the request log gives it, so that the lines of one request can be found. */
-function requestIdField(context: RequestContext | undefined): { reqId?: string } {
-  return context === undefined ? {} : { reqId: context.requestId }
+function requestIdField(context: RequestContext): { reqId?: string } {
+  return context.requestId === null ? {} : { reqId: context.requestId }
 }
 
 function toAccount(user: UserRecord): Account {

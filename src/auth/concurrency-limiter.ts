@@ -1,4 +1,5 @@
 import { ServiceBusyError } from '../errors.js'
+import { monotonicNow } from '../time.js'
 
 export interface ConcurrencyLimiter {
   /**
@@ -108,7 +109,7 @@ export function createConcurrencyLimiter(options: {
         running++
         observer?.started(0)
       } else if (waiting < options.queueLimit || evict(key, lane === 'known')) {
-        const queuedAt = observer === undefined ? 0 : performance.now()
+        const queuedAt = observer === undefined ? 0 : monotonicNow()
         await new Promise<void>((start, refuse) => {
           if (lane === 'known') known.set(key, { start, refuse })
           else {
@@ -118,7 +119,7 @@ export function createConcurrencyLimiter(options: {
           }
           waiting++
         })
-        observer?.started(performance.now() - queuedAt)
+        observer?.started(monotonicNow() - queuedAt)
       } else {
         observer?.refused()
         throw new ServiceBusyError()

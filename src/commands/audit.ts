@@ -1,6 +1,5 @@
 import { normalizeEmail } from '../auth/email.js'
 import { isUserId } from '../auth/user-id.js'
-import type { Clock } from '../clock.js'
 import { describeCause } from '../errors.js'
 import { oneLine, quoted } from '../printable.js'
 import type { SecurityEvent } from '../security-event.js'
@@ -34,7 +33,6 @@ Exit codes: 0 done (no events is no error); 1 failed (one line on stderr: no suc
 export interface AuditCommandIo extends StoresCommandIo {
   /** Given whole lines, newline included. */
   stdout(text: string): void
-  clock: Clock
 }
 
 const DEFAULT_LIMIT = 100

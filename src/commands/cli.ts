@@ -65,6 +65,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       stdout: output.stdout,
       stderr: process.stderr,
       environment: readEnvironment,
+      clock: systemClock,
     })
     return
   }
@@ -77,6 +78,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       ...output,
       terminal: processTerminal(),
       environment: readEnvironment,
+      clock: systemClock,
     })
     return
   }

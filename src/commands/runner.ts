@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js'
 import { type Config, ConfigError, type Env, loadConfig } from '../config.js'
 import { OperationFailedError } from '../errors.js'
 import { oneLine } from '../printable.js'
@@ -8,6 +9,8 @@ import { CommandFailedError } from './command-errors.js'
 /** What an operator command that opens the service's stores needs for it: stderr, and where its variables are. */
 export interface StoresCommandIo {
   stderr(text: string): void
+  /** The time the command reads, and by which the stores it opens record a migration. */
+  clock: Clock
   /** The environment, with the variables of the --config file beneath it (config/read-environment.ts). */
   environment(configFile: string | undefined): Promise<Env>
 }
@@ -37,7 +40,9 @@ export async function runOnStores(
     // these commands open no port: production's HTTPS rule is the service's, not theirs
     const config = loadConfig(await io.environment(options.configFile), { listens: false })
     // a mistyped DATABASE_URL is refused, not created empty
-    stores = await openStores(options.storage?.(config) ?? config.storage, undefined, { existing: true })
+    stores = await openStores(options.storage?.(config) ?? config.storage, io.clock, undefined, {
+      existing: true,
+    })
     await work(stores, config)
     return 0
   } catch (error) {

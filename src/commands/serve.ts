@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { Server as TlsServer } from 'node:tls'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import { systemClock } from '../clock.js'
 import { reportListening, runPrimary } from '../cluster.js'
 import { signingSecret } from '../config/dev-secret.js'
 import type { TlsFiles } from '../config/server-config.js'
@@ -59,7 +60,7 @@ async function startWorkers(config: Config, logger: Logger): Promise<number> {
     await loadSiteConfig(config)
     if (config.server.tls !== null) await readTlsMaterial(config.server.tls)
     await signingSecret(config)
-    await migrateDatabase(config.storage)
+    await migrateDatabase(config.storage, systemClock)
   } catch (error) {
     exitWithError(error)
   }

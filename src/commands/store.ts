@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js'
 import { ConfigError } from '../config/config-error.js'
 import type { Env } from '../config/env-reader.js'
 import { createEnvReader } from '../config/env-reader.js'
@@ -8,6 +9,7 @@ import { MAX_BATCH_SIZE } from '../storage/copy/copy-statements.js'
 import { type CopyReport, copyStore } from '../storage/copy/copy-store.js'
 import { sqlitePath } from '../storage/open-stores.js'
 import { backupSqlite } from '../storage/sqlite/backup-sqlite.js'
+import { monotonicNow } from '../time.js'
 import { CommandFailedError } from './command-errors.js'
 import { parseCommandLine } from './command-line.js'
 import { createCopyProgress } from './copy-progress.js'
@@ -35,11 +37,13 @@ with mode 0600; an existing <file> is replaced only with --force. See README.md,
 Exit codes: 0 done, 1 refused, failed or not verified (one line on stderr), 2 usage error.
 `
 
-/** Where the command writes and reads: stdout and stderr, and the environment (with --config's file). */
+/** Where the command writes and reads: stdout and stderr, the environment (with --config's file), and the time. */
 export interface StoreCommandIo {
   stdout: (text: string) => void
   stderr: NodeJS.WritableStream & { isTTY?: boolean }
   environment: (configFile: string | undefined) => Promise<Env>
+  /** The service clock: the instant the copy is taken at (which tokens have expired), the target's migrations. */
+  clock: Clock
 }
 
 /** `tessera store <copy|backup>`: `args` are the arguments after `store`. Returns the exit code. */
@@ -121,7 +125,7 @@ async function copy(values: Values, env: Env, io: StoreCommandIo): Promise<numbe
     return usageError(io, `--batch-size must be an integer from 1 to ${MAX_BATCH_SIZE}`)
   }
   const storage = readStorageConfig(createEnvReader(env))
-  const started = Date.now()
+  const started = monotonicNow()
   const report = await copyStore(
     {
       from,
@@ -132,12 +136,13 @@ async function copy(values: Values, env: Env, io: StoreCommandIo): Promise<numbe
       batchSize,
       resume: values.resume === true,
       force: values.force === true,
-      now: started,
+      now: io.clock.now(),
+      clock: io.clock,
       names: { source: '--from', target: '--to', redisSource: '--redis-from', redisTarget: '--redis-to' },
     },
     createCopyProgress(io.stderr),
   )
-  const seconds = (Date.now() - started) / 1000
+  const seconds = (monotonicNow() - started) / 1000
   if (values.json) io.stdout(`${JSON.stringify({ ...report, seconds })}\n`)
   else io.stdout(describeReport(report, seconds))
   if (report.mismatch !== null) {

@@ -1,6 +1,5 @@
 import { newPasswordProblem } from '../auth/password-policy.js'
 import { createUserAdmin, parseUserRef, type UserAdmin, type UserRef } from '../auth/user-admin.js'
-import { systemClock } from '../clock.js'
 import type { Config } from '../config.js'
 import { describeCause } from '../errors.js'
 import { oneLine, quoted } from '../printable.js'
@@ -96,7 +95,7 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
         users: stores.users,
         refreshTokens: stores.refreshTokens,
         audit: stores.audit,
-        clock: systemClock,
+        clock: io.clock,
         refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
         recordEvents: config.audit.retentionDays > 0,
       })
@@ -178,7 +177,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
   const named = `${user.email} (${user.id})`
   /** The answer of a verb that logs the user out: with by when every access token issued before now has expired. */
   const printLoggedOut = (json: Record<string, unknown>, human: string) => {
-    const expireBy = new Date(Date.now() + context.config.auth.accessTokenTtlSeconds * 1000).toISOString()
+    const expireBy = iso(io.clock.now() + context.config.auth.accessTokenTtlSeconds * 1000)
     print(
       { ...publicAccount(user), ...json, access_tokens_expire_by: expireBy },
       `${human}\nAccess tokens already issued stay valid until they expire, by ${expireBy} at the latest.`,

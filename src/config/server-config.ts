@@ -1,4 +1,5 @@
 import { isIP } from 'node:net'
+import { compile } from '@fastify/proxy-addr'
 import { ConfigError } from './config-error.js'
 import type { EnvReader } from './env-reader.js'
 import type { Environment } from './environment.js'
@@ -110,14 +111,18 @@ export function isLoopbackHost(host: string): boolean {
   return isIP(v4) === 4 && v4.startsWith('127.')
 }
 
-/** An address, a CIDR range, or one of the names proxy-addr knows (loopback, linklocal, uniquelocal). */
+/**
+ * What @fastify/proxy-addr, which matches TRUST_PROXY at run time (http/trusted-proxies.ts), accepts: one of its
+ * names (loopback, linklocal, uniquelocal), or an address or a CIDR range, in the plain notation only (an address
+ * Node's isIP knows and a decimal prefix, not the shorthands or netmasks proxy-addr would also take).
+ */
 function isProxyAddress(entry: string): boolean {
-  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true
-  const [address, prefix, ...rest] = entry.split('/')
-  if (address === undefined || rest.length > 0) return false
-  const family = isIP(address)
-  if (family === 0) return false
-  if (prefix === undefined) return true
-  const bits = /^\d+$/.test(prefix) ? Number(prefix) : -1
-  return bits >= 0 && bits <= (family === 4 ? 32 : 128)
+  try {
+    compile(entry)
+  } catch {
+    return false
+  }
+  if (/^[a-z]+$/.test(entry)) return true
+  const [address = '', prefix, ...rest] = entry.split('/')
+  return rest.length === 0 && isIP(address) !== 0 && (prefix === undefined || /^\d+$/.test(prefix))
 }

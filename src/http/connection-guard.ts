@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
-import { BlockList, isIP, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { clientNetwork } from '../client-network.js'
 import type { Clock } from '../clock.js'
 import { type AppError, BadRequestError, ServiceBusyError } from '../errors.js'
 import { answerWithoutRoute } from './client-error.js'
+import type { TrustedProxy } from './trusted-proxies.js'
 
 /**
  * Requests one HTTP/1.1 connection may have read and not yet answered (pipelined): the next is answered 503 and the
@@ -24,14 +24,12 @@ export const DEFAULT_MAX_CONNECTIONS = 10_000
 const SUMMARY_INTERVAL_MS = 60_000
 
 export interface ConnectionLimits {
-  /** Connections open at once; null derives it from the process's file-descriptor limit. */
+  /** Connections open at once; null derives it from the process's file-descriptor limit (`openFileLimit`). */
   maxConnections: number | null
   /** Connections open at once from one client address (an IPv6 /64); a trusted proxy's are not counted. */
   maxConnectionsPerAddress: number
   /** A connection whose answer the client reads none of for this long is closed. */
   writeTimeoutMs: number
-  /** TRUST_PROXY: addresses, CIDR ranges or proxy-addr's names. */
-  trustProxy: readonly string[]
 }
 
 export interface ConnectionGuard {
@@ -60,7 +58,8 @@ interface Connection {
   answers: Set<ServerResponse>
   /** Over a limit: the requests it sends are dropped, and it closes once its answers are written. */
   closing: boolean
-  dropped: number
+  /** The requests it sent once closing, which Node holds, unanswered, until it closes. */
+  dropped: IncomingMessage[]
   closed: boolean
   /** Bytes the stream had flushed at the last check, and since when that has not changed. */
   flushed: number
@@ -96,12 +95,16 @@ export function guardConnections(
   deps: {
     clock: Clock
     logger: FastifyBaseLogger
+    /** TRUST_PROXY (trusted-proxies.ts), the matcher Fastify is given too; null trusts no peer. */
+    trustedProxy: TrustedProxy | null
+    /** The process's file-descriptor limit, read once at start (file-descriptor-limit.ts); null where unknown. */
+    openFileLimit: number | null
     /** Told the status of each answer the guard gives itself (400, 417, 503), for the metrics. */
     answeredBeforeRouting?: ((status: number) => void) | null
   },
 ): ConnectionGuard {
-  const maxConnections = limits.maxConnections ?? defaultMaxConnections(readOpenFileLimit())
-  const trusted = trustedProxies(limits.trustProxy)
+  const maxConnections = limits.maxConnections ?? defaultMaxConnections(deps.openFileLimit)
+  const trusted = deps.trustedProxy
   const connections = new Map<Socket, Connection>()
   const groups = new Map<string, AddressGroup>()
   const counts = { shed: 0, refused: 0, overloaded: 0, writeTimeouts: 0 }
@@ -144,7 +147,8 @@ export function guardConnections(
   server.prependListener('connection', (socket: Socket) => {
     const address = socket.remoteAddress
     if (address === undefined) return void socket.destroy()
-    const key = trusted.check(address) ? null : clientNetwork(address)
+    // the socket's peer is hop 0, as Fastify asks about it for X-Forwarded-For
+    const key = trusted?.(address, 0) ? null : clientNetwork(address)
     let group = key === null ? null : (groups.get(key) ?? null)
     const admitted =
       (group === null || group.members.size < limits.maxConnectionsPerAddress || shedOne(group.members)) &&
@@ -163,7 +167,7 @@ export function guardConnections(
       group,
       answers: new Set(),
       closing: false,
-      dropped: 0,
+      dropped: [],
       closed: false,
       flushed: 0,
       stalledSince: 0,
@@ -193,7 +197,8 @@ export function guardConnections(
     if (connection === undefined) return !request.socket.destroyed
     if (connection.closed) return false
     if (connection.closing) {
-      if (++connection.dropped > MAX_DROPPED_REQUESTS) close(connection, 'overloaded')
+      connection.dropped.push(request)
+      if (connection.dropped.length > MAX_DROPPED_REQUESTS) close(connection, 'overloaded')
       return false
     }
     track(connection, response)
@@ -204,7 +209,7 @@ export function guardConnections(
       // answered in turn, after the answers in flight; Node closes the connection once it is written
       counts.overloaded++
       connection.closing = true
-      abortWithoutStacks(request.socket)
+      abortTogether(request.socket, connection)
       stopParsing(request.socket)
       answer(request, response, new ServiceBusyError())
       return false
@@ -289,22 +294,25 @@ export function guardConnections(
 }
 
 /**
- * When a connection closes, Node aborts every request it read and did not answer with an Error whose stack it formats:
- * for a burst of dropped requests that is most of what the burst costs. Those are made without a stack: the limit is
- * lowered just before Node's own 'close' listener and restored just after it (or, should a listener throw, once the
- * current job is done).
+ * When a connection closes, Node destroys every request it read and did not answer, each with an Error of its own
+ * (ECONNRESET, "aborted"), and the stream's destroy formats that error's stack at once: for the requests of a closing
+ * connection, in flight and dropped, that was more than half of what its close cost. The guard destroys them first,
+ * just before Node's own 'close' listener, with one such error for them all (the connection closed once), so that
+ * Node finds them destroyed already and formats no more stacks. (Node still makes its errors, and captures their
+ * stacks, as it does for any connection closed with requests in flight; stopParsing keeps those to 33.)
  */
-function abortWithoutStacks(socket: Socket): void {
-  let saved = Error.stackTraceLimit
-  const restore = () => {
-    Error.stackTraceLimit = saved
-  }
+function abortTogether(socket: Socket, connection: Connection): void {
   socket.prependOnceListener('close', () => {
-    saved = Error.stackTraceLimit
-    Error.stackTraceLimit = 0
-    queueMicrotask(restore)
+    let error: (Error & { code?: string }) | undefined
+    const abort = (request: IncomingMessage) => {
+      if (request.destroyed) return
+      error ??= Object.assign(new Error('aborted'), { code: 'ECONNRESET' })
+      request.destroy(error)
+    }
+    // an answer finished has left Node's list of requests to abort, and so stays out of this one
+    for (const answer of connection.answers) if (!answer.writableFinished) abort(answer.req)
+    for (const request of connection.dropped) abort(request)
   })
-  socket.once('close', restore)
 }
 
 /** The slice of Node's HTTP parser (node:_http_common) that stopParsing uses. */
@@ -342,46 +350,4 @@ function bufferedBytes(connection: Connection): number {
 export function defaultMaxConnections(openFileLimit: number | null): number {
   if (openFileLimit === null) return DEFAULT_MAX_CONNECTIONS
   return Math.max(16, Math.min(DEFAULT_MAX_CONNECTIONS, openFileLimit - RESERVED_DESCRIPTORS))
-}
-
-/**
- * The process's limit of open files (Node raises the soft limit to the hard one as it starts), from
- * /proc/self/limits; null where that cannot be read (not Linux) or there is no limit.
- */
-export function readOpenFileLimit(): number | null {
-  try {
-    const match = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))
-    return match?.[1] === undefined ? null : Number(match[1])
-  } catch {
-    return null
-  }
-}
-
-const IPV4_MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i
-
-/** The networks proxy-addr names (TRUST_PROXY accepts them). */
-const NAMED_NETWORKS: Readonly<Record<string, readonly string[]>> = {
-  loopback: ['127.0.0.0/8', '::1/128'],
-  linklocal: ['169.254.0.0/16', 'fe80::/10'],
-  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
-}
-
-/** TRUST_PROXY as a matcher of peer addresses (IPv4-mapped IPv6 addresses taken as IPv4). */
-function trustedProxies(entries: readonly string[]): { check(address: string): boolean } {
-  const list = new BlockList()
-  for (const entry of entries.flatMap((item) => NAMED_NETWORKS[item] ?? [item])) {
-    const [address = '', prefix] = entry.split('/')
-    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4'
-    if (prefix === undefined) list.addAddress(address, type)
-    else list.addSubnet(address, Number(prefix), type)
-  }
-  return {
-    check(address) {
-      if (entries.length === 0) return false
-      const bare = address.split('%', 1)[0] ?? address
-      const mapped = IPV4_MAPPED.exec(bare)?.[1]
-      if (mapped !== undefined) return list.check(mapped, 'ipv4')
-      return list.check(bare, isIP(bare) === 6 ? 'ipv6' : 'ipv4')
-    },
-  }
 }

@@ -1,27 +1,11 @@
 import type { Registry } from 'prom-client'
-import type { StorageConfig } from '../config/storage-config.js'
-import { databaseEngine } from '../storage/open-stores.js'
-import type { HealthProbe, Stores } from '../storage/stores.js'
+import type { HealthProbe, StoreEngine, Stores } from '../storage/stores.js'
+import { monotonicNow } from '../time.js'
 import { LatencySeries, registerCollected } from './collected-metric.js'
-
-/** The backend label of a store call. */
-export type StoreBackend = 'sqlite' | 'postgres' | 'mysql' | 'redis'
-
-/** Which backend holds each store, as openStores chooses it from DATABASE_URL and REDIS_URL. */
-export interface StoreBackends {
-  /** Users and the audit trail: always the SQL database. */
-  database: StoreBackend
-  /** Refresh tokens, rate-limit counters and login attempts: Redis when REDIS_URL is set. */
-  shared: StoreBackend | null
-}
-
-export function storeBackends(storage: Pick<StorageConfig, 'databaseUrl' | 'redisUrl'>): StoreBackends {
-  return { database: databaseEngine(storage.databaseUrl), shared: storage.redisUrl === null ? null : 'redis' }
-}
 
 /** The calls of one operation on one backend. */
 interface OperationCalls {
-  backend: StoreBackend
+  backend: StoreEngine
   operation: string
   latency: LatencySeries
   errors: number
@@ -31,9 +15,9 @@ interface OperationCalls {
 export interface StoreMetrics {
   /**
    * The same stores, each method timed (failed calls too) and its failures counted, labelled with the backend that
-   * `storage` (DATABASE_URL, REDIS_URL) puts each store on. Members it does not know pass through unmetered.
+   * holds each store (Stores.placement, as openStores chose it). Members it does not know pass through unmetered.
    */
-  meter(stores: Stores, storage: Pick<StorageConfig, 'databaseUrl' | 'redisUrl'>): Stores
+  meter(stores: Stores): Stores
 }
 
 /**
@@ -45,7 +29,7 @@ export interface StoreMetrics {
 export function createStoreMetrics(registry: Registry): StoreMetrics {
   const calls: OperationCalls[] = []
 
-  const meterMethods = <T extends object>(store: T, backend: StoreBackend, prefix: string): T => {
+  const meterMethods = <T extends object>(store: T, backend: StoreEngine, prefix: string): T => {
     const metered: Record<string, unknown> = {}
     for (const name of methodNames(store)) {
       const method = (store as Record<string, unknown>)[name] as (...args: unknown[]) => unknown
@@ -57,16 +41,16 @@ export function createStoreMetrics(registry: Registry): StoreMetrics {
       }
       calls.push(entry)
       metered[name] = (...args: unknown[]) => {
-        const started = performance.now()
+        const started = monotonicNow()
         const result = method.apply(store, args)
         if (!(result instanceof Promise)) return result
         return result.then(
           (value: unknown) => {
-            entry.latency.observe((performance.now() - started) / 1000)
+            entry.latency.observe((monotonicNow() - started) / 1000)
             return value
           },
           (error: unknown) => {
-            entry.latency.observe((performance.now() - started) / 1000)
+            entry.latency.observe((monotonicNow() - started) / 1000)
             entry.errors++
             throw error
           },
@@ -94,21 +78,27 @@ export function createStoreMetrics(registry: Registry): StoreMetrics {
   })
 
   return {
-    meter(stores, storage) {
-      const backends = storeBackends(storage)
-      const shared = backends.shared ?? backends.database
+    meter(stores) {
+      const { placement } = stores
       const probes: Record<string, HealthProbe> = {}
       for (const [name, probe] of Object.entries(stores.probes)) {
-        const backend = name === 'redis' ? 'redis' : backends.database
-        probes[name] = meterMethods({ ping: probe }, backend, name).ping
+        const backend = placement.probes[name]
+        probes[name] = backend === undefined ? probe : meterMethods({ ping: probe }, backend, name).ping
       }
+      const { rateCounters, loginAttempts } = placement
       return {
         ...stores,
-        users: meterMethods(stores.users, backends.database, 'users'),
-        refreshTokens: meterMethods(stores.refreshTokens, shared, 'refreshTokens'),
-        audit: meterMethods(stores.audit, backends.database, 'audit'),
-        rateCounters: stores.rateCounters && meterMethods(stores.rateCounters, shared, 'rateCounters'),
-        loginAttempts: stores.loginAttempts && meterMethods(stores.loginAttempts, shared, 'loginAttempts'),
+        users: meterMethods(stores.users, placement.users, 'users'),
+        refreshTokens: meterMethods(stores.refreshTokens, placement.refreshTokens, 'refreshTokens'),
+        audit: meterMethods(stores.audit, placement.audit, 'audit'),
+        rateCounters:
+          stores.rateCounters && rateCounters !== null
+            ? meterMethods(stores.rateCounters, rateCounters, 'rateCounters')
+            : stores.rateCounters,
+        loginAttempts:
+          stores.loginAttempts && loginAttempts !== null
+            ? meterMethods(stores.loginAttempts, loginAttempts, 'loginAttempts')
+            : stores.loginAttempts,
         probes,
       }
     },

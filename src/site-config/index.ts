@@ -1,7 +1,6 @@
-// The site presentation configuration (spec 2.6): its schema and type, validation, the file loader and the
-// `tessera site-config` command.
+// The site presentation configuration (spec 2.6): its schema and type, validation and the file loader. The
+// `tessera site-config` command (src/commands/site-config.ts) is exported beside it by src/index.ts.
 
-export { type CommandIo, runSiteConfigCommand, SITE_CONFIG_USAGE } from '../commands/site-config.js'
 export { loadSiteConfigFile } from './load-site-config-file.js'
 export type { SiteConfigFormat } from './parse-site-config-text.js'
 export { SiteConfigFileError, SiteConfigInvalidError } from './site-config-errors.js'

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import type { Clock } from '../clock.js'
 import { type Config, ConfigError } from '../config.js'
 import { quoted } from '../printable.js'
 import { migrate } from './sql/migrate.js'
@@ -8,7 +9,7 @@ import { createSqlRefreshTokenStore } from './sql/sql-refresh-token-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
 import { isExistingSqliteStore, openSqliteDatabase } from './sqlite/sqlite-database.js'
 import { createStorageCall } from './storage-call.js'
-import type { Stores } from './stores.js'
+import type { StorePlacement, Stores } from './stores.js'
 
 /** Where storage reports connection trouble that no request sees (an idle connection lost, a reconnect). */
 export interface StorageLog {
@@ -30,12 +31,14 @@ export interface OpenStoresOptions {
 
 /**
  * DATABASE_URL and REDIS_URL to concrete stores, migrated and connected: the only module that knows every backend.
- * Users live in the SQL database; refresh tokens there too, or in Redis when REDIS_URL is set. A store that cannot
- * be reached at start, or that does not exist when `existing` asks for one that does, is a ConfigError naming its
- * variable.
+ * Users live in the SQL database; refresh tokens there too, or in Redis when REDIS_URL is set (with the rate-limit
+ * counters and the login attempts, which are kept in each process otherwise); Stores.placement says so. A store
+ * that cannot be reached at start, or that does not exist when `existing` asks for one that does, is a ConfigError
+ * naming its variable.
  */
 export async function openStores(
   storage: Config['storage'],
+  clock: Clock,
   log: StorageLog = silent,
   options: OpenStoresOptions = {},
 ): Promise<Stores> {
@@ -47,7 +50,7 @@ export async function openStores(
   const call = createStorageCall(database.synchronous ? null : storage.operationTimeoutMs)
   try {
     if (options.existing && !sqlite && !(await hasMigrations(database))) throw noTablesOfTheService()
-    await migrate(database)
+    await migrate(database, clock)
   } catch (error) {
     await database.close().catch(() => {})
     if (error instanceof ConfigError) throw error
@@ -56,7 +59,16 @@ export async function openStores(
   const probeDatabase = async () => void (await call('database.ping', () => database.run('SELECT 1', [])))
   // the audit trail stays in SQL whatever REDIS_URL says: it is a record to keep, not a cache
   const audit = createSqlAuditStore(database, call)
+  const engine = database.engine
   if (storage.redisUrl === null) {
+    const placement: StorePlacement = {
+      users: engine,
+      refreshTokens: engine,
+      audit: engine,
+      rateCounters: null,
+      loginAttempts: null,
+      probes: { database: engine },
+    }
     return {
       users: createSqlUserStore(database, call),
       refreshTokens: createSqlRefreshTokenStore(database, call),
@@ -64,6 +76,7 @@ export async function openStores(
       probes: { database: probeDatabase },
       rateCounters: null,
       loginAttempts: null,
+      placement,
       description: database.description,
       close: () => database.close(),
     }
@@ -83,6 +96,14 @@ export async function openStores(
   const redisCall = createStorageCall(storage.operationTimeoutMs)
   const redisLocation = new URL(storage.redisUrl)
   const inRedis = { keyPrefix: storage.redisKeyPrefix, call: redisCall }
+  const placement: StorePlacement = {
+    users: engine,
+    refreshTokens: 'redis',
+    audit: engine,
+    rateCounters: 'redis',
+    loginAttempts: 'redis',
+    probes: { database: engine, redis: 'redis' },
+  }
   return {
     users: createSqlUserStore(database, call),
     refreshTokens: createRedisRefreshTokenStore(redis, inRedis),
@@ -93,6 +114,7 @@ export async function openStores(
     },
     rateCounters: createRedisRateCounterStore(redis, inRedis),
     loginAttempts: createRedisLoginAttemptStore(redis, inRedis),
+    placement,
     description: `${database.description}, refresh tokens in redis ${redisLocation.host}${redisLocation.pathname}`,
     async close() {
       await redis.quit().catch(() => redis.disconnect())
@@ -124,11 +146,14 @@ async function hasMigrations(database: SqlDatabase): Promise<boolean> {
   return tables.some((table) => table.name === 'schema_migrations')
 }
 
-/** Applies pending migrations and closes the connection again (`tessera migrate`). Returns the names applied. */
-export async function migrateDatabase(storage: Config['storage']): Promise<string[]> {
+/**
+ * Applies pending migrations and closes the connection again (`tessera migrate`), recording them by `clock`.
+ * Returns the names applied.
+ */
+export async function migrateDatabase(storage: Config['storage'], clock: Clock): Promise<string[]> {
   const database = await openDatabase(storage, silent)
   try {
-    return await migrate(database)
+    return await migrate(database, clock)
   } catch (error) {
     throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   } finally {

@@ -1,4 +1,5 @@
 import { StorageError } from '../errors.js'
+import { wallClockDeadline } from '../time.js'
 
 /**
  * One storage operation as it runs: what tells a write that its caller has stopped waiting, and what the write tells
@@ -7,7 +8,10 @@ import { StorageError } from '../errors.js'
 export interface StorageAttempt {
   /** Aborted when the caller stops waiting (STORAGE_TIMEOUT_MS): the write must then not take effect any more. */
   readonly signal: AbortSignal
-  /** When the caller stops waiting, in epoch milliseconds of the system clock; Infinity when it waits for good. */
+  /**
+   * When the caller stops waiting, in epoch milliseconds of the wall clock (not the service clock: a Redis write
+   * script checks it against Redis's TIME, src/time.ts); Infinity when it waits for good.
+   */
   readonly deadline: number
   /**
    * Called by a write right before the step that may make it durable (COMMIT, sending a Redis script). False once
@@ -63,7 +67,11 @@ class CallAttempt implements StorageAttempt {
  */
 export function createStorageCall(timeoutMs: number | null): StorageCall {
   return async (operation, run) => {
-    const attempt = new CallAttempt(timeoutMs === null ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs)
+    // wall-clock time, not the injected service clock: the deadline is checked on another machine, against Redis's
+    // TIME (redis-refresh-token-store.ts), which a test's fixed clock would be far from
+    const attempt = new CallAttempt(
+      timeoutMs === null ? Number.POSITIVE_INFINITY : wallClockDeadline(timeoutMs),
+    )
     let timer: NodeJS.Timeout | undefined
     const timeout =
       timeoutMs === null

@@ -149,6 +149,31 @@ export interface AuditStore {
 /** Resolves when the dependency answers; rejects otherwise. */
 export type HealthProbe = () => Promise<void>
 
+/** An engine that holds stores: the SQL database of DATABASE_URL (a SqlEngine), or the Redis of REDIS_URL. */
+export type StoreEngine = 'sqlite' | 'postgres' | 'mysql' | 'redis'
+
+/** The engine of DATABASE_URL. */
+type DatabaseEngine = Exclude<StoreEngine, 'redis'>
+
+/**
+ * Which engine holds each store, stated once by openStores where it chooses the stores (from DATABASE_URL and
+ * REDIS_URL), for whoever labels or reports by engine (the store metrics).
+ */
+export interface StorePlacement {
+  /** The accounts: always the SQL database. */
+  users: DatabaseEngine
+  /** The SQL database, or Redis when REDIS_URL is set. */
+  refreshTokens: StoreEngine
+  /** The audit trail: always the SQL database, whatever REDIS_URL says. */
+  audit: DatabaseEngine
+  /** Redis when REDIS_URL is set; null when each process counts for itself (Stores.rateCounters is null). */
+  rateCounters: 'redis' | null
+  /** Redis when REDIS_URL is set; null when each process counts for itself (Stores.loginAttempts is null). */
+  loginAttempts: 'redis' | null
+  /** The engine each health probe asks, by the probe's name (Stores.probes). */
+  probes: Readonly<Record<string, StoreEngine>>
+}
+
 /** What the service runs on; built by openStores from DATABASE_URL and REDIS_URL. */
 export interface Stores {
   users: UserStore
@@ -161,6 +186,8 @@ export interface Stores {
   rateCounters: RateCounterStore | null
   /** Login attempts shared by every instance (in Redis); null when each process counts for itself. */
   loginAttempts: LoginAttemptStore | null
+  /** Which engine holds each of these stores. */
+  placement: StorePlacement
   /** A description for the start-up log line, without credentials. */
   description: string
   /** Closes every connection. */

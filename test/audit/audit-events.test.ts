@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { systemClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { StorageError } from '../../src/errors.js'
 import type { SecurityEvent } from '../../src/security-event.js'
@@ -200,7 +201,7 @@ describe('AUDIT_RETENTION_DAYS', () => {
   it('R6.3.5 the service prunes the events older than the retention at start; 0 keeps no trail', async () => {
     const userId = '1234567890'
     const day = 86_400_000
-    const stores = await openStores(loadConfig(instance.env).storage)
+    const stores = await openStores(loadConfig(instance.env).storage, systemClock)
     const old = { userId, clientAddress: null, requestId: null, reason: null } as const
     await stores.audit.append([
       { ...old, at: Date.now() - 8 * day, type: 'login_succeeded' },
@@ -237,7 +238,7 @@ describe('AUDIT_RETENTION_DAYS', () => {
       // close writes whatever the sink holds: nothing
       await off.close()
     }
-    const reopened = await openStores(loadConfig(instance.env).storage)
+    const reopened = await openStores(loadConfig(instance.env).storage, systemClock)
     try {
       expect(await reopened.audit.list({ userId: id })).toEqual([])
     } finally {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { type AuditSink, type AuditSinkSettings, createAuditSink } from '../../src/audit/audit-sink.js'
 import { generateUserId } from '../../src/auth/user-id.js'
+import { systemClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { StorageError } from '../../src/errors.js'
 import type { SecurityEvent } from '../../src/security-event.js'
@@ -34,7 +35,7 @@ describe('createAuditSink', () => {
 
   beforeEach(async () => {
     instance = await sqlite.setup()
-    stores = await openStores(loadConfig(instance.env).storage)
+    stores = await openStores(loadConfig(instance.env).storage, systemClock)
     batches = []
     failing = false
     store = {
@@ -58,7 +59,7 @@ describe('createAuditSink', () => {
       store,
       log,
       retentionMs: options.retentionMs ?? 86_400_000,
-      now: Date.now,
+      clock: systemClock,
       settings,
     })
     sinks.push(sink)
@@ -146,7 +147,7 @@ describe('createAuditSink', () => {
 
   it('R6.3.2 logs every event but login_failed at info, with its request id; no store keeps no trail', async () => {
     const { lines, log } = recordingLog()
-    const sink = createAuditSink({ store: null, log, retentionMs: 0, now: Date.now })
+    const sink = createAuditSink({ store: null, log, retentionMs: 0, clock: systemClock })
     sinks.push(sink)
     sink.record(event({ type: 'logout', requestId: 'req-a' }))
     sink.record(event({ type: 'login_failed', reason: 'wrong_password' }))
@@ -182,7 +183,7 @@ describe('createAuditSink', () => {
       store: { ...store, append: async (events) => void appended.push(...events) },
       log,
       retentionMs: 86_400_000,
-      now: () => clock,
+      clock: { now: () => clock },
       settings: { flushIntervalMs: 60_000, floodRowsPerWindow: 3 },
     })
     sinks.push(sink)

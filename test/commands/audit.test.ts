@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateUserId } from '../../src/auth/user-id.js'
+import { systemClock } from '../../src/clock.js'
 import { parseSince } from '../../src/commands/audit.js'
 import { loadConfig } from '../../src/config.js'
 import type { SecurityEvent } from '../../src/security-event.js'
@@ -35,7 +36,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
 
   beforeAll(async () => {
     instance = await backend.setup()
-    stores = await openStores(loadConfig(instance.env).storage)
+    stores = await openStores(loadConfig(instance.env).storage, systemClock)
     await stores.users.create({
       id: user.id,
       email: user.email,

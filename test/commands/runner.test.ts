@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { systemClock } from '../../src/clock.js'
 import { CommandFailedError } from '../../src/commands/command-errors.js'
 import { type OnStoresOptions, runOnStores } from '../../src/commands/runner.js'
 import { type Env, loadConfig } from '../../src/config.js'
@@ -22,6 +23,7 @@ describe('runOnStores', () => {
   beforeAll(async () => {
     await migrateDatabase(
       loadConfig({ ...TEST_ENV, DATABASE_URL: `sqlite:${join(dir.path, 'app.db')}` }).storage,
+      systemClock,
     )
   })
 
@@ -38,6 +40,7 @@ describe('runOnStores', () => {
         stderr: (text) => {
           stderr += text
         },
+        clock: systemClock,
         environment: async () => ({
           ...TEST_ENV,
           DATABASE_URL: `sqlite:${join(dir.path, 'app.db')}`,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { systemClock } from '../../src/clock.js'
 import type { Terminal } from '../../src/commands/terminal.js'
 import { runUsersCommand, USERS_USAGE } from '../../src/commands/users.js'
 import type { SecurityEvent } from '../../src/security-event.js'
@@ -355,6 +356,7 @@ describe('tessera users: usage and failures', () => {
           stderr += text
         },
         terminal: pipedStdin,
+        clock: systemClock,
         // a database that cannot be reached: a usage error is found first
         environment: async () => ({
           ...TEST_ENV,

@@ -4,7 +4,7 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { readOpenFileLimit } from '../../src/http/connection-guard.js'
+import { readOpenFileLimit } from '../../src/http/file-descriptor-limit.js'
 import { type RunningService, startProcess } from '../support/process.js'
 
 // issue 11, "Connection floods" (docs/api.md §8): one address holds idle keep-alive connections by the thousand. The

@@ -5,6 +5,7 @@ import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { systemClock } from '../../src/clock.js'
 import { defaultMaxConnections, guardConnections } from '../../src/http/connection-guard.js'
+import { trustedProxies } from '../../src/http/trusted-proxies.js'
 import { exchange } from '../support/raw-http.js'
 
 // docs/api.md §8: how src/http/connection-guard.ts counts client addresses and sizes its default cap. The floods
@@ -29,12 +30,26 @@ describe('connection-guard', () => {
     async function start(
       trustProxy: string[],
       handler: RequestListener = (_request, response) => response.end('ok'),
+      limits = {
+        maxConnections: 100 as number | null,
+        maxConnectionsPerAddress: 2,
+        openFileLimit: null as number | null,
+      },
     ): Promise<number> {
       server = createServer(handler)
       guardConnections(
         server,
-        { maxConnections: 100, maxConnectionsPerAddress: 2, writeTimeoutMs: 10_000, trustProxy },
-        { clock: systemClock, logger: pino({ level: 'silent' }) },
+        {
+          maxConnections: limits.maxConnections,
+          maxConnectionsPerAddress: limits.maxConnectionsPerAddress,
+          writeTimeoutMs: 10_000,
+        },
+        {
+          clock: systemClock,
+          logger: pino({ level: 'silent' }),
+          trustedProxy: trustedProxies(trustProxy),
+          openFileLimit: limits.openFileLimit,
+        },
       )
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
       return (server.address() as AddressInfo).port
@@ -66,6 +81,16 @@ describe('connection-guard', () => {
       expect(await openIdle(port, '127.0.0.3', 4)).toEqual([false, false, false, false])
     })
 
+    it('R8.7 without MAX_CONNECTIONS, caps connections at the file-descriptor limit it is given less 128', async () => {
+      const port = await start([], undefined, {
+        maxConnections: null,
+        maxConnectionsPerAddress: 100,
+        openFileLimit: 148,
+      })
+      const closed = await openIdle(port, '127.0.0.5', 21)
+      expect(closed).toEqual(Array.from({ length: 21 }, (_, i) => i === 0))
+    })
+
     it('R8.8 parses nothing a connection sends after its 33rd unanswered request', async () => {
       // answers wait, so the pipelined requests stay in flight; Node announces each request it parses on this channel
       const port = await start([], (_request, response) => {
@@ -89,6 +114,28 @@ describe('connection-guard', () => {
       } finally {
         unsubscribe('http.server.request.start', count)
       }
+    })
+
+    it('R8.8 a closing connection cut off aborts its requests in flight as Node does, and leaves the process alone', async () => {
+      // answers never come: the 32 requests admitted are still in flight when the client resets the connection
+      const errors: Array<Error & { code?: string }> = []
+      const port = await start([], (request) => {
+        request.on('error', (error) => errors.push(error))
+      })
+      const limit = Error.stackTraceLimit
+      const socket = connect({ port, host: '127.0.0.1' })
+      sockets.push(socket)
+      socket.on('error', () => {})
+      await new Promise((resolve) => socket.once('connect', resolve))
+      socket.write('GET / HTTP/1.1\r\nHost: tessera\r\n\r\n'.repeat(100))
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      socket.resetAndDestroy()
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(errors).toHaveLength(32)
+      for (const error of errors) expect(error).toMatchObject({ message: 'aborted', code: 'ECONNRESET' })
+      // no process-wide setting was lowered to make them: the error has its stack
+      expect(Error.stackTraceLimit).toBe(limit)
+      expect(errors[0]?.stack).toMatch(/^Error: aborted\n\s+at /)
     })
   })
 })

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateUserId } from '../../src/auth/user-id.js'
+import { systemClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import type { SecurityEvent } from '../../src/security-event.js'
 import { createMemoryLoginAttemptStore } from '../../src/storage/memory/memory-login-attempt-store.js'
@@ -14,7 +15,7 @@ describe.each(backends)('storage contract [$name]', (backend) => {
   let stores: Stores
   beforeAll(async () => {
     instance = await backend.setup()
-    stores = await openStores(loadConfig(instance.env).storage)
+    stores = await openStores(loadConfig(instance.env).storage, systemClock)
   })
   afterAll(async () => {
     await stores?.close()

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream'
 import type { FastifyInstance, InjectOptions } from 'fastify'
-import type { Clock } from '../../src/clock.js'
+import { type Clock, systemClock } from '../../src/clock.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
 import { createService } from '../../src/server.js'
@@ -84,7 +84,7 @@ export async function startTestService(
     },
   })
   const logger = createLogger(config.logLevel, sink)
-  const opened = await openStores(config.storage, logger)
+  const opened = await openStores(config.storage, options.clock ?? systemClock, logger)
   const stores = options.wrapStores ? options.wrapStores(opened) : opened
   const service = await createService(config, { logger, clock: options.clock, stores })
   // a test that sets BASE_PATH itself injects the paths it means

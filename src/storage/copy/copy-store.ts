@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
 import { ConfigError } from '../../config/config-error.js'
 import { createEnvReader } from '../../config/env-reader.js'
 import { readStorageConfig, type StorageConfig } from '../../config/storage-config.js'
@@ -41,6 +42,8 @@ export interface CopyOptions {
   force: boolean
   /** Tokens expiring at or before this instant (epoch ms) are not copied, and not compared. */
   now: number
+  /** The service clock, by which the target's migrations are recorded. */
+  clock: Clock
   /** How messages name each side (the command's options); "the source" and so on by default. */
   names?: Partial<Record<CopySide, string>>
 }
@@ -115,7 +118,7 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
         refusal: 'target_not_empty',
       })
     }
-    await migrate(target)
+    await migrate(target, options.clock)
     const to = copyStatements(target.engine)
     const write = async (db: Kysely<Tables>, query: SqlQuery) =>
       (await runPooled(db, query.sql, query.parameters)).changes

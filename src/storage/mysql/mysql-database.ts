@@ -58,7 +58,7 @@ export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDataba
     run: (text, parameters) => runPooled(db, text, parameters),
     write: (text, parameters, attempt) => writeInTransaction(acquire, text, parameters, attempt),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === 'ER_DUP_ENTRY',
-    withMigrationLock: (fn) =>
+    withMigrationLock: (fn, clock) =>
       withSessionLock(
         db,
         {
@@ -71,6 +71,7 @@ export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDataba
           unlock: (connection) => sql`SELECT RELEASE_LOCK(${MIGRATION_LOCK_NAME})`.execute(connection),
         },
         fn,
+        clock,
       ),
     // MySQL commits DDL implicitly; the lock alone keeps instances from applying a migration twice
     transactionalMigrations: false,

@@ -58,7 +58,7 @@ export function openPostgresDatabase(url: string, options: PostgresOptions): Sql
     run: (text, parameters) => runPooled(db, text, parameters),
     write: (text, parameters, attempt) => writeInTransaction(acquire, text, parameters, attempt),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === '23505',
-    withMigrationLock: (fn) =>
+    withMigrationLock: (fn, clock) =>
       withSessionLock(
         db,
         {
@@ -71,6 +71,7 @@ export function openPostgresDatabase(url: string, options: PostgresOptions): Sql
           unlock: (connection) => sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection),
         },
         fn,
+        clock,
       ),
     transactionalMigrations: true,
     description: `postgres ${location.host}${location.pathname}`,

@@ -9,21 +9,6 @@ export interface RedisClientOptions {
   }
 }
 
-/** Redis's clock minus this process's, in milliseconds, per client, as measured when it last connected. */
-const clockOffsets = new WeakMap<object, number>()
-
-/**
- * What to add to this process's clock to read Redis's (for a deadline a script checks against Redis's TIME): as
- * measured by createRedisClient at each connection, to within half a round trip; 0 for a client it did not create
- * or before the first measurement.
- */
-export function redisClockOffset(client: object): number {
-  return clockOffsets.get(client) ?? 0
-}
-
-/** A measurement slower than this says little about the offset, and is dropped. */
-const MAX_MEASURING_ROUND_TRIP_MS = 50
-
 /**
  * Connects a client made with `lazyConnect`. On failure it disconnects the client and rejects with the first error
  * the client reported (say, ECONNREFUSED with the address), which tells more than ioredis's own rejection.
@@ -74,16 +59,6 @@ export function createRedisClient(url: string, options: RedisClientOptions): Red
   client.on('error', (error: Error) => lost({ err: error }))
   client.on('reconnecting', () => lost({}))
   client.on('ready', () => {
-    const sent = Date.now()
-    client.time().then(
-      ([seconds, microseconds]) => {
-        const received = Date.now()
-        if (received - sent > MAX_MEASURING_ROUND_TRIP_MS) return
-        const redisNow = Number(seconds) * 1000 + Math.floor(Number(microseconds) / 1000)
-        clockOffsets.set(client, redisNow - (sent + received) / 2)
-      },
-      () => {},
-    )
     connected = true
     if (!down) return
     down = false

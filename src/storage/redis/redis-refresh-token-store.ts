@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis'
+import { wallClockNow } from '../../time.js'
 import type { StorageAttempt, StorageCall } from '../storage-call.js'
 import type { RefreshTokenStore, StoredRefreshToken } from '../stores.js'
-import { redisClockOffset, refreshTokenKey } from './redis-client.js'
+import { refreshTokenKey } from './redis-client.js'
 import { createRedisScript, type RedisScript } from './redis-script.js'
 
 /**
@@ -65,7 +66,10 @@ return 1
 `)
 
 /** The slice of ioredis the store uses. */
-type RedisCommands = Pick<Redis, 'status' | 'evalsha' | 'eval' | 'get'>
+type RedisCommands = Pick<Redis, 'status' | 'evalsha' | 'eval' | 'get' | 'time' | 'on'>
+
+/** A measurement of Redis's clock slower than this says little about the offset, and is dropped. */
+const MAX_MEASURING_ROUND_TRIP_MS = 50
 
 /**
  * Refresh tokens in Redis: one key per user, `<prefix>refresh:{<user id>}`, holding `<digest>:<expiresAt>` with a
@@ -83,6 +87,28 @@ export function createRedisRefreshTokenStore(
   const { call } = options
 
   /**
+   * Redis's clock minus this process's wall clock, in milliseconds: what turns a call's deadline (wall-clock time,
+   * src/time.ts) into one on Redis's clock, which the scripts compare with TIME. Measured now and at each
+   * reconnection (another server behind the same address may keep other time), to within half a round trip; 0
+   * until the first measurement.
+   */
+  let clockOffsetMs = 0
+  const measureClockOffset = () => {
+    const sent = wallClockNow()
+    redis.time().then(
+      ([seconds, microseconds]) => {
+        const received = wallClockNow()
+        if (received - sent > MAX_MEASURING_ROUND_TRIP_MS) return
+        const redisNow = Number(seconds) * 1000 + Math.floor(Number(microseconds) / 1000)
+        clockOffsetMs = redisNow - (sent + received) / 2
+      },
+      () => {},
+    )
+  }
+  redis.on('ready', measureClockOffset)
+  if (redis.status === 'ready') measureClockOffset()
+
+  /**
    * Runs a write script with the deadline of `attempt` on Redis's clock. Nothing is sent to a client that is not
    * connected (ioredis would refuse it at once): that failure is a plain one, the write did not happen.
    */
@@ -93,9 +119,7 @@ export function createRedisRefreshTokenStore(
     attempt: StorageAttempt,
   ): Promise<number> => {
     if (redis.status !== 'ready') throw new Error(`redis is not connected (${redis.status})`)
-    const deadline = Number.isFinite(attempt.deadline)
-      ? Math.floor(attempt.deadline + redisClockOffset(redis))
-      : 0
+    const deadline = Number.isFinite(attempt.deadline) ? Math.floor(attempt.deadline + clockOffsetMs) : 0
     if (!attempt.commit()) throw attempt.signal.reason
     const result = await script.run(redis, keys, [...args, deadline])
     if (result === -1) throw new Error('refused by Redis: past its deadline')

@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { type Kysely, sql } from 'kysely'
+import type { Clock } from '../../clock.js'
 import type { SqlDatabase, SqlEngine } from './sql-database.js'
 import type { Tables } from './tables.js'
 
@@ -35,9 +36,10 @@ export function splitStatements(text: string): string[] {
 
 /**
  * Applies the migrations not yet recorded in `schema_migrations`, under the database's migration lock: instances that
- * start together wait for each other, and none applies a migration twice. Returns the names applied.
+ * start together wait for each other, and none applies a migration twice. Each is recorded as applied at `clock`'s
+ * time. Returns the names applied.
  */
-export async function migrate(database: SqlDatabase): Promise<string[]> {
+export async function migrate(database: SqlDatabase, clock: Clock): Promise<string[]> {
   const migrations = await readMigrations(database.engine)
   return database.withMigrationLock(async (db) => {
     await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -55,15 +57,16 @@ export async function migrate(database: SqlDatabase): Promise<string[]> {
       if (applied.has(migration.version)) continue
       const apply = async (conn: Kysely<Tables>) => {
         for (const statement of migration.statements) await sql.raw(statement).execute(conn)
+        const appliedAt = new Date(clock.now()).toISOString()
         await sql`INSERT INTO schema_migrations (version, name, applied_at)
-          VALUES (${migration.version}, ${migration.name}, ${new Date().toISOString()})`.execute(conn)
+          VALUES (${migration.version}, ${migration.name}, ${appliedAt})`.execute(conn)
       }
       if (database.transactionalMigrations) await inTransaction(db, apply)
       else await apply(db)
       done.push(migration.name)
     }
     return done
-  })
+  }, clock)
 }
 
 /** BEGIN/COMMIT on the locked connection itself, so the lock and the transaction share one session. */

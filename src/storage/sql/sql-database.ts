@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely'
+import type { Clock } from '../../clock.js'
 import type { StorageAttempt } from '../storage-call.js'
 import type { SqlStatements } from './sql-statements.js'
 import type { Tables } from './tables.js'
@@ -36,9 +37,9 @@ export interface SqlDatabase {
   isUniqueViolation(error: unknown): boolean
   /**
    * Runs `fn` on one connection while holding a lock that other processes migrating the same database wait for.
-   * SQLite's lock is a write transaction around the whole run.
+   * SQLite's lock is a write transaction around the whole run; a server's is a named lock, waited for by `clock`.
    */
-  withMigrationLock<T>(fn: (connection: Kysely<Tables>) => Promise<T>): Promise<T>
+  withMigrationLock<T>(fn: (connection: Kysely<Tables>) => Promise<T>, clock: Clock): Promise<T>
   /** Whether each migration file may run in its own transaction (DDL is transactional). */
   transactionalMigrations: boolean
   /** Where the database is, without credentials, for the start-up log line. */

@@ -18,6 +18,9 @@ const pause = new Int32Array(new SharedArrayBuffer(4))
  */
 export function applyPragmas(connection, pragmas) {
   for (const pragma of pragmas) {
+    // the one read of the time in src/ outside src/clock.ts and src/time.ts (test/clock-reads.test.ts): the SQLite
+    // writer thread runs this very file and cannot import TypeScript, so the retry keeps its own timer; a bound on
+    // a wait while a connection opens, which no clock of the service need fix or move
     const deadline = Date.now() + BUSY_WAIT_MS
     for (;;) {
       try {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { hash } from '@node-rs/argon2'
 import { expect } from 'vitest'
+import { systemClock } from '../../../src/clock.js'
 import { migrate } from '../../../src/storage/sql/migrate.js'
 import { loadBetterSqlite3 } from '../../../src/storage/sqlite/better-sqlite3.js'
 import { openSqliteDatabase } from '../../../src/storage/sqlite/sqlite-database.js'
@@ -29,7 +30,7 @@ export const seedEmail = (index: number) => `user${String(index).padStart(6, '0'
 export async function seedSqliteStore(file: string, count: number, expiredEvery = 100): Promise<SeededStore> {
   const database = openSqliteDatabase(file)
   try {
-    await migrate(database)
+    await migrate(database, systemClock)
   } finally {
     await database.close()
   }

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { systemClock } from '../../../src/clock.js'
 import { loadConfig } from '../../../src/config.js'
 import { migrateDatabase } from '../../../src/storage/open-stores.js'
 import { readMigrations, splitStatements } from '../../../src/storage/sql/migrate.js'
@@ -36,14 +37,14 @@ describe.each(backends)('migrate [$name]', (backend) => {
 
   it('applies every migration once; a second run applies nothing', async () => {
     const storage = loadConfig(instance.env).storage
-    const first = await migrateDatabase(storage)
+    const first = await migrateDatabase(storage, systemClock)
     expect(first.length).toBeGreaterThan(0)
-    expect(await migrateDatabase(storage)).toEqual([])
+    expect(await migrateDatabase(storage, systemClock)).toEqual([])
   })
 
   it('instances starting at once wait for the lock: each migration is applied exactly once', async () => {
     const storage = loadConfig(instance.env).storage
-    const runs = await Promise.all(Array.from({ length: 4 }, () => migrateDatabase(storage)))
+    const runs = await Promise.all(Array.from({ length: 4 }, () => migrateDatabase(storage, systemClock)))
     const applied = runs.flat()
     expect(new Set(applied).size).toBe(applied.length)
     expect(runs.filter((run) => run.length > 0)).toHaveLength(1)

@@ -1,0 +1,66 @@
+import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { BIN, childEnv } from '../support/process.js'
+import { useTempDir } from '../support/temp-dir.js'
+
+const RECORDER = fileURLToPath(new URL('../support/record-loaded-modules.mjs', import.meta.url))
+
+/** The packages a command that needs no HTTP server and no other database must not load. */
+const SERVER_PACKAGES = ['fastify', '@fastify/swagger', '@fastify/swagger-ui', 'fast-jwt', 'pino']
+const OTHER_DRIVERS = ['pg', 'mysql2', 'ioredis']
+
+/** Runs the built `tessera` with `args` and returns the packages (node_modules/<name>) and src files it loaded. */
+function modulesLoadedBy(args: string[], env: Record<string, string>, dir: string) {
+  const record = join(dir, `loaded-${args.join('-')}.txt`)
+  const result = spawnSync(process.execPath, ['--import', RECORDER, BIN, ...args], {
+    env: childEnv({ ...env, TESSERA_LOADED_MODULES: record }),
+    encoding: 'utf8',
+    timeout: 30_000,
+  })
+  expect(result.status, result.stderr).toBe(0)
+  const paths = readFileSync(record, 'utf8').split('\n').filter(Boolean)
+  const packages = new Set(
+    paths.flatMap((path) => {
+      const match = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path)
+      return match?.[1] === undefined ? [] : [match[1]]
+    }),
+  )
+  return { packages, paths }
+}
+
+describe('what a command loads', () => {
+  const temp = useTempDir('module-load')
+  const dir = () => temp.path
+
+  it('tessera --help loads neither the HTTP server nor any database driver', () => {
+    const { packages, paths } = modulesLoadedBy(['--help'], {}, dir())
+    // the recorder saw the dispatcher: an empty record would pass every check below
+    expect(paths.some((path) => path.endsWith('/dist/commands/cli.js'))).toBe(true)
+    for (const name of [...SERVER_PACKAGES, ...OTHER_DRIVERS, 'better-sqlite3', 'kysely'])
+      expect(packages, name).not.toContain(name)
+  })
+
+  it('tessera users list on SQLite loads SQLite, and neither the HTTP server nor another driver', () => {
+    const env = { DATABASE_URL: `sqlite:${join(dir(), 'app.db')}` }
+    const migrated = spawnSync(process.execPath, [BIN, 'migrate'], { env: childEnv(env), encoding: 'utf8' })
+    expect(migrated.status, migrated.stderr).toBe(0)
+    const { packages } = modulesLoadedBy(['users', 'list'], env, dir())
+    expect(packages).toContain('better-sqlite3')
+    for (const name of [...SERVER_PACKAGES, ...OTHER_DRIVERS]) expect(packages, name).not.toContain(name)
+  })
+
+  it("the record does hold the server when a module loads it: serve's module imports Fastify", () => {
+    const record = join(dir(), 'serve.txt')
+    const serveModule = new URL('../../dist/commands/serve.js', import.meta.url).href
+    const loaded = spawnSync(
+      process.execPath,
+      ['--import', RECORDER, '--input-type=module', '-e', `await import(${JSON.stringify(serveModule)})`],
+      { env: childEnv({ TESSERA_LOADED_MODULES: record }), encoding: 'utf8', timeout: 30_000 },
+    )
+    expect(loaded.status, loaded.stderr).toBe(0)
+    expect(readFileSync(record, 'utf8')).toMatch(/\/node_modules\/fastify\//)
+  })
+})
