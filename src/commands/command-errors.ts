@@ -1,4 +1,5 @@
-import { TesseraError } from '../errors.js'
+import { ConfigError } from '../config/config-error.js'
+import { OperationFailedError, type OperationRefusal, TesseraError } from '../errors.js'
 
 /**
  * The errors of the operator commands (`tessera users`, `tessera audit`, `tessera store`): each is one line on stderr,
@@ -26,4 +27,19 @@ export class PromptCancelledError extends TesseraError {
   constructor() {
     super('cancelled at the prompt')
   }
+}
+
+/**
+ * The stderr line of a failure that says its own message: a CommandFailedError, a ConfigError, or an
+ * OperationFailedError of a layer below, followed by what `hints` tell the operator about its refusal (the options
+ * of the command that override it). Null for any other error, which the command describes itself.
+ */
+export function failureMessage(
+  error: unknown,
+  hints: Partial<Record<OperationRefusal, string>> = {},
+): string | null {
+  if (error instanceof OperationFailedError)
+    return error.message + (error.refusal === null ? '' : (hints[error.refusal] ?? ''))
+  if (error instanceof CommandFailedError || error instanceof ConfigError) return error.message
+  return null
 }

@@ -1,10 +1,9 @@
 import type { Clock } from '../clock.js'
-import { type Config, ConfigError, type Env, loadConfig } from '../config.js'
-import { OperationFailedError } from '../errors.js'
+import { type Config, type Env, loadConfig } from '../config.js'
 import { oneLine } from '../printable.js'
 import { openStores } from '../storage/open-stores.js'
 import type { Stores } from '../storage/stores.js'
-import { CommandFailedError } from './command-errors.js'
+import { failureMessage } from './command-errors.js'
 
 /** What an operator command that opens the service's stores needs for it: stderr, and where its variables are. */
 export interface StoresCommandIo {
@@ -46,12 +45,7 @@ export async function runOnStores(
     await work(stores, config)
     return 0
   } catch (error) {
-    const message =
-      error instanceof CommandFailedError ||
-      error instanceof OperationFailedError ||
-      error instanceof ConfigError
-        ? error.message
-        : options.describeFailure(error)
+    const message = failureMessage(error) ?? options.describeFailure(error)
     io.stderr(`tessera ${command}: ${oneLine(message.replace(/\s+/g, ' '))}\n`)
     return 1
   } finally {

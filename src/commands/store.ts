@@ -1,16 +1,15 @@
 import type { Clock } from '../clock.js'
-import { ConfigError } from '../config/config-error.js'
 import type { Env } from '../config/env-reader.js'
 import { createEnvReader } from '../config/env-reader.js'
 import { readStorageConfig } from '../config/storage-config.js'
-import { OperationFailedError, type OperationRefusal } from '../errors.js'
+import type { OperationRefusal } from '../errors.js'
 import { oneLine, quoted } from '../printable.js'
 import { MAX_BATCH_SIZE } from '../storage/copy/copy-statements.js'
 import { type CopyReport, copyStore } from '../storage/copy/copy-store.js'
 import { sqlitePath } from '../storage/open-stores.js'
 import { backupSqlite } from '../storage/sqlite/backup-sqlite.js'
 import { monotonicNow } from '../time.js'
-import { CommandFailedError } from './command-errors.js'
+import { CommandFailedError, failureMessage } from './command-errors.js'
 import { parseCommandLine } from './command-line.js'
 import { createCopyProgress } from './copy-progress.js'
 
@@ -83,10 +82,10 @@ export async function runStoreCommand(args: readonly string[], io: StoreCommandI
       return await backup(file, values, env, io)
     }
   } catch (error) {
-    if (error instanceof OperationFailedError)
-      return fail(error.message + (REFUSAL_HINTS[error.refusal ?? ''] ?? ''))
-    if (error instanceof CommandFailedError || error instanceof ConfigError) return fail(error.message)
-    return fail(`failed: ${error instanceof Error ? error.message : String(error)}`)
+    return fail(
+      failureMessage(error, REFUSAL_HINTS) ??
+        `failed: ${error instanceof Error ? error.message : String(error)}`,
+    )
   }
   return usageError(io, `unknown subcommand ${quoted(subcommand)}`)
 }
@@ -94,10 +93,10 @@ export async function runStoreCommand(args: readonly string[], io: StoreCommandI
 type Values = ReturnType<typeof parse>['values']
 
 /** What the operator can do about a refusal, said in the options of this command. */
-const REFUSAL_HINTS: Record<string, string> = {
+const REFUSAL_HINTS: Record<OperationRefusal, string> = {
   target_not_empty: '; --resume continues an interrupted copy, --force copies into it anyway',
   destination_exists: '; --force replaces it',
-} satisfies Partial<Record<OperationRefusal, string>>
+}
 
 async function copy(values: Values, env: Env, io: StoreCommandIo): Promise<number> {
   const { from, to } = values
@@ -136,7 +135,6 @@ async function copy(values: Values, env: Env, io: StoreCommandIo): Promise<numbe
       batchSize,
       resume: values.resume === true,
       force: values.force === true,
-      now: io.clock.now(),
       clock: io.clock,
       names: { source: '--from', target: '--to', redisSource: '--redis-from', redisTarget: '--redis-to' },
     },

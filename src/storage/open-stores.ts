@@ -59,16 +59,8 @@ export async function openStores(
   const probeDatabase = async () => void (await call('database.ping', () => database.run('SELECT 1', [])))
   // the audit trail stays in SQL whatever REDIS_URL says: it is a record to keep, not a cache
   const audit = createSqlAuditStore(database, call)
-  const engine = database.engine
+  const placement = placementOf(database.engine, storage.redisUrl !== null)
   if (storage.redisUrl === null) {
-    const placement: StorePlacement = {
-      users: engine,
-      refreshTokens: engine,
-      audit: engine,
-      rateCounters: null,
-      loginAttempts: null,
-      probes: { database: engine },
-    }
     return {
       users: createSqlUserStore(database, call),
       refreshTokens: createSqlRefreshTokenStore(database, call),
@@ -96,14 +88,6 @@ export async function openStores(
   const redisCall = createStorageCall(storage.operationTimeoutMs)
   const redisLocation = new URL(storage.redisUrl)
   const inRedis = { keyPrefix: storage.redisKeyPrefix, call: redisCall }
-  const placement: StorePlacement = {
-    users: engine,
-    refreshTokens: 'redis',
-    audit: engine,
-    rateCounters: 'redis',
-    loginAttempts: 'redis',
-    probes: { database: engine, redis: 'redis' },
-  }
   return {
     users: createSqlUserStore(database, call),
     refreshTokens: createRedisRefreshTokenStore(redis, inRedis),
@@ -120,6 +104,23 @@ export async function openStores(
       await redis.quit().catch(() => redis.disconnect())
       await database.close()
     },
+  }
+}
+
+/**
+ * Which engine holds each store, as openStores chooses them: the accounts and the audit trail in the SQL database
+ * always; refresh tokens there too, or with the rate-limit counters and the login attempts in Redis (otherwise kept
+ * in each process).
+ */
+function placementOf(engine: SqlEngine, redis: boolean): StorePlacement {
+  const shared = redis ? 'redis' : null
+  return {
+    users: engine,
+    refreshTokens: shared ?? engine,
+    audit: engine,
+    rateCounters: shared,
+    loginAttempts: shared,
+    probes: redis ? { database: engine, redis: 'redis' } : { database: engine },
   }
 }
 

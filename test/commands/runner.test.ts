@@ -67,18 +67,14 @@ describe('runOnStores', () => {
     expect(result).toEqual({ code: 0, stderr: '', closed: 1 })
   })
 
-  it('a CommandFailedError: exit 1, its message on one line, the stores closed', async () => {
+  it.each([
+    ['a CommandFailedError', new CommandFailedError('no account\n  has that id')],
+    ['an OperationFailedError of a layer below', new OperationFailedError('no account\n  has that id')],
+  ])('%s: exit 1, its message on one line, the stores closed', async (_kind, failure) => {
     const result = await run(async () => {
-      throw new CommandFailedError('no account\n  has that id')
+      throw failure
     })
     expect(result).toEqual({ code: 1, stderr: 'tessera demo: no account has that id\n', closed: 1 })
-  })
-
-  it('an OperationFailedError of a layer below: exit 1, its message on one line, the stores closed', async () => {
-    const result = await run(async () => {
-      throw new OperationFailedError('no account has the id 1000000001')
-    })
-    expect(result).toEqual({ code: 1, stderr: 'tessera demo: no account has the id 1000000001\n', closed: 1 })
   })
 
   it('any other error: exit 1, what describeFailure says of it, the stores closed', async () => {

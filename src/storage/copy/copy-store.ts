@@ -40,9 +40,10 @@ export interface CopyOptions {
   resume: boolean
   /** Copy into a target that holds accounts already, leaving those as they are. */
   force: boolean
-  /** Tokens expiring at or before this instant (epoch ms) are not copied, and not compared. */
-  now: number
-  /** The service clock, by which the target's migrations are recorded. */
+  /**
+   * The service clock: its time when the copy begins is the instant at or before which an expiring token is not
+   * copied, and not compared; the target's migrations are recorded by it.
+   */
   clock: Clock
   /** How messages name each side (the command's options); "the source" and so on by default. */
   names?: Partial<Record<CopySide, string>>
@@ -92,6 +93,7 @@ export interface CopyReport {
  */
 export async function copyStore(options: CopyOptions, progress: CopyProgress): Promise<CopyReport> {
   const names = { ...SIDE_NAMES, ...options.names }
+  const now = options.clock.now()
   if (sameStore(options.from, options.to) && (options.redisFrom ?? '') === (options.redisTo ?? '')) {
     throw new OperationFailedError(`${names.source} and ${names.target} name the same store`)
   }
@@ -133,13 +135,11 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       // source; on the target, which may hold other accounts (--force), only the batch's ids are kept
       const sourceTokens = (ids: readonly string[]) =>
         redisFrom
-          ? redisFrom.read(ids, options.now)
-          : readSource(from.tokensBetween(first(ids), last(ids), options.now)).then((rows) =>
-              rows.map(toTokenRow),
-            )
+          ? redisFrom.read(ids, now)
+          : readSource(from.tokensBetween(first(ids), last(ids), now)).then((rows) => rows.map(toTokenRow))
       const targetTokens = async (ids: readonly string[]) => {
-        if (redisTo) return redisTo.read(ids, options.now)
-        const rows = await readTarget(to.tokensBetween(first(ids), last(ids), options.now))
+        if (redisTo) return redisTo.read(ids, now)
+        const rows = await readTarget(to.tokensBetween(first(ids), last(ids), now))
         const batch = new Set(ids)
         return rows.map(toTokenRow).filter((row) => batch.has(row.userId))
       }
