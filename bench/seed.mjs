@@ -5,7 +5,10 @@ import { createHash } from 'node:crypto'
 import { hash } from '@node-rs/argon2'
 import { argon2Options, BENCH_PASSWORD } from './argon2-options.mjs'
 
-/** Rows per INSERT: 4 parameters each, well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters. */
+/**
+ * Rows per INSERT: 4 parameters each for an account, 11 for a session, under SQLite's 32,766 and PostgreSQL's 65,535
+ * bound parameters.
+ */
 const ROWS_PER_INSERT = 2_000
 /** INSERTs per transaction. */
 const INSERTS_PER_TRANSACTION = 25
@@ -34,17 +37,18 @@ export function seedPasswordHash(argon2) {
 }
 
 /**
- * Inserts accounts 0 … count-1 into `users` and, when asked, a stored refresh token for each (the digest of a string
- * that is no token, so none matches it: the table has the size it would have with every account logged in), in
- * large batches inside transactions.
+ * Inserts accounts 0 … count-1 into `users` and, when asked, a session for each, as a login in the default mode
+ * stores it (slot 'single', migration 0004; the digest of a string that is no token, so none matches it: the table
+ * has the size it would have with every account logged in), in large batches inside transactions.
  * @param {Pick<import('../src/storage/sql/sql-database.js').SqlDatabase, 'db'>} database a database opened by
  *   dist/storage/<engine>/
- * @param {{ count: number, passwordHash: string, refreshTokens: boolean,
+ * @param {{ count: number, passwordHash: string, sessions: boolean,
  *   onProgress?: (done: number) => void }} options
  */
 export async function seedUsers(database, options) {
   const { db } = database
-  const expiresAt = Date.now() + 30 * 86_400_000
+  const now = Date.now()
+  const expiresAt = now + 30 * 86_400_000
   const batchesPerTransaction = ROWS_PER_INSERT * INSERTS_PER_TRANSACTION
   for (let start = 0; start < options.count; start += batchesPerTransaction) {
     const end = Math.min(options.count, start + batchesPerTransaction)
@@ -52,17 +56,26 @@ export async function seedUsers(database, options) {
       for (let from = start; from < end; from += ROWS_PER_INSERT) {
         const to = Math.min(end, from + ROWS_PER_INSERT)
         const users = []
-        const tokens = []
+        const sessions = []
         for (let index = from; index < to; index++) {
           const { id, email } = seededUser(index)
           users.push({ id, email, password_hash: options.passwordHash, created_at: CREATED_AT })
-          if (options.refreshTokens) {
+          if (options.sessions) {
             const digest = createHash('sha256').update(`seed-${index}`).digest('hex')
-            tokens.push({ user_id: id, token_digest: digest, expires_at: expiresAt })
+            sessions.push({
+              id: digest.slice(0, 32),
+              user_id: id,
+              slot: 'single',
+              token_digest: digest,
+              expires_at: expiresAt,
+              created_at: now,
+              last_used_at: now,
+              device: '',
+            })
           }
         }
         await trx.insertInto('users').values(users).execute()
-        if (tokens.length > 0) await trx.insertInto('refresh_tokens').values(tokens).execute()
+        if (sessions.length > 0) await trx.insertInto('sessions').values(sessions).execute()
       }
     })
     options.onProgress?.(end)

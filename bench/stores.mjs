@@ -39,8 +39,8 @@ export async function seedSqliteStore(dataDir, options) {
 }
 
 /**
- * Seeds the PostgreSQL database of `databaseUrl`. Refresh tokens live in Redis in that configuration, so only
- * accounts are seeded.
+ * Seeds the PostgreSQL database of `databaseUrl`. Sessions live in Redis in that configuration, so only accounts are
+ * seeded.
  * @param {string} databaseUrl
  * @param {SeedOptions} options
  */
@@ -68,16 +68,16 @@ export async function seedPostgresStore(databaseUrl, options) {
 /**
  * @param {import('../src/storage/sql/sql-database.js').SqlDatabase} database
  * @param {SeedOptions} options
- * @param {boolean} refreshTokens
+ * @param {boolean} sessions whether each account gets a session
  */
-async function seed(database, options, refreshTokens) {
+async function seed(database, options, sessions) {
   const started = performance.now()
   const step = Math.max(1, Math.floor(options.count / 4))
   let reported = 0
   await seedUsers(database, {
     count: options.count,
     passwordHash: options.passwordHash,
-    refreshTokens,
+    sessions,
     onProgress: (done) => {
       if (done - reported < step && done < options.count) return
       reported = done

@@ -2,6 +2,7 @@ import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { AccessTokenKeys } from './auth/access-token-keys.js'
 import type { AccountService } from './auth/account-service.js'
 import type { TokenService } from './auth/token-service.js'
 import type { Clock } from './clock.js'
@@ -30,6 +31,8 @@ import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
 import { demoRoutes } from './routes/demo-routes.js'
 import { siteConfigRoutes } from './routes/site-config-routes.js'
 import { statusRoutes } from './routes/status-routes.js'
+import { wellKnownDocuments, wellKnownRoutes } from './routes/well-known-routes.js'
+import type { SessionService } from './sessions/session-service.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
 import { createMemoryRateCounterStore } from './storage/memory/memory-rate-counter-store.js'
 import type { HealthProbe, RateCounterStore } from './storage/stores.js'
@@ -37,7 +40,11 @@ import type { HealthProbe, RateCounterStore } from './storage/stores.js'
 export interface AppDeps {
   config: Config
   accounts: AccountService
-  tokens: Pick<TokenService, 'verifyAccess'>
+  /** Listing and ending sessions: logout, GET /auth/sessions, DELETE /auth/sessions/<id>. */
+  sessions: SessionService
+  tokens: Pick<TokenService, 'verifyAccessSubject'>
+  /** AUTH_JWT_ALGORITHM EdDSA or ES256: the keys GET /.well-known/jwks.json publishes; absent or null with HS256. */
+  accessTokenKeys?: Pick<AccessTokenKeys, 'jwks'> | null
   probes: Readonly<Record<string, HealthProbe>>
   /** Rate-limit counters shared by all instances (Redis); null keeps them per process. */
   rateCounters: RateCounterStore | null
@@ -98,7 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const methodsByPath = new Map<string, Set<string>>()
   app.addHook('onRoute', (route) => {
-    if (route.url.includes('*') || route.url.includes(':')) return
+    if (route.url.includes('*')) return
     const methods = methodsByPath.get(route.url) ?? new Set<string>()
     for (const method of [route.method].flat()) methods.add(method)
     methodsByPath.set(route.url, methods)
@@ -149,6 +156,8 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
     clock: deps.clock,
   })
   await app.register(siteConfigRoutes, { siteConfig: deps.siteConfig })
+  // docs/api.md §4.13: the access-token keys, and where they are, for the application's other services
+  await app.register(wellKnownRoutes, wellKnownDocuments(config, deps.accessTokenKeys ?? null))
   // DEMO_PAGE (on by default outside production): GET /demo, the client library's page, and the files it loads
   if (config.http.demoPage) await app.register(demoRoutes)
   await app.register(async (credentials) => {
@@ -161,7 +170,7 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
     })
     await credentials.register(async (scope) => {
       scope.addHook('onRequest', createAuthenticate(deps.tokens))
-      await scope.register(protectedAuthRoutes, { accounts: deps.accounts })
+      await scope.register(protectedAuthRoutes, { accounts: deps.accounts, sessions: deps.sessions })
     })
   })
 }

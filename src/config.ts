@@ -5,18 +5,25 @@ import { createEnvReader, type Env } from './config/env-reader.js'
 import { ENVIRONMENTS, type Environment, LOG_LEVELS, type LogLevel } from './config/environment.js'
 import { type HttpConfig, httpWarnings, readHttpConfig } from './config/http-config.js'
 import { checkTransport, readServerConfig, type ServerConfig } from './config/server-config.js'
+import { readSessionConfig, type SessionConfig } from './config/session-config.js'
+import { readSigningConfig, type SigningConfig } from './config/signing-config.js'
 import { readStorageConfig, type StorageConfig } from './config/storage-config.js'
 
 export type { Argon2Params } from './config/auth-config.js'
 export { ConfigError } from './config/config-error.js'
 export type { Env } from './config/env-reader.js'
 export type { Environment, LogLevel } from './config/environment.js'
+export type { SessionConfig, SessionMode } from './config/session-config.js'
 
 /** The whole configuration, read once from the environment, validated and frozen. */
 export interface Config {
   env: Environment
   server: ServerConfig
   auth: AuthConfig
+  /** AUTH_SESSIONS and the reuse settings (docs/api.md §3). */
+  sessions: SessionConfig
+  /** AUTH_JWT_ALGORITHM, its keys and AUTH_JWT_ISSUER: how access tokens are signed (docs/api.md §2.3, §5.5). */
+  signing: SigningConfig
   storage: StorageConfig
   audit: AuditConfig
   http: HttpConfig
@@ -48,6 +55,8 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
     env: nodeEnv,
     server,
     auth: readAuthConfig(read, { env: nodeEnv, cores, workers: server.workers }),
+    sessions: readSessionConfig(read),
+    signing: readSigningConfig(read, { env: nodeEnv, publicUrl: server.publicUrl }),
     storage: readStorageConfig(read),
     audit: readAuditConfig(read),
     http: readHttpConfig(read, nodeEnv),

@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'refresh_token_invalid',
   'token_wrong_type',
   'not_found',
+  'session_not_found',
   'method_not_allowed',
   'email_taken',
   'payload_too_large',
@@ -163,6 +164,15 @@ export class NotFoundError extends AppError {
   readonly code = 'not_found'
   constructor() {
     super('Not found')
+  }
+}
+
+/** DELETE /auth/sessions/<id> of an id that is not one of the caller's sessions (docs/api.md §4.12). */
+export class SessionNotFoundError extends AppError {
+  readonly statusCode = 404
+  readonly code = 'session_not_found'
+  constructor() {
+    super('Session not found')
   }
 }
 

@@ -12,5 +12,12 @@ export {
 } from './errors.js'
 export { createService } from './server.js'
 export * from './site-config/index.js'
-export type { RateCount, RateCounterStore, RefreshTokenStore, Stores, UserStore } from './storage/stores.js'
+export type {
+  RateCount,
+  RateCounterStore,
+  SessionStore,
+  StoredSession,
+  Stores,
+  UserStore,
+} from './storage/stores.js'
 export * from './verifier/index.js'

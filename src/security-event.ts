@@ -1,3 +1,5 @@
+import type { Clock } from './clock.js'
+
 /**
  * The security events of an account (issue 13, docs/api.md "Audit events"): what the audit trail records, in the
  * `audit_events` table of the SQL store and in the log. An event never carries a password, a token, a password hash
@@ -13,6 +15,13 @@ export type SecurityEventType =
   | 'password_reset'
   | 'account_deleted'
   | 'sessions_revoked'
+  /** A user ended one of their sessions by its id (DELETE /auth/sessions/<id>). */
+  | 'session_ended'
+  /**
+   * A rotated refresh token came back after the reuse grace while AUTH_REFRESH_REUSE_ENDS_SESSION is on: its session
+   * was ended, the current token of the chain with it (docs/api.md §3, RFC 9700 §4.14.2).
+   */
+  | 'refresh_reuse_detected'
   /**
    * Not an event of an account: how many events of one kind a client can cause at will (its reason) the flood bound
    * left out of the trail in one minute (docs/api.md R6.3.4); the count is `omitted`.
@@ -38,6 +47,12 @@ export type SecurityEventReason =
   | 'invalid'
   /** password_reset, account_deleted, sessions_revoked: done by an operator's `tessera users` command */
   | 'operator'
+  /** refresh_succeeded: a rotated token presented again inside AUTH_REFRESH_REUSE_GRACE_SECONDS got its successor */
+  | 'grace'
+  /** logout: with `?scope=others`, the caller's other sessions were ended, not this one */
+  | 'others'
+  /** logout: with `?scope=all`, every session of the caller was ended */
+  | 'all'
 
 export interface SecurityEvent {
   /** When it happened: epoch milliseconds of the service clock. */
@@ -71,4 +86,27 @@ export interface RequestContext {
   clientAddress: string | null
   /** The request id of the HTTP request (Fastify's request.id); null off HTTP. */
   requestId: string | null
+  /** The User-Agent header, which names the device of a session that starts (docs/api.md §4.11); absent off HTTP. */
+  userAgent?: string | null
+}
+
+/** Records one event of `type` for the call `context` stands for, at `clock`'s time. */
+export type RecordSecurityEvent = (
+  type: SecurityEventType,
+  userId: string | null,
+  context: RequestContext,
+  reason?: SecurityEventReason | null,
+) => void
+
+/** How the account service and the sessions record their events in `sink`: the context names address and request. */
+export function securityEventRecorder(sink: SecurityEventSink, clock: Clock): RecordSecurityEvent {
+  return (type, userId, context, reason = null) =>
+    sink.record({
+      at: clock.now(),
+      type,
+      userId,
+      clientAddress: context.clientAddress,
+      requestId: context.requestId,
+      reason,
+    })
 }

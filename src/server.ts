@@ -14,6 +14,7 @@ import { guardConnections } from './http/connection-guard.js'
 import { readOpenFileLimit } from './http/file-descriptor-limit.js'
 import { readTlsMaterial } from './http/tls.js'
 import { trustedProxies } from './http/trusted-proxies.js'
+import { createSessionService } from './sessions/session-service.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
 import { createMemoryLoginAttemptStore } from './storage/memory/memory-login-attempt-store.js'
@@ -48,6 +49,12 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const clock = options.clock ?? systemClock
   const siteConfig = await loadSiteConfig(config)
   const tls = config.server.tls === null ? null : await readTlsMaterial(config.server.tls)
+  // AUTH_JWT_ALGORITHM EdDSA or ES256: the access-token keys, read (in development made) before any store is opened;
+  // jose, which gives them their kid and JWK, is loaded only then
+  const accessTokenKeys =
+    config.signing.algorithm === 'HS256'
+      ? null
+      : await (await import('./auth/access-token-keys.js')).loadAccessTokenKeys(config)
   const opened = options.stores ?? (await openStores(config.storage, clock, options.logger))
   // METRICS_PORT: prom-client is loaded, and requests and store calls are counted, only when it is set
   const metricsListen = config.server.metrics
@@ -73,13 +80,16 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         previousSecrets: config.auth.previousJwtSecrets,
         accessTokenTtlSeconds: config.auth.accessTokenTtlSeconds,
         refreshTokenTtlSeconds: config.auth.refreshTokenTtlSeconds,
+        accessTokenKeys,
+        issuer: config.signing.issuer,
       },
       clock,
     )
     metrics?.argon2.watch(hashing.limiter)
     const accounts = createAccountService({
       users: stores.users,
-      refreshTokens: stores.refreshTokens,
+      sessions: stores.sessions,
+      sessionConfig: config.sessions,
       hasher: hashing.hasher,
       tokens,
       clock,
@@ -97,6 +107,13 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         clock,
       }),
       events: auditSink,
+      onReuseDetected: metrics?.sessions.reuseDetected,
+    })
+    const sessions = createSessionService({
+      store: stores.sessions,
+      clock,
+      events: auditSink,
+      mode: config.sessions.mode,
     })
     // TRUST_PROXY compiled once, for Fastify (whose X-Forwarded-For is believed) and the connection guard alike
     const trustedProxy = trustedProxies(config.server.trustProxy)
@@ -104,7 +121,9 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       config,
       trustedProxy,
       accounts,
+      sessions,
       tokens,
+      accessTokenKeys,
       probes: stores.probes,
       rateCounters: stores.rateCounters,
       appInfo: options.appInfo ?? (await readAppInfo()),

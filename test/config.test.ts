@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { ACCESS_TOKEN_ALGORITHMS } from '../src/config/signing-config.js'
 import { type Config, ConfigError, configWarnings, type Env, loadConfig } from '../src/config.js'
 
 /** A strong secret: 48 random bytes in base64, as `openssl rand -base64 48` prints them. */
@@ -204,6 +205,43 @@ const VARIABLES: Record<string, Variable> = {
     ],
     bad: [['0.0.0.0', 'METRICS_HOST is set without METRICS_PORT', {}]],
   },
+  PUBLIC_URL: {
+    read: (config) => config.server.publicUrl,
+    default: null,
+    good: [
+      ['https://auth.example.com', 'https://auth.example.com'],
+      ['https://Example.COM/api/', 'https://example.com/api'],
+      ['http://localhost:3000', 'http://localhost:3000'],
+      // R5.5.6: production needs https, but on a loopback address
+      ['https://auth.example.com', 'https://auth.example.com', PRODUCTION],
+      ['http://127.0.0.1:3000/api', 'http://127.0.0.1:3000/api', PRODUCTION],
+    ],
+    bad: [
+      ['auth.example.com', 'PUBLIC_URL must be a URL starting with http:// or https://'],
+      ['ftp://auth.example.com', 'PUBLIC_URL must be a URL starting with http:// or https://'],
+      ...[
+        'https://auth.example.com/?x=1',
+        'https://auth.example.com/#top',
+        'https://u:p@auth.example.com',
+      ].map(
+        (value): Entry<string> => [
+          value,
+          `PUBLIC_URL must be a base URL such as https://auth.example.com/api, without credentials, query or fragment, got "${value.replace('u:p', '***')}"`,
+        ],
+      ),
+      [
+        'http://auth.example.com',
+        'PUBLIC_URL must be an https URL in production (http only on a loopback address), got "http://auth.example.com"',
+        PRODUCTION,
+      ],
+      // R5.5.6: the discovery document's JWKS URL is absolute, and never taken from a request's Host header
+      [
+        '',
+        'PUBLIC_URL must be set in production with AUTH_JWT_ALGORITHM=EdDSA: /.well-known/openid-configuration names the JWKS by its absolute URL',
+        { ...PRODUCTION, AUTH_JWT_ALGORITHM: 'EdDSA', AUTH_JWT_PRIVATE_KEY_FILE: 'key.pem' },
+      ],
+    ],
+  },
 
   // auth
   AUTH_JWT_SECRET: {
@@ -278,6 +316,74 @@ const VARIABLES: Record<string, Variable> = {
       ],
       [`${SECRET},${HEX_SECRET}`, []],
     ],
+  },
+  AUTH_JWT_ALGORITHM: {
+    read: (config) => config.signing.algorithm,
+    default: 'HS256',
+    good: [
+      ['HS256', 'HS256'],
+      ['EdDSA', 'EdDSA'],
+      ['ES256', 'ES256'],
+      [
+        'EdDSA',
+        'EdDSA',
+        { ...PRODUCTION, AUTH_JWT_PRIVATE_KEY_FILE: 'key.pem', PUBLIC_URL: 'https://a.example' },
+      ],
+    ],
+    bad: [
+      ...['RS256', 'none', 'eddsa', 'Ed25519'].map(
+        (value): Entry<string> => [
+          value,
+          `AUTH_JWT_ALGORITHM must be one of HS256, EdDSA, ES256, got "${value}"`,
+        ],
+      ),
+    ],
+  },
+  AUTH_JWT_PRIVATE_KEY_FILE: {
+    // whether the file holds a key of the algorithm is checked at start (test/auth/access-token-keys.test.ts)
+    read: (config) => config.signing.privateKeyFile,
+    with: { AUTH_JWT_ALGORITHM: 'EdDSA' },
+    default: null,
+    good: [['/etc/tessera/jwt-key.pem', '/etc/tessera/jwt-key.pem']],
+    bad: [
+      ['key.pem', 'AUTH_JWT_PRIVATE_KEY_FILE is set, but AUTH_JWT_ALGORITHM is HS256 (the default)', {}],
+      // R5.5.6: production has a key file of its own (one made on each machine would differ between instances)
+      [
+        '',
+        'AUTH_JWT_PRIVATE_KEY_FILE must be set in production with AUTH_JWT_ALGORITHM=ES256 (tessera keys generate writes one)',
+        { ...PRODUCTION, AUTH_JWT_ALGORITHM: 'ES256', PUBLIC_URL: 'https://a.example' },
+      ],
+    ],
+  },
+  AUTH_JWT_PREVIOUS_PUBLIC_KEY_FILES: {
+    read: (config) => config.signing.previousPublicKeyFiles,
+    with: { AUTH_JWT_ALGORITHM: 'ES256' },
+    default: [],
+    good: [['old.pem, older.pem,', ['old.pem', 'older.pem']]],
+    bad: [
+      [
+        'old.pem',
+        'AUTH_JWT_PREVIOUS_PUBLIC_KEY_FILES is set, but AUTH_JWT_ALGORITHM is HS256 (the default)',
+        {},
+      ],
+    ],
+  },
+  AUTH_JWT_ISSUER: {
+    read: (config) => config.signing.issuer,
+    default: null,
+    good: [
+      ['https://auth.example.com', 'https://auth.example.com'],
+      ['tessera', 'tessera'],
+    ],
+    bad: [
+      ['an issuer', '"an issuer"'],
+      ['a\tb', '"a\\tb"'],
+      [':issuer', '":issuer"'],
+      ['x'.repeat(257), `"${'x'.repeat(80)}"… (177 more characters)`],
+    ].map(([value, shown]) => [
+      value as string,
+      `AUTH_JWT_ISSUER must be a URL or a name without a colon, of at most 256 characters and no spaces, got ${shown}`,
+    ]),
   },
   AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES: {
     read: (config) => config.auth.accessTokenTtlSeconds,
@@ -429,6 +535,53 @@ const VARIABLES: Record<string, Variable> = {
       value,
       integerError('AUTH_LOGIN_BACKOFF_MAX_SECONDS', 'from 1 to 86400', value),
     ]),
+  },
+
+  // sessions
+  AUTH_SESSIONS: {
+    read: (config) => config.sessions.mode,
+    default: 'single',
+    good: [
+      ['single', 'single'],
+      ['per-device', 'per-device'],
+    ],
+    bad: ['multi', 'Per-Device'].map((value) => [
+      value,
+      `AUTH_SESSIONS must be one of single, per-device, got "${value}"`,
+    ]),
+  },
+  AUTH_MAX_SESSIONS: {
+    read: (config) => config.sessions.maxSessions,
+    default: 10,
+    good: [
+      ['1', 1],
+      ['1000', 1000],
+    ],
+    bad: ['0', '1001', 'ten'].map((value) => [
+      value,
+      integerError('AUTH_MAX_SESSIONS', 'from 1 to 1000', value),
+    ]),
+  },
+  AUTH_REFRESH_REUSE_GRACE_SECONDS: {
+    read: (config) => config.sessions.reuseGraceSeconds,
+    default: 0,
+    good: [
+      ['10', 10],
+      ['60', 60],
+    ],
+    bad: ['-1', '61', '10s'].map((value) => [
+      value,
+      integerError('AUTH_REFRESH_REUSE_GRACE_SECONDS', 'from 0 to 60', value),
+    ]),
+  },
+  AUTH_REFRESH_REUSE_ENDS_SESSION: {
+    read: (config) => config.sessions.reuseEndsSession,
+    default: false,
+    good: [
+      ['true', true],
+      ['false', false],
+    ],
+    bad: [['yes', 'AUTH_REFRESH_REUSE_ENDS_SESSION must be one of true, false, got "yes"']],
   },
 
   // storage
@@ -696,6 +849,8 @@ describe('loadConfig', () => {
         [...readFileSync(file, 'utf8').matchAll(/'([A-Z][A-Z0-9_]+)'/g)].map(([, n]) => n),
       ),
     )
+    // the names of AUTH_JWT_ALGORITHM's values are quoted too
+    for (const algorithm of ACCESS_TOKEN_ALGORITHMS) names.delete(algorithm)
     expect([...names].sort()).toEqual(Object.keys(VARIABLES).sort())
   })
 
@@ -719,6 +874,23 @@ describe('loadConfig', () => {
     expect(config.http.corsOrigins).toBe('*')
     expect(config.logLevel).toBe('info')
     expect(config.siteConfigFile).toBeNull()
+    // HS256 access tokens with no iss: the specification's tokens, byte for byte
+    expect(config.signing).toEqual({
+      algorithm: 'HS256',
+      privateKeyFile: null,
+      previousPublicKeyFiles: [],
+      issuer: null,
+    })
+    expect(config.server.publicUrl).toBeNull()
+    // one session per user, no grace, no detection, no sid in any token: the specification's behaviour
+    expect(config.sessions).toEqual({
+      mode: 'single',
+      maxSessions: 10,
+      reuseGraceSeconds: 0,
+      reuseEndsSession: false,
+      sidInAccessTokens: false,
+      sidInRefreshTokens: false,
+    })
   })
 
   it('reads every variable at once', () => {
@@ -734,6 +906,15 @@ describe('loadConfig', () => {
       AUTH_HASH_QUEUE_LIMIT: '50',
       AUTH_LOGIN_BACKOFF_AFTER: '3',
       AUTH_LOGIN_BACKOFF_MAX_SECONDS: '600',
+      AUTH_SESSIONS: 'per-device',
+      AUTH_MAX_SESSIONS: '5',
+      AUTH_REFRESH_REUSE_GRACE_SECONDS: '10',
+      AUTH_REFRESH_REUSE_ENDS_SESSION: 'true',
+      AUTH_JWT_ALGORITHM: 'EdDSA',
+      AUTH_JWT_PRIVATE_KEY_FILE: '/etc/tessera/jwt-key.pem',
+      AUTH_JWT_PREVIOUS_PUBLIC_KEY_FILES: '/etc/tessera/jwt-old.pub.pem',
+      AUTH_JWT_ISSUER: 'https://auth.example.com/api',
+      PUBLIC_URL: 'https://auth.example.com/api',
       HOST: '127.0.0.1',
       PORT: '8080',
       TRUST_PROXY: '10.0.0.0/8',
@@ -778,6 +959,7 @@ describe('loadConfig', () => {
         maxConnectionsPerAddress: 100,
         writeTimeoutMs: 15_000,
         metrics: { host: '0.0.0.0', port: 9464 },
+        publicUrl: 'https://auth.example.com/api',
       },
       auth: {
         jwtSecret: SECRET,
@@ -788,6 +970,20 @@ describe('loadConfig', () => {
         hashConcurrency: 2,
         hashQueueLimit: 50,
         loginBackoff: { afterFailures: 3, maxDelaySeconds: 600 },
+      },
+      sessions: {
+        mode: 'per-device',
+        maxSessions: 5,
+        reuseGraceSeconds: 10,
+        reuseEndsSession: true,
+        sidInAccessTokens: true,
+        sidInRefreshTokens: true,
+      },
+      signing: {
+        algorithm: 'EdDSA',
+        privateKeyFile: '/etc/tessera/jwt-key.pem',
+        previousPublicKeyFiles: ['/etc/tessera/jwt-old.pub.pem'],
+        issuer: 'https://auth.example.com/api',
       },
       storage: {
         dataDir: '/srv/tessera',

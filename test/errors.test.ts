@@ -71,6 +71,12 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     message: 'HTTPS is required',
   },
   NotFoundError: { error: new errors.NotFoundError(), status: 404, code: 'not_found', message: 'Not found' },
+  SessionNotFoundError: {
+    error: new errors.SessionNotFoundError(),
+    status: 404,
+    code: 'session_not_found',
+    message: 'Session not found',
+  },
   MethodNotAllowedError: {
     error: new errors.MethodNotAllowedError(['GET']),
     status: 405,
@@ -280,11 +286,11 @@ describe('toAppError', () => {
 
   it('answers a write whose outcome is unknown with the 503 of its own, a failed one with the 500', () => {
     const cause = new Error('no answer within 1000 ms')
-    const unknown = new errors.StorageError('refreshTokens.rotate failed', { cause, outcomeUnknown: true })
+    const unknown = new errors.StorageError('sessions.rotate failed', { cause, outcomeUnknown: true })
     const mapped = toAppError(unknown)
     expect(mapped).toBeInstanceOf(errors.WriteOutcomeUnknownError)
     expect(mapped.cause).toBe(unknown)
-    const failed = new errors.StorageError('refreshTokens.rotate failed', { cause })
+    const failed = new errors.StorageError('sessions.rotate failed', { cause })
     expect(failed.outcomeUnknown).toBe(false)
     expect(toAppError(failed)).toBeInstanceOf(errors.InternalError)
   })

@@ -21,7 +21,7 @@ const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
   },
   { name: 'configuration', modules: ['config.ts', 'config/', 'logger.ts', 'site-config/'] },
   { name: 'storage', modules: ['storage/'] },
-  { name: 'domain', modules: ['auth/', 'audit/'] },
+  { name: 'domain', modules: ['auth/', 'audit/', 'sessions/'] },
   { name: 'http', modules: ['http/'] },
   { name: 'edges', modules: ['routes/', 'metrics/', 'verifier/'] },
   { name: 'composition', modules: ['app.ts', 'server.ts', 'cluster.ts'] },
@@ -34,6 +34,7 @@ const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
 const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
   'storage/': ['auth/', 'audit/', 'http/', 'routes/', 'commands/'],
   'auth/': ['http/', 'routes/', 'commands/'],
+  'sessions/': ['http/', 'routes/', 'commands/'],
   'audit/': ['commands/'],
   'config/': ['commands/'],
 }

@@ -81,3 +81,85 @@ describe.each(backends)('two service processes sharing one store [$name]', (back
     },
   )
 })
+
+// docs/api.md §3.1 across instances: the sessions, the compare-and-swap and the grace live in the shared store
+describe.each(backends.filter((backend) => backend.name === 'postgres+redis'))(
+  'sessions per device across two service processes [$name]',
+  (backend) => {
+    let instance: BackendInstance
+    /** per-device, no grace: R3.7 per session */
+    let strict: RunningService[] = []
+    /** per-device with a grace and reuse detection */
+    let graced: RunningService[] = []
+    beforeAll(async () => {
+      instance = await backend.setup()
+      const env = { ...instance.env, ...RATE_LIMIT, AUTH_SESSIONS: 'per-device' }
+      const grace = {
+        ...env,
+        AUTH_REFRESH_REUSE_GRACE_SECONDS: '10',
+        AUTH_REFRESH_REUSE_ENDS_SESSION: 'true',
+      }
+      const started = await Promise.all([startProcess(env), startProcess(env)])
+      strict = started
+      graced = await Promise.all([startProcess(grace), startProcess(grace)])
+    })
+    afterAll(async () => {
+      await Promise.all([...strict, ...graced].map((service) => service.stop()))
+      await instance?.teardown()
+    })
+
+    const login = async (service: RunningService, email: string) => {
+      const reply = await fetchJson(`${service.url}/auth/login`, { body: { email, password: PASSWORD } })
+      expect(reply.status).toBe(200)
+      return reply.body.data as { access_token: string; refresh_token: string }
+    }
+    const refreshOn = (service: RunningService, token: string) =>
+      fetchJson(`${service.url}/auth/refresh`, { body: { refresh_token: token } })
+
+    it('two devices stay logged in side by side, each refreshing on the other instance; ending one leaves the other', async () => {
+      const [a, b] = strict as [RunningService, RunningService]
+      const email = `devices-${Date.now()}@example.com`
+      expect(
+        (await fetchJson(`${a.url}/auth/register`, { body: { email, password: PASSWORD } })).status,
+      ).toBe(200)
+      const laptop = await login(a, email)
+      const phone = await login(b, email)
+      const laptopNext = await refreshOn(b, laptop.refresh_token)
+      const phoneNext = await refreshOn(a, phone.refresh_token)
+      expect([laptopNext.status, phoneNext.status]).toEqual([200, 200])
+      const ended = await fetchJson(
+        `${a.url}/auth/sessions/${JSON.parse(Buffer.from(laptop.access_token.split('.')[1] ?? '', 'base64url').toString()).sid}`,
+        { method: 'DELETE', token: phoneNext.body.data.access_token },
+      )
+      expect(ended.status).toBe(200)
+      expect((await refreshOn(b, laptopNext.body.data.refresh_token)).status).toBe(401)
+      expect((await refreshOn(b, phoneNext.body.data.refresh_token)).status).toBe(200)
+    })
+
+    it('of 40 concurrent refreshes with one token, split across both, exactly one succeeds', async () => {
+      const [a, b] = strict as [RunningService, RunningService]
+      const email = `race-devices-${Date.now()}@example.com`
+      await fetchJson(`${a.url}/auth/register`, { body: { email, password: PASSWORD } })
+      const token = (await login(b, email)).refresh_token
+      const replies = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => refreshOn(i % 2 === 0 ? a : b, token)),
+      )
+      expect(replies.filter((reply) => reply.status === 200)).toHaveLength(1)
+      expect(replies.filter((reply) => reply.status === 401)).toHaveLength(39)
+    })
+
+    it('with a grace, 40 concurrent refreshes split across both all get the same successor: one rotation', async () => {
+      const [a, b] = graced as [RunningService, RunningService]
+      const email = `race-grace-${Date.now()}@example.com`
+      await fetchJson(`${a.url}/auth/register`, { body: { email, password: PASSWORD } })
+      const token = (await login(b, email)).refresh_token
+      const replies = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => refreshOn(i % 2 === 0 ? a : b, token)),
+      )
+      expect(replies.map((reply) => reply.status)).toEqual(Array(40).fill(200))
+      const successors = new Set(replies.map((reply) => reply.body.data.refresh_token))
+      expect(successors.size).toBe(1)
+      expect((await refreshOn(a, [...successors][0])).status).toBe(200)
+    })
+  },
+)

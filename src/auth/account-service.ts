@@ -1,5 +1,7 @@
-import { clientNetwork } from '../client-network.js'
+import { randomBytes } from 'node:crypto'
+import { clientNetwork, coarseNetwork } from '../client-network.js'
 import type { Clock } from '../clock.js'
+import type { SessionConfig } from '../config/session-config.js'
 import {
   AccessTokenInvalidError,
   EmailTakenError,
@@ -10,19 +12,20 @@ import {
   StorageError,
   ValidationError,
 } from '../errors.js'
-import type {
-  RequestContext,
-  SecurityEventReason,
-  SecurityEventSink,
-  SecurityEventType,
+import {
+  type RequestContext,
+  type SecurityEventReason,
+  type SecurityEventSink,
+  securityEventRecorder,
 } from '../security-event.js'
-import type { RefreshTokenStore, UserRecord, UserStore } from '../storage/stores.js'
+import { describeDevice } from '../sessions/device.js'
+import type { SessionStore, StoredSession, UserRecord, UserStore } from '../storage/stores.js'
 import { normalizeEmail } from './email.js'
 import type { LoginThrottle } from './login-throttle.js'
 import type { PasswordHasher } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
 import { createReuseMemory } from './reuse-memory.js'
-import { refreshTokenDigest, type TokenPair, type TokenService } from './token-service.js'
+import { refreshTokenDigest, type TokenPair, type TokenService, type TokenSubject } from './token-service.js'
 import { generateUserId } from './user-id.js'
 
 /** The account as the API shows it: never the password hash. */
@@ -62,17 +65,21 @@ export interface AccountService {
    * the login needs fails (R4.4.5). The context's address is what the throttle counts and the Argon2 requester.
    */
   login(input: { email: string; password: string }, context: LoginContext): Promise<Session>
-  /** spec 4.5: rotates the refresh token. Throws RefreshTokenInvalidError, TokenWrongTypeError. */
+  /**
+   * spec 4.5: rotates the refresh token of its session. Throws RefreshTokenInvalidError, TokenWrongTypeError. With
+   * a reuse grace, a token rotated within it gets the successor it already got (docs/api.md §3); with reuse
+   * detection, a rotated token outside it ends its session.
+   */
   refresh(refreshToken: string, context: RequestContext): Promise<Session['tokens']>
-  /** spec 4.6: deletes the user's stored refresh token. */
-  logout(userId: string, context: RequestContext): Promise<void>
   /** GET /auth/me (docs/api.md §4.7). Throws AccessTokenInvalidError when the account no longer exists. */
   me(userId: string): Promise<Account>
 }
 
 export interface AccountServiceDeps {
   users: UserStore
-  refreshTokens: RefreshTokenStore
+  sessions: SessionStore
+  /** AUTH_SESSIONS, AUTH_MAX_SESSIONS and the reuse settings. */
+  sessionConfig: SessionConfig
   hasher: PasswordHasher
   tokens: TokenService
   clock: Clock
@@ -81,6 +88,8 @@ export interface AccountServiceDeps {
   throttle: LoginThrottle
   /** Where the security events go (the audit trail and the log); never makes a call wait. */
   events: SecurityEventSink
+  /** Told of each session ended by reuse detection (the metric tessera_refresh_reuse_detected_total). */
+  onReuseDetected?: () => void
 }
 
 /** Attempts at drawing an unused random id; with 9·10⁹ ids a second attempt is already rare. */
@@ -89,21 +98,10 @@ const ID_ATTEMPTS = 5
 const REUSES_REMEMBERED = 10_000
 
 export function createAccountService(deps: AccountServiceDeps): AccountService {
-  const { users, refreshTokens, hasher, tokens, clock, log, throttle, events } = deps
-  const record = (
-    type: SecurityEventType,
-    userId: string | null,
-    context: RequestContext,
-    reason: SecurityEventReason | null = null,
-  ) =>
-    events.record({
-      at: clock.now(),
-      type,
-      userId,
-      clientAddress: context.clientAddress,
-      requestId: context.requestId,
-      reason,
-    })
+  const { users, sessions, sessionConfig, hasher, tokens, clock, log, throttle, events } = deps
+  const sessionLimit = sessionConfig.mode === 'single' ? 'single' : sessionConfig.maxSessions
+  const graceMs = sessionConfig.reuseGraceSeconds * 1000
+  const record = securityEventRecorder(events, clock)
   /**
    * docs/api.md R4.4.5: set when a store failed during a login, cleared when a login completes (its session was
    * stored). While set, a wrong password gets the answer of a failing store, not 401, so that a right password
@@ -117,13 +115,33 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     return new StorageError('login could not complete: a store failed', { cause })
   }
 
-  /** spec 3: a new token pair whose refresh token replaces any stored one. */
-  const startSession = async (user: UserRecord): Promise<Session> => {
-    const pair = tokens.issuePair(user.id)
-    const stored = await refreshTokens.put(user.id, {
-      digest: refreshTokenDigest(pair.refreshToken),
-      expiresAt: pair.refreshExpiresAt,
+  /**
+   * spec 3: a new session and its token pair. In single mode it replaces the user's session (the specification's
+   * one current refresh token); per device it is one more, the least recently used ended beyond AUTH_MAX_SESSIONS.
+   */
+  const startSession = async (user: UserRecord, context: RequestContext): Promise<Session> => {
+    const id = randomBytes(16).toString('hex')
+    const pair = tokens.issuePair(user.id, {
+      access: sessionConfig.sidInAccessTokens ? id : null,
+      refresh: sessionConfig.sidInRefreshTokens ? id : null,
     })
+    const now = clock.now()
+    const stored = await sessions.start(
+      {
+        id,
+        userId: user.id,
+        digest: refreshTokenDigest(pair.refreshToken),
+        expiresAt: pair.refreshExpiresAt,
+        createdAt: now,
+        lastUsedAt: now,
+        device: describeDevice(context.userAgent),
+        clientAddress: context.clientAddress === null ? null : coarseNetwork(context.clientAddress),
+        previousDigest: null,
+        rotatedAt: null,
+      },
+      sessionLimit,
+      now,
+    )
     // the account was deleted since it was read (tessera users delete): as if it had not been found
     if (!stored) throw new InvalidCredentialsError()
     return {
@@ -169,6 +187,27 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     throw failure
   }
 
+  /** The session a successor names: the refresh token's sid, when the configuration puts one there. */
+  const successorSubject = (userId: string, sessionId: string | null): TokenSubject => ({
+    userId,
+    sessionId: sessionConfig.sidInRefreshTokens ? sessionId : null,
+  })
+  const accessToken = (userId: string, sessionId: string | null) =>
+    tokens.issueAccess(userId, sessionConfig.sidInAccessTokens ? sessionId : null)
+
+  /**
+   * AUTH_REFRESH_REUSE_GRACE_SECONDS: the token of digest `digest` was rotated in `session`; presented again within
+   * the grace, while the successor it got is still the session's current token, it gets that successor again (the
+   * same token, recomputed: TokenService.successor is a function of the rotation) and a fresh access token. Null
+   * otherwise.
+   */
+  const withinGrace = async (session: StoredSession, digest: string, now: number) => {
+    if (graceMs === 0 || session.rotatedAt === null || now - session.rotatedAt > graceMs) return null
+    const next = tokens.successor(digest, successorSubject(session.userId, session.id), session.rotatedAt)
+    if (refreshTokenDigest(next.token) !== session.digest) return null
+    return { accessToken: accessToken(session.userId, session.id), refreshToken: next.token }
+  }
+
   return {
     async register(input, context) {
       const email = normalizeEmail(input.email)
@@ -184,7 +223,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       const user = await createUser(email, await hasher.hash(input.password, address))
       let session: Session
       try {
-        session = await startSession(user)
+        session = await startSession(user, context)
       } catch (error) {
         return undoRegistration(user, error)
       }
@@ -259,7 +298,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
           })
           if (rehashed !== null) await users.updatePasswordHash(user.id, rehashed)
         }
-        session = await startSession(user)
+        session = await startSession(user, context)
       } catch (error) {
         if (!(error instanceof StorageError)) throw error
         throw loginStoreFailure(error)
@@ -271,39 +310,69 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     },
 
     async refresh(refreshToken, context) {
-      let userId: string
+      let subject: TokenSubject
       try {
-        userId = tokens.verifyRefresh(refreshToken)
+        subject = tokens.verifyRefreshSubject(refreshToken)
       } catch (error) {
         // a bad signature, an expired, malformed or access token: whose it claims to be is not believed
         record('refresh_refused', null, context, 'invalid')
         throw error
       }
-      // docs/api.md R4.5.3, R4.7.2: a token whose sub names no account is refused. The rotation below sees to it: a stored token
-      // implies its account (a foreign key in SQL; in Redis, `tessera users delete` retires the user's token before
-      // it deletes the account, and a retired user gets no new one), so a valid token of no account finds nothing to
-      // rotate, and no account read is added to the refresh.
-      const pair = tokens.issuePair(userId)
+      const { userId } = subject
+      const now = clock.now()
       const digest = refreshTokenDigest(refreshToken)
-      const rotated = await refreshTokens.rotate(
+      // a token of before sessions were named (no sid) whose successor must name its session: it is looked up
+      const sessionId =
+        subject.sessionId ??
+        (sessionConfig.sidInRefreshTokens
+          ? ((await sessions.find(userId, { digest }, now))?.id ?? null)
+          : null)
+      // docs/api.md R4.5.3, R4.7.2: a token whose sub names no account is refused. The rotation below sees to it: a
+      // stored session implies its account (a foreign key in SQL; in Redis, `tessera users delete` retires the
+      // user's sessions before it deletes the account, and a retired user gets no new one), so a valid token of no
+      // account finds nothing to rotate, and no account read is added to the refresh.
+      const next = tokens.successor(digest, successorSubject(userId, sessionId), now)
+      const address = context.clientAddress === null ? null : coarseNetwork(context.clientAddress)
+      const rotated = await sessions.rotate(
         userId,
         digest,
-        { digest: refreshTokenDigest(pair.refreshToken), expiresAt: pair.refreshExpiresAt },
-        clock.now(),
+        { digest: refreshTokenDigest(next.token), expiresAt: next.expiresAt, clientAddress: address },
+        now,
       )
-      // spec 4.5 rule 3: a token already rotated (or replaced by a login, or deleted) is refused
-      if (!rotated) {
-        // the first reuse of a token is an event of its account; a client replaying it again is a flood (R6.3.4)
-        record('refresh_refused', userId, context, reuses.isFirstReuse(digest) ? 'reused' : 'replayed')
-        throw new RefreshTokenInvalidError()
+      if (rotated) {
+        record('refresh_succeeded', userId, context)
+        return { accessToken: accessToken(userId, sessionId), refreshToken: next.token }
       }
-      record('refresh_succeeded', userId, context)
-      return { accessToken: pair.accessToken, refreshToken: pair.refreshToken }
-    },
-
-    async logout(userId, context) {
-      await refreshTokens.delete(userId)
-      record('logout', userId, context)
+      // spec 4.5 rule 3: a token already rotated (or replaced by a login, or logged out) is refused, but for the
+      // grace and the detection of reuse, which look at the session it was rotated in
+      const rotatedIn = await sessions.find(userId, { previousDigest: digest }, now)
+      const replayed = rotatedIn === null ? null : await withinGrace(rotatedIn, digest, now)
+      if (replayed !== null) {
+        record('refresh_succeeded', userId, context, 'grace')
+        return replayed
+      }
+      if (sessionConfig.reuseEndsSession) {
+        const reusedIn =
+          rotatedIn ??
+          (subject.sessionId === null ? null : await sessions.find(userId, { id: subject.sessionId }, now))
+        if (reusedIn !== null && (await sessions.end(userId, reusedIn.id, now))) {
+          record('refresh_reuse_detected', userId, context)
+          log.warn(
+            {
+              event: 'refresh_reuse_detected',
+              userId,
+              clientAddress: context.clientAddress,
+              ...requestIdField(context),
+            },
+            'a rotated refresh token was used again: its session is ended',
+          )
+          deps.onReuseDetected?.()
+          throw new RefreshTokenInvalidError()
+        }
+      }
+      // the first reuse of a token is an event of its account; a client replaying it again is a flood (R6.3.4)
+      record('refresh_refused', userId, context, reuses.isFirstReuse(digest) ? 'reused' : 'replayed')
+      throw new RefreshTokenInvalidError()
     },
 
     async me(userId) {

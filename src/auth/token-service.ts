@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto'
 import { createVerifier, TokenError } from 'fast-jwt'
 import type { Clock } from '../clock.js'
 import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../errors.js'
+import type { AccessTokenKeyRing } from './access-token-signature.js'
 import { isCanonicalCompactJws } from './base64url.js'
 import { createHs256Signer } from './hs256-signer.js'
 import { isUserId } from './user-id.js'
@@ -16,6 +17,26 @@ export interface TokenClaims {
   iat: number
   exp: number
   jti: string
+  /**
+   * The session the token belongs to (docs/api.md §2.3): 32 hexadecimal digits, present only when the service
+   * names sessions in its tokens (AUTH_SESSIONS=per-device, or reuse detection on); absent by default.
+   */
+  sid?: string
+  /** AUTH_JWT_ISSUER, in access tokens only, and only when it is set (docs/api.md §2.3). */
+  iss?: string
+}
+
+/** Whose a verified token is: its `sub`, and its `sid` when it carries one. */
+export interface TokenSubject {
+  userId: string
+  /** null for a token without `sid` (the default, or one issued before sessions were named). */
+  sessionId: string | null
+}
+
+/** A new refresh token and when it expires (epoch milliseconds; its stored digest expires at the same moment). */
+export interface IssuedRefreshToken {
+  token: string
+  expiresAt: number
 }
 
 export interface TokenPair {
@@ -26,12 +47,29 @@ export interface TokenPair {
 }
 
 export interface TokenService {
-  /** A new access and refresh token for the user, each with a unique `jti`. */
-  issuePair(userId: string): TokenPair
+  /**
+   * A new access and refresh token for the user, each with a unique `jti`; each carries `sid` when the options name
+   * a session for it.
+   */
+  issuePair(userId: string, sessions?: { access?: string | null; refresh?: string | null }): TokenPair
+  /** A new access token for the user, carrying `sid` when `sessionId` is given. */
+  issueAccess(userId: string, sessionId: string | null): string
+  /**
+   * The refresh token that replaces the one whose digest is `parentDigest` in a rotation at `rotatedAt` (epoch ms):
+   * a function of its arguments alone, so that the same rotation always yields the same token. Its `jti` is a keyed
+   * hash of the parent's digest (a key derived from the signing secret: nobody without it can compute a successor),
+   * its `iat` the rotation's second. This is what lets the reuse grace (docs/api.md §3) answer a replayed token
+   * with the successor already issued, without storing that successor anywhere readable.
+   */
+  successor(parentDigest: string, subject: TokenSubject, rotatedAt: number): IssuedRefreshToken
   /** spec 5.2: signature and expiry, then token_type Access. Returns the user id from `sub`. */
   verifyAccess(token: string): string
   /** spec 4.5 rule 1: signature, token_type Refresh, expiry. Returns the user id from `sub`. */
   verifyRefresh(token: string): string
+  /** verifyAccess, returning the token's `sid` too. */
+  verifyAccessSubject(token: string): TokenSubject
+  /** verifyRefresh, returning the token's `sid` too. */
+  verifyRefreshSubject(token: string): TokenSubject
 }
 
 export interface TokenSettings {
@@ -40,9 +78,20 @@ export interface TokenSettings {
   previousSecrets: readonly string[]
   accessTokenTtlSeconds: number
   refreshTokenTtlSeconds: number
+  /**
+   * AUTH_JWT_ALGORITHM EdDSA or ES256 (access-token-keys.ts): access tokens are signed with its private key and
+   * accepted only when signed with one of its keys; refresh tokens stay HS256 with `secret`. Absent or null: HS256.
+   */
+  accessTokenKeys?: AccessTokenKeyRing | null
+  /** AUTH_JWT_ISSUER: the `iss` of every access token issued, then required of every access token accepted. */
+  issuer?: string | null
 }
 
 const REQUIRED_CLAIMS = ['sub', 'exp', 'iat', 'jti', 'token_type']
+/** A session id: 32 lowercase hexadecimal digits. */
+const SESSION_ID = /^[0-9a-f]{32}$/
+/** HKDF's `info` for the key of successors' `jti` (one key per purpose, all derived from the signing secret). */
+const SUCCESSOR_KEY_INFO = 'tessera refresh-token successor v1'
 const REMEMBERED_ACCESS_TOKENS = 10_000
 /** Longer than any token this service issues (about 280 characters): longer ones are not remembered. */
 const REMEMBERED_TOKEN_MAX_LENGTH = 512
@@ -57,13 +106,17 @@ export const refreshTokenDigest: (token: string) => string =
 /**
  * HS256 JWTs, verified by fast-jwt and signed by createHs256Signer (the same bytes as fast-jwt's signer, faster).
  * Verification pins the algorithm to HS256 (so `none` and every other `alg` fail), requires
- * `exp` and allows no clock leeway; header fields such as `kid` or `jku` are ignored, never fetched. A token whose
+ * `exp` and allows no clock leeway; header fields such as `kid` or `jku` are ignored, never fetched. With
+ * `accessTokenKeys` (EdDSA or ES256), access tokens are signed and checked with those keys instead, chosen by the
+ * token's whole header (never fetched either), and the secrets verify refresh tokens alone. A token whose
  * parts are not canonical base64url is refused before its signature is checked, so one token has one text. `clock`
  * dates the tokens issued and decides their expiry (fast-jwt's own time checks are off: it would read the system
  * time).
  */
 export function createTokenService(settings: TokenSettings, clock: Clock): TokenService {
   const sign = createHs256Signer(settings.secret)
+  const accessKeys = settings.accessTokenKeys ?? null
+  const issuer = settings.issuer ?? null
   const lifetimes: Record<TokenType, number> = {
     Access: settings.accessTokenTtlSeconds,
     Refresh: settings.refreshTokenTtlSeconds,
@@ -86,15 +139,29 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
     maxTokenLength: REMEMBERED_TOKEN_MAX_LENGTH,
   })
 
-  const mint = (userId: string, type: TokenType, issuedAt: number, ttlSeconds: number): string => {
+  const successorKey = Buffer.from(
+    crypto.hkdfSync('sha256', Buffer.from(settings.secret, 'utf8'), Buffer.alloc(0), SUCCESSOR_KEY_INFO, 32),
+  )
+
+  const mint = (
+    userId: string,
+    type: TokenType,
+    issuedAt: number,
+    ttlSeconds: number,
+    sessionId: string | null = null,
+    jti: string = crypto.randomUUID(),
+  ): string => {
     const claims: TokenClaims = {
       sub: userId,
       token_type: type,
       iat: issuedAt,
       exp: issuedAt + ttlSeconds,
-      jti: crypto.randomUUID(),
+      jti,
     }
-    return sign(claims)
+    // appended, never in the middle: a token without a session is byte for byte what it was before sessions
+    if (sessionId !== null) claims.sid = sessionId
+    if (type === 'Access' && issuer !== null) claims.iss = issuer
+    return type === 'Access' && accessKeys !== null ? accessKeys.sign(claims) : sign(claims)
   }
 
   /** The verified claims, or null for a token that is malformed, forged, expired or of an unknown shape. */
@@ -103,12 +170,18 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
     const known = expected === 'Access' ? remembered.recall(token, now) : undefined
     if (known !== undefined) return known
     if (!isCanonicalCompactJws(token)) return null
-    for (const verify of verifiers) {
+    // a header that names an access-token key exactly is checked with that key alone, any other with the secrets
+    const keyCheck = accessKeys?.verifierFor(token)
+    for (const verify of keyCheck === undefined ? verifiers : [keyCheck]) {
       try {
         const claims: unknown = verify(token)
         // no leeway (RFC 7519 4.1.4): from the millisecond exp * 1000 on, the token is refused
         if (!hasTokenShape(claims) || claims.exp * 1000 <= now || notYetValid(claims, now)) return null
         if (!plausibleTimes(claims, now, lifetimes[claims.token_type])) return null
+        // with access-token keys, an access token signed with a secret (however valid the secret) is refused, and a
+        // refresh token signed with an access-token key: neither was issued by this configuration
+        if (accessKeys !== null && (claims.token_type === 'Access') !== (keyCheck !== undefined)) return null
+        if (claims.token_type === 'Access' && issuer !== null && claims.iss !== issuer) return null
         if (expected === 'Access') remembered.remember(token, claims)
         return claims
       } catch (error) {
@@ -119,24 +192,51 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
     return null
   }
 
-  const verifyAs = (token: string, type: TokenType, invalid: () => Error): string => {
+  const verifyAs = (token: string, type: TokenType, invalid: () => Error): TokenSubject => {
     const claims = decode(token, type)
     if (claims === null) throw invalid()
     if (claims.token_type !== type) throw new TokenWrongTypeError()
-    return claims.sub
+    return { userId: claims.sub, sessionId: claims.sid ?? null }
   }
+  const accessInvalid = () => new AccessTokenInvalidError()
+  const refreshInvalid = () => new RefreshTokenInvalidError()
 
   return {
-    issuePair(userId) {
+    issuePair(userId, sessions = {}) {
       const issuedAt = Math.floor(clock.now() / 1000)
       return {
-        accessToken: mint(userId, 'Access', issuedAt, settings.accessTokenTtlSeconds),
-        refreshToken: mint(userId, 'Refresh', issuedAt, settings.refreshTokenTtlSeconds),
+        accessToken: mint(
+          userId,
+          'Access',
+          issuedAt,
+          settings.accessTokenTtlSeconds,
+          sessions.access ?? null,
+        ),
+        refreshToken: mint(
+          userId,
+          'Refresh',
+          issuedAt,
+          settings.refreshTokenTtlSeconds,
+          sessions.refresh ?? null,
+        ),
         refreshExpiresAt: (issuedAt + settings.refreshTokenTtlSeconds) * 1000,
       }
     },
-    verifyAccess: (token) => verifyAs(token, 'Access', () => new AccessTokenInvalidError()),
-    verifyRefresh: (token) => verifyAs(token, 'Refresh', () => new RefreshTokenInvalidError()),
+    issueAccess: (userId, sessionId) =>
+      mint(userId, 'Access', Math.floor(clock.now() / 1000), settings.accessTokenTtlSeconds, sessionId),
+    successor(parentDigest, subject, rotatedAt) {
+      const issuedAt = Math.floor(rotatedAt / 1000)
+      const ttl = settings.refreshTokenTtlSeconds
+      const jti = uuidV8(crypto.createHmac('sha256', successorKey).update(parentDigest).digest())
+      return {
+        token: mint(subject.userId, 'Refresh', issuedAt, ttl, subject.sessionId, jti),
+        expiresAt: (issuedAt + ttl) * 1000,
+      }
+    },
+    verifyAccess: (token) => verifyAs(token, 'Access', accessInvalid).userId,
+    verifyRefresh: (token) => verifyAs(token, 'Refresh', refreshInvalid).userId,
+    verifyAccessSubject: (token) => verifyAs(token, 'Access', accessInvalid),
+    verifyRefreshSubject: (token) => verifyAs(token, 'Refresh', refreshInvalid),
   }
 }
 
@@ -156,6 +256,18 @@ function notYetValid(claims: object, nowMs: number): boolean {
   return nbf !== undefined && !(typeof nbf === 'number' && nbf * 1000 <= nowMs)
 }
 
+/**
+ * A UUID (RFC 9562) of version 8, the version for identifiers of an application's own making, from the first 16
+ * bytes of `hash`: a successor's `jti` has the form of every other `jti` this service issues.
+ */
+function uuidV8(hash: Buffer): string {
+  const bytes = Buffer.from(hash.subarray(0, 16))
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x80
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80
+  const hex = bytes.toString('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
 function hasTokenShape(claims: unknown): claims is TokenClaims {
   if (typeof claims !== 'object' || claims === null) return false
   const c = claims as Record<string, unknown>
@@ -164,6 +276,7 @@ function hasTokenShape(claims: unknown): claims is TokenClaims {
     (c.token_type === 'Access' || c.token_type === 'Refresh') &&
     Number.isSafeInteger(c.exp) &&
     Number.isSafeInteger(c.iat) &&
-    typeof c.jti === 'string'
+    typeof c.jti === 'string' &&
+    (c.sid === undefined || (typeof c.sid === 'string' && SESSION_ID.test(c.sid)))
   )
 }

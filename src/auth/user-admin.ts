@@ -1,28 +1,30 @@
 import type { Clock } from '../clock.js'
 import { describeCause, OperationFailedError } from '../errors.js'
 import type { SecurityEvent, SecurityEventType } from '../security-event.js'
-import type { AuditStore, RefreshTokenStore, UserRecord, UserStore } from '../storage/stores.js'
+import type { AuditStore, SessionStore, StoredSession, UserRecord, UserStore } from '../storage/stores.js'
 import { normalizeEmail } from './email.js'
 import { isUserId } from './user-id.js'
 
 /** A user named on the command line: by id (10 digits) or by e-mail address. */
 export type UserRef = { id: string } | { email: string }
 
-/** `tessera users show`: the account, never its password hash, and its stored refresh token's expiry. */
+/** `tessera users show`: the account, never its password hash, and its sessions. */
 export interface UserDetails {
   id: string
   email: string
   createdAt: string
-  /** When the stored refresh token expires (epoch ms); null when none is stored. */
+  /** How many unexpired sessions the user has. */
+  sessions: number
+  /** When the latest of its sessions' refresh tokens expires (epoch ms); null when it has none. */
   refreshTokenExpiresAt: number | null
 }
 
 export interface UserAdminDeps {
   users: UserStore
-  refreshTokens: RefreshTokenStore
+  sessions: SessionStore
   audit: AuditStore
   clock: Clock
-  /** The refresh-token lifetime: how long a deleted account's user is kept retired (RefreshTokenStore.retire). */
+  /** The refresh-token lifetime: how long a deleted account's user is kept retired (SessionStore.retire). */
   refreshTokenTtlMs: number
   /** False when AUDIT_RETENTION_DAYS is 0, which keeps no trail: no event is appended (addresses are still erased). */
   recordEvents: boolean
@@ -34,12 +36,14 @@ export interface UserAdmin {
   /** A page of accounts in id order (UserStore.list). */
   list(page: { after?: string; limit: number }): Promise<UserRecord[]>
   details(user: UserRecord): Promise<UserDetails>
-  /** Replaces the password hash, revokes the stored refresh token and records `password_reset`. */
+  /** The user's unexpired sessions, most recently used first (`tessera users sessions`). */
+  sessions(user: UserRecord): Promise<StoredSession[]>
+  /** Replaces the password hash, ends every session of the user and records `password_reset`. */
   resetPassword(user: UserRecord, passwordHash: string): Promise<void>
-  /** Deletes the stored refresh token and records `sessions_revoked`. */
-  revoke(user: UserRecord): Promise<void>
+  /** Ends every session of the user and records `sessions_revoked`; resolves with how many there were. */
+  revoke(user: UserRecord): Promise<number>
   /**
-   * Deletes the account and its refresh token, erases the client addresses of its audit events (which are kept
+   * Deletes the account and its sessions, erases the client addresses of its audit events (which are kept
    * until the retention prunes them) and records `account_deleted`. Resolves with how many events lost their address.
    */
   delete(user: UserRecord): Promise<{ addressesErased: number }>
@@ -54,7 +58,7 @@ export function parseUserRef(value: string): UserRef | null {
 
 /** The operations of `tessera users` on the service's stores, each recorded in the audit trail (reason operator). */
 export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
-  const { users, refreshTokens, audit, clock } = deps
+  const { users, sessions, audit, clock } = deps
   const operatorEvent = (type: SecurityEventType, userId: string): SecurityEvent => ({
     at: clock.now(),
     type,
@@ -92,36 +96,44 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
     list: (page) => step('the accounts could not be read', () => users.list(page)),
 
     async details(user) {
-      const refreshTokenExpiresAt = await step('the refresh token could not be read', () =>
-        refreshTokens.currentExpiry(user.id, clock.now()),
-      )
-      return { id: user.id, email: user.email, createdAt: user.createdAt, refreshTokenExpiresAt }
+      const current = await step('the sessions could not be read', () => sessions.list(user.id, clock.now()))
+      const expiries = current.map((session) => session.expiresAt)
+      return {
+        id: user.id,
+        email: user.email,
+        createdAt: user.createdAt,
+        sessions: current.length,
+        refreshTokenExpiresAt: expiries.length === 0 ? null : Math.max(...expiries),
+      }
     },
+
+    sessions: (user) => step('the sessions could not be read', () => sessions.list(user.id, clock.now())),
 
     async resetPassword(user, passwordHash) {
       await step('the password was not changed', () => users.updatePasswordHash(user.id, passwordHash))
       await step(
-        `the password was changed, but the refresh token was not revoked (run tessera users revoke ${user.id})`,
-        () => refreshTokens.delete(user.id),
+        `the password was changed, but the sessions were not ended (run tessera users revoke ${user.id})`,
+        () => sessions.endAll(user.id, clock.now()),
       )
       await recordEvent(operatorEvent('password_reset', user.id), 'the password was reset')
     },
 
     async revoke(user) {
-      await step('the refresh token was not revoked', () => refreshTokens.delete(user.id))
-      await recordEvent(operatorEvent('sessions_revoked', user.id), 'the refresh token was revoked')
+      const ended = await step('the sessions were not ended', () => sessions.endAll(user.id, clock.now()))
+      await recordEvent(operatorEvent('sessions_revoked', user.id), 'the sessions were ended')
+      return ended
     },
 
     async delete(user) {
-      // first: no refresh token is left and none can be stored, even by a login that has already read the account
+      // first: no session is left and none can start, even by a login that has already read the account
       await step('the account was not deleted', () =>
-        refreshTokens.retire(user.id, clock.now() + deps.refreshTokenTtlMs),
+        sessions.retire(user.id, clock.now() + deps.refreshTokenTtlMs),
       )
       let deleted: boolean
       try {
         deleted = await users.delete(user.id)
       } catch (error) {
-        const reinstated = await refreshTokens.reinstate(user.id).then(
+        const reinstated = await sessions.reinstate(user.id).then(
           () => true,
           () => false,
         )

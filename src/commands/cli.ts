@@ -16,6 +16,7 @@ Commands:
   store copy                 copy accounts and refresh tokens between stores; see tessera store --help
   store backup <file>        a consistent copy of the SQLite store while the service runs
   audit --user <email|id>    a user's security events from the audit trail; see tessera audit --help
+  keys generate              write a key pair for EdDSA or ES256 access tokens; see tessera keys --help
   help                       show this text
 
 Options:
@@ -29,6 +30,7 @@ Main environment variables:
   DATABASE_URL               sqlite:<file> (default sqlite:./data/app.db), postgres://… or mysql://…
   REDIS_URL                  redis://…: refresh tokens and rate-limit counters live in Redis
   AUTH_JWT_SECRET            HS256 signing secret, 32+ characters (10 distinct); required in production
+  AUTH_JWT_ALGORITHM         access tokens: HS256 (default), EdDSA or ES256 with AUTH_JWT_PRIVATE_KEY_FILE
   TLS_CERT_FILE, TLS_KEY_FILE  serve HTTPS (and HTTP/2) with this certificate and key; reloaded on SIGHUP
   TRUST_PROXY                proxies whose X-Forwarded-For/-Proto are believed (TLS ends at the proxy)
   CORS_ORIGINS               production: the comma-separated origins allowed to call
@@ -80,6 +82,11 @@ export async function main(argv: readonly string[]): Promise<void> {
       environment: readEnvironment,
       clock: systemClock,
     })
+    return
+  }
+  if (argv[0] === 'keys') {
+    const { runKeysCommand } = await import('./keys.js')
+    process.exitCode = await runKeysCommand(argv.slice(1), output)
     return
   }
   if (argv[0] === 'audit') {

@@ -51,8 +51,8 @@ export async function serve(env: Env): Promise<void> {
 }
 
 /**
- * The primary of WORKERS > 1: prepares what the workers share (the development secret, the migrated schema) so
- * they do not race for it, then runs them. Resolves with the exit code.
+ * The primary of WORKERS > 1: prepares what the workers share (the development secret and signing key, the migrated
+ * schema) so they do not race for it, then runs them. Resolves with the exit code.
  */
 async function startWorkers(config: Config, logger: Logger): Promise<number> {
   for (const warning of configWarnings(config)) logger.warn(warning)
@@ -60,6 +60,10 @@ async function startWorkers(config: Config, logger: Logger): Promise<number> {
     await loadSiteConfig(config)
     if (config.server.tls !== null) await readTlsMaterial(config.server.tls)
     await signingSecret(config)
+    // the development key pair is made here once, and a bad key file stops the start before any worker does
+    if (config.signing.algorithm !== 'HS256') {
+      await (await import('../auth/access-token-keys.js')).loadAccessTokenKeys(config)
+    }
     await migrateDatabase(config.storage, systemClock)
   } catch (error) {
     exitWithError(error)

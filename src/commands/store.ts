@@ -17,14 +17,14 @@ export const STORE_USAGE = `Usage:
   tessera store copy --from <DATABASE_URL> --to <DATABASE_URL> [options]
   tessera store backup <file> [--database-url sqlite:<file>] [--force] [--json]
 
-copy: copies every account and its unexpired refresh token (nobody is logged out) between SQLite, PostgreSQL and
+copy: copies every account and its unexpired sessions (nobody is logged out) between SQLite, PostgreSQL and
 MySQL/MariaDB, in either direction. The target is migrated first. The source is only read, in one snapshot: stop
 the service (or its writes) before a copy you switch over with. Counts and SHA-256 checksums of both sides are
 compared at the end.
   --from <url>         the store to copy from (sqlite:<file>, postgres://…, mysql://…)
   --to <url>           the store to copy into
-  --redis-from <url>   read the refresh tokens from this Redis (REDIS_KEY_PREFIX) instead of --from's table
-  --redis-to <url>     write the refresh tokens into this Redis (REDIS_KEY_PREFIX) instead of --to's table
+  --redis-from <url>   read the sessions from this Redis (REDIS_KEY_PREFIX) instead of --from's table
+  --redis-to <url>     write the sessions into this Redis (REDIS_KEY_PREFIX) instead of --to's table
   --batch-size <n>     accounts per batch, each written in one transaction (1000; at most ${MAX_BATCH_SIZE})
   --resume             continue an interrupted copy after the last account the target holds
   --force              copy into a target that holds accounts already (those stay as they are)
@@ -41,7 +41,7 @@ export interface StoreCommandIo {
   stdout: (text: string) => void
   stderr: NodeJS.WritableStream & { isTTY?: boolean }
   environment: (configFile: string | undefined) => Promise<Env>
-  /** The service clock: the instant the copy is taken at (which tokens have expired), the target's migrations. */
+  /** The service clock: the instant the copy is taken at (which sessions have expired), the target's migrations. */
   clock: Clock
 }
 
@@ -151,12 +151,12 @@ async function copy(values: Values, env: Env, io: StoreCommandIo): Promise<numbe
 }
 
 function describeReport(report: CopyReport, seconds: number): string {
-  const { accounts, refreshTokens } = report
+  const { accounts, sessions } = report
   const lines = [
     `copied ${accounts.copied} accounts from ${report.source} to ${report.target}` +
       (report.resumedAfter ? ` (resumed after account ${report.resumedAfter})` : '') +
       (accounts.alreadyThere > 0 ? `; ${accounts.alreadyThere} were there already and left as they are` : ''),
-    `copied ${refreshTokens.copied} unexpired refresh tokens from ${report.refreshTokensFrom} to ${report.refreshTokensTo}`,
+    `copied ${sessions.copied} unexpired sessions from ${report.sessionsFrom} to ${report.sessionsTo}`,
     ...(report.auditEvents === null
       ? []
       : [
@@ -166,7 +166,7 @@ function describeReport(report: CopyReport, seconds: number): string {
         ]),
     report.mismatch === null
       ? `verified: ${accounts.source.count} accounts (sha256 ${accounts.source.sha256}) and ` +
-        `${refreshTokens.source.count} refresh tokens (sha256 ${refreshTokens.source.sha256}) alike on both sides`
+        `${sessions.source.count} sessions (sha256 ${sessions.source.sha256}) alike on both sides`
       : `not verified: ${report.mismatch}`,
     `took ${seconds.toFixed(1)} s`,
   ]

@@ -3,7 +3,7 @@ import { createUserAdmin, parseUserRef, type UserAdmin, type UserRef } from '../
 import type { Config } from '../config.js'
 import { describeCause } from '../errors.js'
 import { oneLine, quoted } from '../printable.js'
-import type { UserRecord } from '../storage/stores.js'
+import type { StoredSession, UserRecord } from '../storage/stores.js'
 import { CommandFailedError, CommandUsageError, PromptCancelledError } from './command-errors.js'
 import { parseCommandLine } from './command-line.js'
 import { runOnStores, type StoresCommandIo } from './runner.js'
@@ -15,13 +15,15 @@ Operates on the accounts of the store the service uses: the same DATABASE_URL, R
 
 Commands:
   list [--limit <n>] [--after <id>]  the accounts in id order, <n> at a time (100; at most 1000), after an id
-  show <email|id>                    the account: id, e-mail, created_at, whether a refresh token is stored
+  show <email|id>                    the account: id, e-mail, created_at, how many sessions it has
+  sessions <email|id>                the account's sessions, most recently used first: id, device, client network,
+                                     started, last used, refresh token expiry
   reset-password <email|id>          sets a new password, asked twice without echo on a terminal, otherwise the
-                                     first line of stdin; registration's rules apply (8 to 100 characters); the
-                                     stored refresh token is revoked
-  revoke <email|id>                  deletes the stored refresh token: the user is logged out at the next refresh
-  delete <email|id> [--yes]          deletes the account and its refresh token and erases the client addresses of
-                                     its audit events; asks on a terminal, needs --yes otherwise
+                                     first line of stdin; registration's rules apply (8 to 100 characters); every
+                                     session is ended
+  revoke <email|id>                  ends every session: the user is logged out at the next refresh
+  delete <email|id> [--yes]          deletes the account and its sessions and erases the client addresses of its
+                                     audit events; asks on a terminal, needs --yes otherwise
 
 Options:
   --json                 the result as one JSON object on stdout, for scripts
@@ -43,13 +45,14 @@ export interface UsersCommandIo extends StoresCommandIo {
   terminal: Terminal
 }
 
-const VERBS = ['list', 'show', 'reset-password', 'revoke', 'delete'] as const
+const VERBS = ['list', 'show', 'sessions', 'reset-password', 'revoke', 'delete'] as const
 type Verb = (typeof VERBS)[number]
 
 /** The options each verb takes besides --json, --config and --help. */
 const VERB_OPTIONS: Record<Verb, readonly string[]> = {
   list: ['limit', 'after'],
   show: [],
+  sessions: [],
   'reset-password': [],
   revoke: [],
   delete: ['yes'],
@@ -93,7 +96,7 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
     async (stores, config) => {
       const admin = createUserAdmin({
         users: stores.users,
-        refreshTokens: stores.refreshTokens,
+        sessions: stores.sessions,
         audit: stores.audit,
         clock: io.clock,
         refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
@@ -191,6 +194,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
       print(
         {
           ...publicAccount(user),
+          sessions: details.sessions,
           refresh_token_stored: expiresAt !== null,
           refresh_token_expires_at: expiresAt,
         },
@@ -198,8 +202,26 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
           `id             ${details.id}`,
           `e-mail         ${details.email}`,
           `created at     ${details.createdAt}`,
-          `refresh token  ${expiresAt === null ? 'none (logged out)' : `stored, expires ${expiresAt}`}`,
+          `sessions       ${details.sessions === 0 ? 'none (logged out)' : `${details.sessions}, the last expiring ${expiresAt}`}`,
         ].join('\n'),
+      )
+      return
+    }
+    case 'sessions': {
+      const sessions = await admin.sessions(user)
+      print(
+        {
+          ...publicAccount(user),
+          sessions: sessions.map((session) => ({
+            id: session.id,
+            device: session.device,
+            client_address: session.clientAddress,
+            created_at: iso(session.createdAt),
+            last_used_at: iso(session.lastUsedAt),
+            expires_at: iso(session.expiresAt),
+          })),
+        },
+        sessionsText(named, sessions),
       )
       return
     }
@@ -211,15 +233,15 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
       await admin.resetPassword(user, hash)
       printLoggedOut(
         { password_reset: true, refresh_token_revoked: true },
-        `Password of ${named} reset, and its refresh token revoked: the user logs in again with the new password.`,
+        `Password of ${named} reset, and its sessions ended: the user logs in again with the new password.`,
       )
       return
     }
     case 'revoke': {
-      await admin.revoke(user)
+      const ended = await admin.revoke(user)
       printLoggedOut(
-        { refresh_token_revoked: true },
-        `Refresh token of ${named} revoked: the user is logged out at the next refresh.`,
+        { refresh_token_revoked: true, sessions_ended: ended },
+        `${ended === 1 ? '1 session' : `${ended} sessions`} of ${named} ended: the user is logged out at the next refresh.`,
       )
       return
     }
@@ -228,12 +250,31 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
       const { addressesErased } = await admin.delete(user)
       printLoggedOut(
         { deleted: true, audit_addresses_erased: addressesErased },
-        `Account ${named} deleted, with its refresh token. Its audit events are kept until AUDIT_RETENTION_DAYS ` +
+        `Account ${named} deleted, with its sessions. Its audit events are kept until AUDIT_RETENTION_DAYS ` +
           `prunes them; the client addresses of ${addressesErased} were erased.`,
       )
       return
     }
   }
+}
+
+/** `tessera users sessions`: one line per session, most recently used first, or a line saying there is none. */
+function sessionsText(named: string, sessions: readonly StoredSession[]): string {
+  if (sessions.length === 0) return `${named} has no session (logged out).`
+  const lines = sessions.map((session) =>
+    [
+      session.id,
+      oneLine(session.device === '' ? 'unknown device' : session.device),
+      session.clientAddress ?? '-',
+      `started ${iso(session.createdAt)}`,
+      `last used ${iso(session.lastUsedAt)}`,
+      `expires ${iso(session.expiresAt)}`,
+    ].join('  '),
+  )
+  return [
+    `${sessions.length === 1 ? '1 session' : `${sessions.length} sessions`} of ${named}:`,
+    ...lines,
+  ].join('\n')
 }
 
 /** Asked twice without echo on a terminal; otherwise the first line of stdin. */
@@ -253,7 +294,7 @@ async function readNewPassword(terminal: Terminal): Promise<string> {
 /** The operator types the account's e-mail address: a stray Enter or "y" deletes nothing. */
 async function confirmDeletion(terminal: Terminal, user: UserRecord): Promise<void> {
   const answer = await terminal.ask(
-    `Delete the account ${user.email} (${user.id}) and its refresh token for good? Type its e-mail address to confirm: `,
+    `Delete the account ${user.email} (${user.id}) and its sessions for good? Type its e-mail address to confirm: `,
   )
   if (answer.trim().toLowerCase() !== user.email)
     throw new CommandFailedError('not confirmed; nothing was deleted')

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { type AuthConfig, isStrongSecret, SECRET_RULE } from './auth-config.js'
 import { ConfigError } from './config-error.js'
 import type { StorageConfig } from './storage-config.js'
@@ -14,16 +14,7 @@ import type { StorageConfig } from './storage-config.js'
  */
 export async function loadOrCreateDevSecret(dataDir: string): Promise<string> {
   const file = join(dataDir, 'jwt-secret')
-  await mkdir(dataDir, { recursive: true, mode: 0o700 })
-  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
-  await writeFile(draft, `${randomBytes(48).toString('base64url')}\n`, { mode: 0o600 })
-  try {
-    await link(draft, file)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-  } finally {
-    await unlink(draft)
-  }
+  await createFileOnce(file, `${randomBytes(48).toString('base64url')}\n`)
   const secret = (await readFile(file, 'utf8')).trim()
   if (!isStrongSecret(secret)) {
     throw new Error(
@@ -31,6 +22,25 @@ export async function loadOrCreateDevSecret(dataDir: string): Promise<string> {
     )
   }
   return secret
+}
+
+/**
+ * Creates `file` (mode 0600) holding `content` unless it exists, in one step (written aside, then hard-linked into
+ * place), so that processes starting together keep the first one's and none reads a half-written file. Its
+ * directory, when this creates it, is the owner's only (0700). Also keeps the development signing key pair
+ * (auth/access-token-keys.ts).
+ */
+export async function createFileOnce(file: string, content: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 })
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
+  await writeFile(draft, content, { mode: 0o600 })
+  try {
+    await link(draft, file)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  } finally {
+    await unlink(draft)
+  }
 }
 
 /** AUTH_JWT_SECRET, or in development the secret persisted in DATA_DIR. */

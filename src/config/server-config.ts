@@ -1,7 +1,7 @@
 import { isIP } from 'node:net'
 import { compile } from '@fastify/proxy-addr'
 import { ConfigError } from './config-error.js'
-import type { EnvReader } from './env-reader.js'
+import { type EnvReader, shownValue } from './env-reader.js'
 import type { Environment } from './environment.js'
 
 /** The PEM files of the HTTPS server, read at start and again on SIGHUP. */
@@ -32,12 +32,17 @@ export interface ServerConfig {
   writeTimeoutMs: number
   /** METRICS_HOST and METRICS_PORT: where GET /metrics is served, apart from the API; null (the default) serves none. */
   metrics: { host: string; port: number } | null
+  /**
+   * PUBLIC_URL: the service's public base URL, BASE_PATH included, without a trailing slash
+   * (`https://auth.example.com`, `https://example.com/api`); null when unset. See publicBaseUrl.
+   */
+  publicUrl: string | null
 }
 
 /**
  * HOST, PORT, TRUST_PROXY, WORKERS, REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, TLS_CERT_FILE, TLS_KEY_FILE,
- * MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, WRITE_TIMEOUT_MS, METRICS_PORT, METRICS_HOST. `cores` is what
- * WORKERS=auto means.
+ * MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, WRITE_TIMEOUT_MS, METRICS_PORT, METRICS_HOST, PUBLIC_URL. `cores`
+ * is what WORKERS=auto means.
  */
 export function readServerConfig(read: EnvReader, cores: number): ServerConfig {
   return {
@@ -56,7 +61,43 @@ export function readServerConfig(read: EnvReader, cores: number): ServerConfig {
     maxConnectionsPerAddress: read.integer('MAX_CONNECTIONS_PER_ADDRESS', 256, { min: 1 }),
     writeTimeoutMs: read.integer('WRITE_TIMEOUT_MS', 10_000, { min: 1 }),
     metrics: readMetricsListen(read),
+    publicUrl: readPublicUrl(read),
   }
+}
+
+/**
+ * PUBLIC_URL: an http or https URL with no user name, password, query or fragment; a trailing slash is dropped, so
+ * that a path appended to it has one slash. The production rules are those of the features that need it
+ * (config/signing-config.ts).
+ */
+function readPublicUrl(read: EnvReader): string | null {
+  const value = read.url('PUBLIC_URL', ['http:', 'https:'])
+  if (value === null) return null
+  const url = new URL(value)
+  if (url.username !== '' || url.password !== '' || /[?#]/.test(value)) {
+    throw new ConfigError(
+      'PUBLIC_URL',
+      `must be a base URL such as https://auth.example.com/api, without credentials, query or fragment, got ${shownValue(value)}`,
+    )
+  }
+  return url.href.replace(/\/+$/, '')
+}
+
+/**
+ * The service's public base URL, for the answers that need an absolute URL (the JWKS URL of
+ * /.well-known/openid-configuration): PUBLIC_URL, or outside production `http://localhost:<PORT>` (https with
+ * TLS_CERT_FILE) and BASE_PATH. Null in production without PUBLIC_URL. Never taken from a request's Host header,
+ * which the client writes: a document that names where the keys are must not let a request choose it.
+ */
+export function publicBaseUrl(config: {
+  env: Environment
+  server: Pick<ServerConfig, 'publicUrl' | 'tls' | 'port'>
+  http: { basePath: string }
+}): string | null {
+  if (config.server.publicUrl !== null) return config.server.publicUrl
+  if (config.env === 'production') return null
+  const scheme = config.server.tls === null ? 'http' : 'https'
+  return `${scheme}://localhost:${config.server.port}${config.http.basePath}`
 }
 
 /**

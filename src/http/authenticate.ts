@@ -6,6 +6,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated user's id (claim `sub`); set by the guard on protected routes only. */
     userId: string
+    /** The access token's session (claim `sid`; docs/api.md §2.3), null when it has none; set with userId. */
+    sessionId: string | null
   }
 }
 
@@ -21,18 +23,28 @@ export function verifyAuthorization(
   header: string | undefined,
   tokens: Pick<TokenService, 'verifyAccess'>,
 ): string {
+  return tokens.verifyAccess(bearerToken(header))
+}
+
+/**
+ * The first two checks of spec 5.2: the token of an `Authorization: Bearer <token>` header. Also the verifier's that
+ * fetches keys (src/verifier), which runs the token's checks once it has them.
+ */
+export function bearerToken(header: string | undefined): string {
   if (header === undefined) throw new AuthorizationMissingError()
   const match = BEARER.exec(header)
   if (match?.[1] === undefined) throw new AuthorizationMalformedError()
-  return tokens.verifyAccess(match[1])
+  return match[1]
 }
 
 /** The guard of protected routes, as an onRequest hook: verifyAuthorization, each failure a 401. */
-export function createAuthenticate(tokens: Pick<TokenService, 'verifyAccess'>) {
+export function createAuthenticate(tokens: Pick<TokenService, 'verifyAccessSubject'>) {
   // a callback hook: the checks are synchronous, and a promise per request would cost more than they do
   return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
     try {
-      request.userId = verifyAuthorization(request.headers.authorization, tokens)
+      const subject = tokens.verifyAccessSubject(bearerToken(request.headers.authorization))
+      request.userId = subject.userId
+      request.sessionId = subject.sessionId
     } catch (error) {
       done(error as Error)
       return

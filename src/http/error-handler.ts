@@ -88,12 +88,28 @@ export function countingFrameworkErrors(onAnswer: (status: number) => void) {
 
 /**
  * 404 for an unknown path, 405 (with Allow) for a known path and another method. `methodsByPath` is filled as the
- * routes are registered.
+ * routes are registered; a route's `:parameter` segment matches any one segment (`/auth/sessions/:id`).
  */
 export function createNotFoundHandler(methodsByPath: ReadonlyMap<string, ReadonlySet<string>>) {
+  const templates = () => [...methodsByPath.keys()].filter((route) => route.includes(':'))
+  const methodsOf = (path: string): ReadonlySet<string> | undefined => {
+    const exact = methodsByPath.get(path)
+    if (exact !== undefined) return exact
+    const segments = path.split('/')
+    const route = templates().find((template) => {
+      const parts = template.split('/')
+      return (
+        parts.length === segments.length &&
+        parts.every((part, index) =>
+          part.startsWith(':') ? segments[index] !== '' : part === segments[index],
+        )
+      )
+    })
+    return route === undefined ? undefined : methodsByPath.get(route)
+  }
   return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const path = request.url.split('?', 1)[0] ?? ''
-    const methods = methodsByPath.get(path)
+    const methods = methodsOf(path)
     return handleError(
       methods ? new MethodNotAllowedError([...methods].sort()) : new NotFoundError(),
       request,

@@ -16,6 +16,7 @@ import {
   RateLimitedError,
   RefreshTokenInvalidError,
   ServiceBusyError,
+  SessionNotFoundError,
   TokenWrongTypeError,
   UnsupportedMediaTypeError,
   ValidationError,
@@ -23,6 +24,7 @@ import {
 } from '../errors.js'
 import { failure } from './envelope.js'
 import {
+  EndSessionResponse,
   HealthResponse,
   InfoResponse,
   LoginResponse,
@@ -30,6 +32,7 @@ import {
   MeResponse,
   RefreshResponse,
   RegisterResponse,
+  SessionsResponse,
 } from './schemas.js'
 
 // Every status each operation answers, as the route schemas give it to Fastify and the API document: a success is
@@ -258,10 +261,18 @@ export const refreshResponses = () => ({
 
 /** POST /auth/delete-refresh-token (§4.6). */
 export const logoutResponses = () => ({
-  200: answer(LogoutResponse, 'Logged out: the stored refresh token is deleted (R3.5)', NO_STORE),
+  200: answer(
+    LogoutResponse,
+    "Logged out: the caller's session is ended (R3.5), or with `scope` its other sessions or all of them",
+    NO_STORE,
+  ),
   400: refusal(
-    'A body that is not JSON in UTF-8 (R4.6.2); the access token was valid',
-    [new MalformedBodyError(), new BodyNotUtf8Error()],
+    'A body that is not JSON in UTF-8 (R4.6.2), or a `scope` other than current, others, all; the access token was valid',
+    [
+      new MalformedBodyError(),
+      new BodyNotUtf8Error(),
+      invalid('/scope', 'must be equal to one of the allowed values'),
+    ],
     NO_STORE,
   ),
   401: unauthorized(),
@@ -271,6 +282,30 @@ export const logoutResponses = () => ({
   500: failed(NO_STORE),
   503: retryLater(
     'The refresh token may or may not have been deleted (R7.3): retry',
+    [new WriteOutcomeUnknownError()],
+    NO_STORE,
+  ),
+})
+
+/** GET /auth/sessions (§4.11). */
+export const sessionsResponses = () => ({
+  200: answer(SessionsResponse, "The caller's sessions, most recently used first", NO_STORE),
+  401: unauthorized(),
+  403: httpsRequired(),
+  500: failed(NO_STORE),
+})
+
+/** DELETE /auth/sessions/{id} (§4.12). */
+export const endSessionResponses = () => ({
+  200: answer(EndSessionResponse, 'The session is ended: its refresh token is refused from now on', NO_STORE),
+  401: unauthorized(),
+  403: httpsRequired(),
+  404: refusal("The id is not one of the caller's sessions (whether it exists or not)", [
+    new SessionNotFoundError(),
+  ]),
+  500: failed(NO_STORE),
+  503: retryLater(
+    'The session may or may not have been ended (R7.3): retry',
     [new WriteOutcomeUnknownError()],
     NO_STORE,
   ),

@@ -88,6 +88,47 @@ export const RefreshResponse = Envelope(
 export const LogoutResponse = Envelope(Type.Null())
 export const MeResponse = Envelope(Type.Object({ id: UserId, email: Email, created_at: CreatedAt }))
 
+const Instant = (description: string) =>
+  Type.String({ format: 'date-time', description, examples: ['2026-11-20T08:15:30.123Z'] })
+
+/** One session as GET /auth/sessions lists it (docs/api.md §4.11). */
+const SessionItem = Type.Object({
+  id: Type.String({
+    pattern: '^[0-9a-f]{32}$',
+    description:
+      'The session id: what DELETE /auth/sessions/{id} takes, and the `sid` claim of per-device tokens',
+    examples: ['3f2a9c0e7d1b4a56b8e0c9d2f1a3b4c5'],
+  }),
+  created_at: Instant('When the session started (login or registration), ISO 8601 UTC with milliseconds'),
+  last_used_at: Instant('Its start or latest refresh, ISO 8601 UTC with milliseconds'),
+  device: Type.String({
+    maxLength: 64,
+    description: 'A short description from the User-Agent it started with; empty when there was none',
+    examples: ['Firefox on Linux'],
+  }),
+  client_address: Type.Union([Type.String(), Type.Null()], {
+    description: 'The network it was last used from: an IPv4 /24 or an IPv6 /48; null when unknown',
+    examples: ['203.0.113.0/24'],
+  }),
+  current: Type.Boolean({ description: "Whether it is the session of the request's own access token" }),
+})
+export const SessionsResponse = Envelope(Type.Array(SessionItem))
+export const EndSessionResponse = Envelope(Type.Null())
+export const SessionParams = Type.Object({
+  id: Type.String({ description: 'A session id from GET /auth/sessions' }),
+})
+export const LogoutQuery = Type.Object({
+  scope: Type.Optional(
+    Type.Unsafe<'current' | 'others' | 'all'>({
+      type: 'string',
+      enum: ['current', 'others', 'all'],
+      default: 'current',
+      description:
+        "Which of the caller's sessions to end: its own (the default), every other one, or all of them",
+    }),
+  ),
+})
+
 /** docs/api.md R1.2: every error uses the envelope, with the HTTP status as `code`. */
 export const ErrorResponse = Type.Object(
   {

@@ -4,6 +4,7 @@ import { answerMetricsRequests } from './cluster-metrics.js'
 import { type ConnectionMetrics, createConnectionMetrics } from './connection-metrics.js'
 import { type MetricsListen, type MetricsLog, startMetricsServer } from './metrics-server.js'
 import { createRequestMetrics, type RequestMetrics } from './request-metrics.js'
+import { createSessionMetrics, type SessionMetrics } from './session-metrics.js'
 import { createStoreMetrics, type StoreMetrics } from './store-metrics.js'
 
 /** What serves one process's metrics: its own server (`url`), or, in a worker, its answers to the primary. */
@@ -20,6 +21,7 @@ export interface Metrics {
   readonly stores: StoreMetrics
   readonly argon2: Argon2Metrics
   readonly connections: ConnectionMetrics
+  readonly sessions: SessionMetrics
   /**
    * Serves the metrics on `listen`, or in a worker of WORKERS > 1 answers the primary instead, which serves the sum
    * over its workers (src/cluster.ts). Rejects with a ConfigError naming METRICS_PORT when it cannot listen.
@@ -42,6 +44,7 @@ export function createMetrics(): Metrics {
     stores: createStoreMetrics(registry),
     argon2: createArgon2Metrics(registry),
     connections: createConnectionMetrics(registry),
+    sessions: createSessionMetrics(registry),
     async expose(listen, options) {
       if (options.inWorker) {
         const stop = answerMetricsRequests(registry)

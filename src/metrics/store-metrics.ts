@@ -89,7 +89,7 @@ export function createStoreMetrics(registry: Registry): StoreMetrics {
       return {
         ...stores,
         users: meterMethods(stores.users, placement.users, 'users'),
-        refreshTokens: meterMethods(stores.refreshTokens, placement.refreshTokens, 'refreshTokens'),
+        sessions: meterMethods(stores.sessions, placement.sessions, 'sessions'),
         audit: meterMethods(stores.audit, placement.audit, 'audit'),
         rateCounters:
           stores.rateCounters && rateCounters !== null

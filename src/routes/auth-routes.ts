@@ -1,15 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { AccountService, LoginContext } from '../auth/account-service.js'
+import { SessionNotFoundError } from '../errors.js'
 import { success } from '../http/envelope.js'
 import {
+  endSessionResponses,
   loginResponses,
   logoutResponses,
   meResponses,
   refreshResponses,
   registerResponses,
+  sessionsResponses,
 } from '../http/responses.js'
-import { LoginBody, RefreshBody, RegisterBody } from '../http/schemas.js'
+import { LoginBody, LogoutQuery, RefreshBody, RegisterBody, SessionParams } from '../http/schemas.js'
+import type { Caller, SessionService } from '../sessions/session-service.js'
 
 /** The API document's security requirements: none for a public operation, the access token for a protected one. */
 const PUBLIC: [] = []
@@ -23,7 +27,11 @@ const BEARER_AUTH = [{ bearerAuth: [] }]
 const requestContext = (request: FastifyRequest): LoginContext => ({
   clientAddress: request.ip,
   requestId: request.id,
+  userAgent: request.headers['user-agent'] ?? null,
 })
+
+/** The access token's account and session, as the guard read them. */
+const caller = (request: FastifyRequest): Caller => ({ userId: request.userId, sessionId: request.sessionId })
 
 export interface AuthRoutesOptions {
   accounts: AccountService
@@ -116,26 +124,79 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
   )
 }
 
-/** spec 4.6 and docs/api.md §4.7 (GET /auth/me): registered inside the scope that runs the authentication guard. */
-export const protectedAuthRoutes: FastifyPluginAsyncTypebox<Pick<AuthRoutesOptions, 'accounts'>> = async (
-  app,
-  { accounts },
-) => {
+/**
+ * spec 4.6 and docs/api.md §4.7 (GET /auth/me), §4.11 and §4.12 (sessions): registered inside the scope that runs
+ * the authentication guard.
+ */
+export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
+  Pick<AuthRoutesOptions, 'accounts'> & { sessions: SessionService }
+> = async (app, { accounts, sessions }) => {
   app.post(
     '/auth/delete-refresh-token',
     {
       schema: {
         operationId: 'logout',
         tags: ['auth'],
-        summary: 'Log out: delete the stored refresh token',
+        summary: "Log out: end the caller's session",
         description:
-          "Deletes the caller's stored refresh token, so that no refresh works until the next login. Takes no body. The access token itself stays valid until it expires.",
+          "Ends the caller's session, so that its refresh token no longer works; with `scope=others` the caller's other sessions instead, with `scope=all` every one of them. Takes no body. Access tokens already issued stay valid until they expire.",
         security: BEARER_AUTH,
+        querystring: LogoutQuery,
         response: logoutResponses(),
       },
     },
     async (request) => {
-      await accounts.logout(request.userId, requestContext(request))
+      await sessions.logout(caller(request), request.query.scope ?? 'current', requestContext(request))
+      return success(null)
+    },
+  )
+
+  app.get(
+    '/auth/sessions',
+    {
+      schema: {
+        operationId: 'listSessions',
+        tags: ['auth'],
+        summary: "The caller's sessions",
+        description:
+          "Every session of the caller's account that has not ended, most recently used first: when it started and was last used, the device it started on (from its User-Agent), the network it was last used from, and whether it is the caller's own. With AUTH_SESSIONS=single there is at most one.",
+        security: BEARER_AUTH,
+        response: sessionsResponses(),
+      },
+    },
+    async (request) => {
+      const list = await sessions.list(caller(request))
+      return success(
+        list.map((session) => ({
+          id: session.id,
+          created_at: session.createdAt,
+          last_used_at: session.lastUsedAt,
+          device: session.device,
+          client_address: session.clientAddress,
+          current: session.current,
+        })),
+      )
+    },
+  )
+
+  app.delete(
+    '/auth/sessions/:id',
+    {
+      schema: {
+        operationId: 'endSession',
+        tags: ['auth'],
+        summary: "End one of the caller's sessions",
+        description:
+          "Ends the session: its refresh token no longer works. An id that is not one of the caller's sessions is a 404, whether it exists or not. Access tokens already issued stay valid until they expire.",
+        security: BEARER_AUTH,
+        params: SessionParams,
+        response: endSessionResponses(),
+      },
+    },
+    async (request) => {
+      if (!(await sessions.end(caller(request), request.params.id, requestContext(request)))) {
+        throw new SessionNotFoundError()
+      }
       return success(null)
     },
   )

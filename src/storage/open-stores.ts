@@ -5,7 +5,7 @@ import { quoted } from '../printable.js'
 import { migrate } from './sql/migrate.js'
 import { createSqlAuditStore } from './sql/sql-audit-store.js'
 import type { SqlDatabase, SqlEngine } from './sql/sql-database.js'
-import { createSqlRefreshTokenStore } from './sql/sql-refresh-token-store.js'
+import { createSqlSessionStore } from './sql/sql-session-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
 import { isExistingSqliteStore, openSqliteDatabase } from './sqlite/sqlite-database.js'
 import { createStorageCall } from './storage-call.js'
@@ -31,7 +31,7 @@ export interface OpenStoresOptions {
 
 /**
  * DATABASE_URL and REDIS_URL to concrete stores, migrated and connected: the only module that knows every backend.
- * Users live in the SQL database; refresh tokens there too, or in Redis when REDIS_URL is set (with the rate-limit
+ * Users live in the SQL database; sessions there too, or in Redis when REDIS_URL is set (with the rate-limit
  * counters and the login attempts, which are kept in each process otherwise); Stores.placement says so. A store
  * that cannot be reached at start, or that does not exist when `existing` asks for one that does, is a ConfigError
  * naming its variable.
@@ -63,7 +63,7 @@ export async function openStores(
   if (storage.redisUrl === null) {
     return {
       users: createSqlUserStore(database, call),
-      refreshTokens: createSqlRefreshTokenStore(database, call),
+      sessions: createSqlSessionStore(database, call),
       audit,
       probes: { database: probeDatabase },
       rateCounters: null,
@@ -75,7 +75,7 @@ export async function openStores(
   }
 
   const { connectRedis, createRedisClient } = await import('./redis/redis-client.js')
-  const { createRedisRefreshTokenStore } = await import('./redis/redis-refresh-token-store.js')
+  const { createRedisSessionStore } = await import('./redis/redis-session-store.js')
   const { createRedisRateCounterStore } = await import('./redis/redis-rate-counter-store.js')
   const { createRedisLoginAttemptStore } = await import('./redis/redis-login-attempt-store.js')
   const redis = createRedisClient(storage.redisUrl, { timeoutMs: storage.operationTimeoutMs, log })
@@ -90,7 +90,7 @@ export async function openStores(
   const inRedis = { keyPrefix: storage.redisKeyPrefix, call: redisCall }
   return {
     users: createSqlUserStore(database, call),
-    refreshTokens: createRedisRefreshTokenStore(redis, inRedis),
+    sessions: createRedisSessionStore(redis, inRedis),
     audit,
     probes: {
       database: probeDatabase,
@@ -99,7 +99,7 @@ export async function openStores(
     rateCounters: createRedisRateCounterStore(redis, inRedis),
     loginAttempts: createRedisLoginAttemptStore(redis, inRedis),
     placement,
-    description: `${database.description}, refresh tokens in redis ${redisLocation.host}${redisLocation.pathname}`,
+    description: `${database.description}, sessions in redis ${redisLocation.host}${redisLocation.pathname}`,
     async close() {
       await redis.quit().catch(() => redis.disconnect())
       await database.close()
@@ -109,14 +109,14 @@ export async function openStores(
 
 /**
  * Which engine holds each store, as openStores chooses them: the accounts and the audit trail in the SQL database
- * always; refresh tokens there too, or with the rate-limit counters and the login attempts in Redis (otherwise kept
+ * always; sessions there too, or with the rate-limit counters and the login attempts in Redis (otherwise kept
  * in each process).
  */
 function placementOf(engine: SqlEngine, redis: boolean): StorePlacement {
   const shared = redis ? 'redis' : null
   return {
     users: engine,
-    refreshTokens: shared ?? engine,
+    sessions: shared ?? engine,
     audit: engine,
     rateCounters: shared,
     loginAttempts: shared,

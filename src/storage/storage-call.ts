@@ -68,7 +68,7 @@ class CallAttempt implements StorageAttempt {
 export function createStorageCall(timeoutMs: number | null): StorageCall {
   return async (operation, run) => {
     // wall-clock time, not the injected service clock: the deadline is checked on another machine, against Redis's
-    // TIME (redis-refresh-token-store.ts), which a test's fixed clock would be far from
+    // TIME (redis-session-store.ts), which a test's fixed clock would be far from
     const attempt = new CallAttempt(
       timeoutMs === null ? Number.POSITIVE_INFINITY : wallClockDeadline(timeoutMs),
     )

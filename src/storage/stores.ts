@@ -31,42 +31,89 @@ export interface UserStore {
    */
   list(page: { after?: string; limit: number }): Promise<UserRecord[]>
   /**
-   * Deletes the account (`tessera users delete`); true when there was one. In SQL its refresh token goes with it (a
-   * foreign key); a token in Redis is the caller's to retire first (RefreshTokenStore.retire).
+   * Deletes the account (`tessera users delete`); true when there was one. In SQL its sessions go with it (a
+   * foreign key); sessions in Redis are the caller's to retire first (SessionStore.retire).
    */
   delete(id: string): Promise<boolean>
 }
 
-/** A refresh token as stored: its SHA-256 digest and expiry, never the token (docs/api.md §2.4). */
-export interface StoredRefreshToken {
+/**
+ * A session as stored (docs/api.md §2.4): one device's chain of refresh tokens, of which only the current one is
+ * good. The token itself is never stored, only its SHA-256 digest.
+ */
+export interface StoredSession {
+  /** 32 lowercase hexadecimal digits, random; what `GET /auth/sessions` shows and `DELETE /auth/sessions/<id>` names. */
+  id: string
+  userId: string
+  /** SHA-256 hex of the chain's current refresh token. */
   digest: string
-  /** Epoch milliseconds; from then on the token is gone for every operation. */
+  /** Epoch milliseconds: the current token's expiry; from then on the session is gone for every operation. */
   expiresAt: number
+  /** Epoch milliseconds: when the session started (login, registration). */
+  createdAt: number
+  /** Epoch milliseconds: the session's start or its latest rotation. */
+  lastUsedAt: number
+  /** A short description of the device, from the User-Agent at the start (at most 64 printable characters; '' unknown). */
+  device: string
+  /** The client's network (coarsened: IPv4 /24, IPv6 /48) at the start or latest rotation; null off HTTP. */
+  clientAddress: string | null
+  /** The digest of the token the current one replaced (the reuse grace's anchor); null before the first rotation. */
+  previousDigest: string | null
+  /** Epoch milliseconds: when the current token replaced `previousDigest`'s; null before the first rotation. */
+  rotatedAt: number | null
 }
 
-/** At most one current refresh token per user (spec 2.4). */
-export interface RefreshTokenStore {
+/** What a rotation writes into the session whose current token it replaces. */
+export interface SessionRotation {
+  /** The successor's digest and expiry. */
+  digest: string
+  expiresAt: number
+  /** The client's network now (coarsened, as StoredSession.clientAddress). */
+  clientAddress: string | null
+}
+
+/** How many sessions a user may have: `single` (the specification: a start replaces every other) or at most n. */
+export type SessionLimit = 'single' | number
+
+/**
+ * The sessions of every user (docs/api.md §2.4, §3). Methods throw StorageError when the backend fails; "not found"
+ * is null or false, never an error. Every method counts a session whose `expiresAt` is at or before `now` as gone.
+ */
+export interface SessionStore {
   /**
-   * Makes `token` the user's current one, replacing any earlier one (login, register). False, with nothing stored,
+   * Stores a new session (login, registration). With `limit` `single`, it replaces every other session of the
+   * user: of any number of concurrent starts for one user, exactly one session remains. With a number, the user's
+   * sessions beyond `limit` (the new one counted) are ended, least recently used first (in `list`'s order); of
+   * concurrent starts for one user, exactly `limit` sessions remain, those that order keeps (which need not be every
+   * new one: the new sessions of one millisecond are ordered by id). False, with nothing stored,
    * when the account has been deleted since the caller read it (a foreign key in SQL, a retired user in Redis).
    */
-  put(userId: string, token: StoredRefreshToken): Promise<boolean>
+  start(session: StoredSession, limit: SessionLimit, now: number): Promise<boolean>
   /**
-   * The atomic compare-and-swap of a refresh (spec 3): replaces the current token with `next` only if the current
-   * one has digest `currentDigest` and has not expired at `now`. Of any number of concurrent calls with the same
+   * The atomic compare-and-swap of a refresh (spec 3): in the user's session whose current token has digest
+   * `currentDigest` and has not expired at `now`, makes `next` the current token, `currentDigest` its
+   * previousDigest, `now` its rotatedAt and lastUsedAt. Of any number of concurrent calls with the same
    * `currentDigest`, from any number of processes, at most one returns true.
    */
-  rotate(userId: string, currentDigest: string, next: StoredRefreshToken, now: number): Promise<boolean>
-  /** Removes the user's token, if any (logout). */
-  delete(userId: string): Promise<void>
-  /** When the user's current token expires (epoch ms); null when none is stored, or it has expired at `now`. */
-  currentExpiry(userId: string, now: number): Promise<number | null>
+  rotate(userId: string, currentDigest: string, next: SessionRotation, now: number): Promise<boolean>
+  /** The user's unexpired session with this id, with this current digest, or with this previous digest; else null. */
+  find(
+    userId: string,
+    by: { id: string } | { digest: string } | { previousDigest: string },
+    now: number,
+  ): Promise<StoredSession | null>
+  /** The user's unexpired sessions, most recently used first: the latest lastUsedAt, then createdAt, then by id. */
+  list(userId: string, now: number): Promise<StoredSession[]>
+  /** Ends the user's session `sessionId`; true when the user had it (unexpired at `now`). */
+  end(userId: string, sessionId: string, now: number): Promise<boolean>
+  /** Ends every session of the user, but `except` when given; resolves with how many unexpired ones ended. */
+  endAll(userId: string, now: number, except?: string): Promise<number>
   /**
-   * The first step of deleting an account: removes the user's token and makes every later `put` for the user false
-   * until `until` (epoch ms; at least the refresh-token lifetime), so that a login that read the account before it
-   * was deleted cannot leave a token behind it. SQL needs no mark (its foreign key refuses the token); Redis keeps
-   * one, `<prefix>retired:{<user id>}`, which the put script checks. Refresh does not read the account; it needs
-   * no check, since rotation only replaces a token that is stored.
+   * The first step of deleting an account: ends the user's sessions and makes every later `start` for the user
+   * false until `until` (epoch ms; at least the refresh-token lifetime), so that a login that read the account
+   * before it was deleted cannot leave a session behind it. SQL needs no mark (its foreign key refuses the session);
+   * Redis keeps one, `<prefix>retired:{<user id>}`, which the start script checks. Refresh does not read the
+   * account; it needs no check, since rotation only replaces a token that is stored.
    */
   retire(userId: string, until: number): Promise<void>
   /** Undoes `retire` when the account could not be deleted after all: the user may log in again. */
@@ -162,8 +209,8 @@ type DatabaseEngine = Exclude<StoreEngine, 'redis'>
 export interface StorePlacement {
   /** The accounts: always the SQL database. */
   users: DatabaseEngine
-  /** The SQL database, or Redis when REDIS_URL is set. */
-  refreshTokens: StoreEngine
+  /** The sessions: the SQL database, or Redis when REDIS_URL is set. */
+  sessions: StoreEngine
   /** The audit trail: always the SQL database, whatever REDIS_URL says. */
   audit: DatabaseEngine
   /** Redis when REDIS_URL is set; null when each process counts for itself (Stores.rateCounters is null). */
@@ -177,7 +224,7 @@ export interface StorePlacement {
 /** What the service runs on; built by openStores from DATABASE_URL and REDIS_URL. */
 export interface Stores {
   users: UserStore
-  refreshTokens: RefreshTokenStore
+  sessions: SessionStore
   /** The audit trail, always in the SQL database. */
   audit: AuditStore
   /** One probe per dependency, by the name that /health reports (`database`, `redis`). */

@@ -9,6 +9,11 @@ import type {
   TokenWrongTypeError,
 } from '../errors.js'
 import { verifyAuthorization } from '../http/authenticate.js'
+import {
+  createRemoteAccessTokenVerifier,
+  type RemoteAccessTokenVerifier,
+  type RemoteAccessTokenVerifierOptions,
+} from './remote-access-token-verifier.js'
 
 /** The settings of a verifier: the service's own, as its variables give them. */
 export interface AccessTokenVerifierOptions {
@@ -26,6 +31,8 @@ export interface AccessTokenVerifierOptions {
    * then told apart (`token_wrong_type`) exactly as the service tells it apart.
    */
   refreshTokenExpirationDays?: number
+  /** The service's `AUTH_JWT_ISSUER`, when it sets one: every access token must then carry it as `iss`. */
+  issuer?: string
   /**
    * The clock that decides expiry (default: the system clock). The service's rule is one clock: tokens are checked
    * with no leeway, so the verifier's machine must keep time with the service's (NTP).
@@ -68,8 +75,23 @@ const WEAK_SECRET = `must have at least ${SECRET_RULE.minLength} characters, ${S
  * stateless, spec 1: the shared secret is all it takes). It runs the service's own code, so it accepts and refuses
  * what the service does, with the same messages. Throws a ConfigError naming the option for a secret that breaks
  * the service's rule (docs/api.md R5.5.3: 32 characters, 10 distinct), which would let anyone forge tokens.
+ *
+ * With `jwksUrl` instead of `secret` (a service with AUTH_JWT_ALGORITHM EdDSA or ES256), the verifier holds no
+ * secret: it checks tokens with the public keys the service publishes, and answers with promises
+ * (remote-access-token-verifier.ts).
  */
-export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): AccessTokenVerifier {
+export function createAccessTokenVerifier(
+  options: RemoteAccessTokenVerifierOptions,
+): RemoteAccessTokenVerifier
+export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): AccessTokenVerifier
+export function createAccessTokenVerifier(
+  options: AccessTokenVerifierOptions | RemoteAccessTokenVerifierOptions,
+): AccessTokenVerifier | RemoteAccessTokenVerifier {
+  if ('jwksUrl' in options) return createRemoteAccessTokenVerifier(options)
+  return createSecretVerifier(options)
+}
+
+function createSecretVerifier(options: AccessTokenVerifierOptions): AccessTokenVerifier {
   const secret = strongSecret('secret', options.secret)
   const previousSecrets = (options.previousSecrets ?? []).map((value, index) =>
     strongSecret(`previousSecrets entry ${index + 1}`, value),
@@ -82,6 +104,7 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
         60 * positiveInteger('accessTokenExpirationMinutes', options.accessTokenExpirationMinutes, 15),
       refreshTokenTtlSeconds:
         86_400 * positiveInteger('refreshTokenExpirationDays', options.refreshTokenExpirationDays, 7),
+      issuer: issuerOf(options.issuer),
     },
     options.clock ?? systemClock,
   )
@@ -89,6 +112,14 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
     verify: (authorization) => ({ userId: verifyAuthorization(authorization, tokens) }),
     verifyToken: (token) => ({ userId: tokens.verifyAccess(token) }),
   }
+}
+
+function issuerOf(value: unknown): string | null {
+  if (value === undefined) return null
+  if (typeof value !== 'string' || value === '') {
+    throw new ConfigError('issuer', 'must be the service’s AUTH_JWT_ISSUER, a non-empty string')
+  }
+  return value
 }
 
 function strongSecret(option: string, value: unknown): string {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { AppError } from '../errors.js'
 import { failure } from '../http/envelope.js'
-import { type AccessTokenGuardOptions, guardVerifier } from './guard-options.js'
+import { type AccessTokenGuardOptions, guardVerifier, settle } from './guard-options.js'
 
 declare global {
   // Express's own request type (@types/express), when the application uses it
@@ -31,16 +31,18 @@ export type AccessTokenMiddleware = (
 export function createAccessTokenMiddleware(options: AccessTokenGuardOptions): AccessTokenMiddleware {
   const verifier = guardVerifier(options)
   return (req, res, next) => {
-    let userId: string
-    try {
-      userId = verifier.verify(req.headers.authorization).userId
-    } catch (error) {
-      if (error instanceof AppError) sendRefusal(res, error)
-      else next(error)
-      return
-    }
-    ;(req as AuthenticatedRequest).userId = userId
-    next()
+    settle(
+      verifier,
+      req.headers.authorization,
+      (userId) => {
+        ;(req as AuthenticatedRequest).userId = userId
+        next()
+      },
+      (error) => {
+        if (error instanceof AppError) sendRefusal(res, error)
+        else next(error)
+      },
+    )
   }
 }
 

@@ -2,7 +2,8 @@ import type { FastifyPluginCallback } from 'fastify'
 import { AppError } from '../errors.js'
 import { failure } from '../http/envelope.js'
 import type { AccessTokenVerifier } from './access-token-verifier.js'
-import { type AccessTokenGuardOptions, guardVerifier } from './guard-options.js'
+import { type AccessTokenGuardOptions, guardVerifier, settle } from './guard-options.js'
+import type { RemoteAccessTokenVerifier } from './remote-access-token-verifier.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,7 +21,7 @@ declare module 'fastify' {
  */
 export const accessTokenPlugin: FastifyPluginCallback<AccessTokenGuardOptions> = Object.assign(
   ((instance, options, done) => {
-    let verifier: AccessTokenVerifier
+    let verifier: AccessTokenVerifier | RemoteAccessTokenVerifier
     try {
       verifier = guardVerifier(options)
     } catch (error) {
@@ -29,16 +30,20 @@ export const accessTokenPlugin: FastifyPluginCallback<AccessTokenGuardOptions> =
       return
     }
     if (!instance.hasRequestDecorator('userId')) instance.decorateRequest('userId', '')
-    // a callback hook, like the service's own guard: the checks are synchronous
+    // a callback hook, like the service's own guard: with a secret the checks are synchronous
     instance.addHook('onRequest', (request, reply, next) => {
-      try {
-        request.userId = verifier.verify(request.headers.authorization).userId
-      } catch (error) {
-        if (!(error instanceof AppError)) return next(error as Error)
-        reply.code(error.statusCode).headers(error.headers).send(failure(error))
-        return
-      }
-      next()
+      settle(
+        verifier,
+        request.headers.authorization,
+        (userId) => {
+          request.userId = userId
+          next()
+        },
+        (error) => {
+          if (!(error instanceof AppError)) return next(error as Error)
+          reply.code(error.statusCode).headers(error.headers).send(failure(error))
+        },
+      )
     })
     done()
   }) satisfies FastifyPluginCallback<AccessTokenGuardOptions>,

@@ -13,3 +13,7 @@ export {
 } from './express-middleware.js'
 export { accessTokenPlugin } from './fastify-plugin.js'
 export type { AccessTokenGuardOptions } from './guard-options.js'
+export type {
+  RemoteAccessTokenVerifier,
+  RemoteAccessTokenVerifierOptions,
+} from './remote-access-token-verifier.js'

@@ -55,15 +55,15 @@ describe.each(backends)('deleting an account during a login or a refresh [$name]
         opened = stores
         return {
           ...stores,
-          refreshTokens: {
-            ...stores.refreshTokens,
-            put: async (userId, token) => {
+          sessions: {
+            ...stores.sessions,
+            start: async (session, limit, now) => {
               await putGate.pass()
-              return stores.refreshTokens.put(userId, token)
+              return stores.sessions.start(session, limit, now)
             },
             rotate: async (userId, current, next, now) => {
               await rotateGate.pass()
-              return stores.refreshTokens.rotate(userId, current, next, now)
+              return stores.sessions.rotate(userId, current, next, now)
             },
           },
         }
@@ -76,7 +76,7 @@ describe.each(backends)('deleting an account during a login or a refresh [$name]
   const operatorOn = (stores: Stores) =>
     createUserAdmin({
       users: stores.users,
-      refreshTokens: stores.refreshTokens,
+      sessions: stores.sessions,
       audit: stores.audit,
       clock: systemClock,
       refreshTokenTtlMs: service.config.auth.refreshTokenTtlSeconds * 1000,
@@ -95,7 +95,7 @@ describe.each(backends)('deleting an account during a login or a refresh [$name]
     await admin.delete(await admin.find({ id: user.id }))
     putGate.open()
     expectError(await loggingIn, 401, MESSAGES.invalidCredentials)
-    expect(await opened.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
+    expect(await opened.sessions.list(user.id, Date.now())).toEqual([])
     expectError(
       await call(service.app, 'POST', '/auth/refresh', { body: { refresh_token: user.refreshToken } }),
       401,
@@ -114,7 +114,7 @@ describe.each(backends)('deleting an account during a login or a refresh [$name]
     await admin.delete(await admin.find({ id: user.id }))
     rotateGate.open()
     expectError(await refreshing, 401, MESSAGES.refreshTokenInvalid)
-    expect(await opened.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
+    expect(await opened.sessions.list(user.id, Date.now())).toEqual([])
   })
 
   it('a deletion that fails after the token was retired lets the user log in again, and says so', async () => {
@@ -141,6 +141,6 @@ describe.each(backends)('deleting an account during a login or a refresh [$name]
     )
     const again = await login(user.email)
     expect(again.status, again.text).toBe(200)
-    expect(await opened.refreshTokens.currentExpiry(user.id, Date.now())).not.toBeNull()
+    expect(await opened.sessions.list(user.id, Date.now())).toHaveLength(1)
   })
 })

@@ -6,6 +6,8 @@ import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS } from '../../src/auth/log
 import { createPasswordHasher, type PasswordHasher } from '../../src/auth/password-hasher.js'
 import { createTokenService } from '../../src/auth/token-service.js'
 import { systemClock } from '../../src/clock.js'
+import { createEnvReader } from '../../src/config/env-reader.js'
+import { readSessionConfig } from '../../src/config/session-config.js'
 import type { Argon2Params } from '../../src/config.js'
 import { loadConfig } from '../../src/config.js'
 import {
@@ -16,10 +18,14 @@ import {
   ValidationError,
 } from '../../src/errors.js'
 import type { SecurityEvent } from '../../src/security-event.js'
+import { createSessionService } from '../../src/sessions/session-service.js'
 import { createMemoryLoginAttemptStore } from '../../src/storage/memory/memory-login-attempt-store.js'
 import { openStores } from '../../src/storage/open-stores.js'
-import type { RefreshTokenStore, Stores } from '../../src/storage/stores.js'
+import type { SessionStore, Stores } from '../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
+
+/** AUTH_SESSIONS and the reuse settings at their defaults: the specification's one session per user. */
+const DEFAULT_SESSIONS = readSessionConfig(createEnvReader({}))
 
 const cheap: Argon2Params = { memoryKiB: 1024, timeCost: 1, parallelism: 1 }
 /** Shared by the suite; the threads do not keep the process alive. */
@@ -87,7 +93,8 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
   const service = (hasher: PasswordHasher) =>
     createAccountService({
       users: stores.users,
-      refreshTokens: stores.refreshTokens,
+      sessions: stores.sessions,
+      sessionConfig: DEFAULT_SESSIONS,
       hasher,
       tokens: createTokenService(tokenSettings, systemClock),
       clock: systemClock,
@@ -148,7 +155,11 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
     await expect(accounts.refresh('not.a.token', context(6))).rejects.toBeInstanceOf(Error)
     const session = await accounts.login({ email, password: 'correct horse' }, context(7))
     await accounts.refresh(session.tokens.refreshToken, context(8))
-    await accounts.logout(id, context(9))
+    await createSessionService({ store: stores.sessions, clock: systemClock, events, mode: 'single' }).logout(
+      { userId: id, sessionId: null },
+      'current',
+      context(9),
+    )
     // five wrong passwords from an address the account does not know, then the throttle refuses before any check
     for (let n = 10; n < 15; n++) await failing('wrong horse', n, '203.0.113.9')
     expect(await failing('correct horse', 15, '203.0.113.9')).toBeInstanceOf(RateLimitedError)
@@ -287,17 +298,18 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
   })
   it('Redis down opens the door: no longer, while a store fails a right and a wrong password answer alike', async () => {
     let failing = false
-    const refreshTokens = stores.refreshTokens
-    const puts: RefreshTokenStore = {
-      ...refreshTokens,
-      put: (userId, token) =>
+    const sessions = stores.sessions
+    const starts: SessionStore = {
+      ...sessions,
+      start: (session, limit, now) =>
         failing
-          ? Promise.reject(new StorageError('refreshTokens.put failed', { cause: new Error('ECONNREFUSED') }))
-          : refreshTokens.put(userId, token),
+          ? Promise.reject(new StorageError('sessions.start failed', { cause: new Error('ECONNREFUSED') }))
+          : sessions.start(session, limit, now),
     }
     const accounts = createAccountService({
       users: stores.users,
-      refreshTokens: puts,
+      sessions: starts,
+      sessionConfig: DEFAULT_SESSIONS,
       hasher: observedHasher(cheap).hasher,
       tokens: createTokenService(tokenSettings, systemClock),
       clock: systemClock,

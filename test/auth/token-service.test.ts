@@ -216,3 +216,69 @@ describe('refreshTokenDigest', () => {
     expect(refreshTokenDigest('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
   })
 })
+
+describe('sessions in tokens', () => {
+  const SID = '0123456789abcdef0123456789abcdef'
+  const claimsOf = (token: string) =>
+    JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<
+      string,
+      unknown
+    >
+
+  it('puts sid only where asked, last, so that a token without a session is as it always was', () => {
+    const tokens = createTokenService(settings, createFixedClock(Date.now()))
+    const plain = tokens.issuePair(USER)
+    expect(Object.keys(claimsOf(plain.accessToken))).toEqual(['sub', 'token_type', 'iat', 'exp', 'jti'])
+    expect(Object.keys(claimsOf(plain.refreshToken))).toEqual(['sub', 'token_type', 'iat', 'exp', 'jti'])
+    const named = tokens.issuePair(USER, { access: SID, refresh: SID })
+    expect(Object.keys(claimsOf(named.accessToken))).toEqual([
+      'sub',
+      'token_type',
+      'iat',
+      'exp',
+      'jti',
+      'sid',
+    ])
+    expect(tokens.verifyAccessSubject(named.accessToken)).toEqual({ userId: USER, sessionId: SID })
+    expect(tokens.verifyRefreshSubject(named.refreshToken)).toEqual({ userId: USER, sessionId: SID })
+    expect(tokens.verifyAccessSubject(plain.accessToken)).toEqual({ userId: USER, sessionId: null })
+  })
+
+  it('refuses a sid that is not 32 lowercase hexadecimal digits, though correctly signed', () => {
+    const clock = createFixedClock(Date.now())
+    const tokens = createTokenService(settings, clock)
+    const iat = Math.floor(clock.now() / 1000)
+    for (const sid of ['ABCDEF0123456789ABCDEF0123456789', 'short', 42, null]) {
+      const claims = { sub: USER, token_type: 'Access', iat, exp: iat + 900, jti: 'x', sid }
+      const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url')
+      const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`
+      const token = `${input}.${createHmac('sha256', SECRET).update(input).digest('base64url')}`
+      expect(() => tokens.verifyAccess(token)).toThrow(AccessTokenInvalidError)
+    }
+  })
+
+  it('computes the same successor for the same rotation, and another for any other', () => {
+    const clock = createFixedClock(Date.now())
+    const tokens = createTokenService(settings, clock)
+    const parent = refreshTokenDigest(tokens.issuePair(USER).refreshToken)
+    const at = clock.now()
+    const subject = { userId: USER, sessionId: SID }
+    const successor = tokens.successor(parent, subject, at)
+    // later, elsewhere: the same inputs give the same token, byte for byte
+    clock.advance(5000)
+    expect(tokens.successor(parent, subject, at)).toEqual(successor)
+    expect(createTokenService(settings, clock).successor(parent, subject, at)).toEqual(successor)
+    expect(tokens.successor(parent, { userId: USER, sessionId: null }, at).token).not.toBe(successor.token)
+    expect(tokens.successor(refreshTokenDigest('other'), subject, at).token).not.toBe(successor.token)
+    expect(tokens.successor(parent, subject, at + 1000).token).not.toBe(successor.token)
+    // a service with another secret cannot compute it
+    const other = createTokenService({ ...settings, secret: 'another-secret-another-secret-01' }, clock)
+    expect(claimsOf(other.successor(parent, subject, at).token).jti).not.toBe(claimsOf(successor.token).jti)
+    // it is an ordinary refresh token of the rotation's second, with a UUID jti
+    const claims = claimsOf(successor.token)
+    expect(claims).toMatchObject({ sub: USER, token_type: 'Refresh', iat: Math.floor(at / 1000), sid: SID })
+    expect(claims.jti).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(successor.expiresAt).toBe((Math.floor(at / 1000) + settings.refreshTokenTtlSeconds) * 1000)
+    expect(tokens.verifyRefreshSubject(successor.token)).toEqual(subject)
+  })
+})

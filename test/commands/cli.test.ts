@@ -46,7 +46,7 @@ describe('tessera --help', () => {
     expect(stderr).toBe('')
     expect(exitCode).toBeUndefined()
     expect(stdout).toMatch(/^Usage: tessera <command> \[options\]\n/)
-    for (const command of ['serve', 'migrate', 'site-config validate <f>', 'help']) {
+    for (const command of ['serve', 'migrate', 'site-config validate <f>', 'keys generate', 'help']) {
       expect(stdout).toContain(`\n  ${command} `)
     }
     for (const variables of [
@@ -112,6 +112,8 @@ describe('raw control bytes in CLI errors', () => {
     [['store', hostile]],
     [['store', 'backup', 'a.db', hostile]],
     [['site-config', 'validate', 'a.json', hostile]],
+    [['keys', hostile]],
+    [['keys', 'generate', '--algorithm', hostile]],
   ])('every command escapes and cuts a hostile argument: %#', async (argv) => {
     const result = await run(argv)
     expect(result.exitCode).toBe(2)

@@ -14,7 +14,7 @@ const OTHER_DRIVERS = ['pg', 'mysql2', 'ioredis']
 
 /** Runs the built `tessera` with `args` and returns the packages (node_modules/<name>) and src files it loaded. */
 function modulesLoadedBy(args: string[], env: Record<string, string>, dir: string) {
-  const record = join(dir, `loaded-${args.join('-')}.txt`)
+  const record = join(dir, `loaded-${args.join('-').replace(/[^\w.-]/g, '_')}.txt`)
   const result = spawnSync(process.execPath, ['--import', RECORDER, BIN, ...args], {
     env: childEnv({ ...env, TESSERA_LOADED_MODULES: record }),
     encoding: 'utf8',
@@ -50,6 +50,18 @@ describe('what a command loads', () => {
     const { packages } = modulesLoadedBy(['users', 'list'], env, dir())
     expect(packages).toContain('better-sqlite3')
     for (const name of [...SERVER_PACKAGES, ...OTHER_DRIVERS]) expect(packages, name).not.toContain(name)
+  })
+
+  it('tessera keys generate loads neither the HTTP server nor any database driver', () => {
+    const { packages, paths } = modulesLoadedBy(
+      ['keys', 'generate', '--out', join(dir(), 'key.pem')],
+      {},
+      dir(),
+    )
+    expect(paths.some((path) => path.endsWith('/dist/commands/keys.js'))).toBe(true)
+    expect(packages).toContain('jose')
+    for (const name of [...SERVER_PACKAGES, ...OTHER_DRIVERS, 'better-sqlite3', 'kysely'])
+      expect(packages, name).not.toContain(name)
   })
 
   it("the record does hold the server when a module loads it: serve's module imports Fastify", () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -127,6 +128,124 @@ describe('tessera store copy: refusals and verification', () => {
     expect(report.auditEvents).toMatchObject({ copied: 1, notCopied: null, source: { count: 1 } })
     expect(report.auditEvents.target).toEqual(report.auditEvents.source)
     expect(report.mismatch).toBeNull()
+  })
+
+  it('copies every session of an account, every field of each, and the slot that keeps one in single mode', async () => {
+    const file = join(dir.path, 'devices.db')
+    const seeded = await seedSqliteStore(file, 20, 10)
+    const BetterSqlite3 = loadBetterSqlite3()
+    const source = new BetterSqlite3(file)
+    const now = Date.now()
+    try {
+      // three devices of the first account beside its seeded session, as the per-device mode keeps them
+      const insert = source.prepare(
+        `INSERT INTO sessions (id, user_id, slot, token_digest, expires_at, created_at, last_used_at, device,
+          client_address, previous_digest, rotated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      for (const [n, device, address, rotatedAt] of [
+        [1, 'Safari on iOS', '2001:db8:1::/48', now - 10],
+        [2, `a "quoted", 'odd' device: é 🦊`, null, null],
+        [3, '', '192.0.2.0/24', now - 20],
+      ] as const) {
+        const id = String(n).repeat(32)
+        insert.run(
+          id,
+          seeded.ids[0],
+          id,
+          String(n).repeat(64),
+          now + 3_600_000,
+          now - 1000,
+          now - n,
+          device,
+          address,
+          rotatedAt === null ? null : 'f'.repeat(64),
+          rotatedAt,
+        )
+      }
+    } finally {
+      source.close()
+    }
+    const result = await runCli([
+      'store',
+      'copy',
+      '--json',
+      '--from',
+      `sqlite:${file}`,
+      '--to',
+      url('devices-copy.db'),
+    ])
+    expect(result.code, result.stderr).toBe(0)
+    const report = JSON.parse(result.stdout)
+    expect(report.sessions.copied).toBe(20 - seeded.expiredSessions + 3)
+    expect(report.sessions.target).toEqual(report.sessions.source)
+    expect(report.mismatch).toBeNull()
+    // the rows themselves, slot included
+    const rows = (path: string) => {
+      const connection = new BetterSqlite3(path, { readonly: true })
+      try {
+        return connection.prepare('SELECT * FROM sessions WHERE expires_at > ? ORDER BY id').all(now)
+      } finally {
+        connection.close()
+      }
+    }
+    expect(rows(join(dir.path, 'devices-copy.db'))).toEqual(rows(file))
+    expect(rows(file)).toHaveLength(20 - seeded.expiredSessions + 3)
+  })
+
+  it('reads a store of a version before sessions, its refresh tokens as sessions, and leaves it as it is', async () => {
+    const file = join(dir.path, 'before-0004.db')
+    const seeded = await seedSqliteStore(file, 20, 10)
+    const BetterSqlite3 = loadBetterSqlite3()
+    const old = new BetterSqlite3(file)
+    try {
+      // the store as a version before migration 0004 left it: one refresh token per account
+      old.exec(`
+        CREATE TABLE refresh_tokens (
+          user_id TEXT NOT NULL PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+          token_digest TEXT NOT NULL,
+          expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO refresh_tokens SELECT user_id, token_digest, expires_at FROM sessions;
+        DROP TABLE sessions;
+        DELETE FROM schema_migrations WHERE version = 4`)
+    } finally {
+      old.close()
+    }
+    const result = await runCli([
+      'store',
+      'copy',
+      '--json',
+      '--from',
+      `sqlite:${file}`,
+      '--to',
+      url('after-0004.db'),
+    ])
+    expect(result.code, result.stderr).toBe(0)
+    const report = JSON.parse(result.stdout)
+    expect(report.sessions.copied).toBe(20 - seeded.expiredSessions)
+    expect(report.sessions.target).toEqual(report.sessions.source)
+    expect(report.mismatch).toBeNull()
+    const target = new BetterSqlite3(join(dir.path, 'after-0004.db'), { readonly: true })
+    const source = new BetterSqlite3(file, { readonly: true })
+    try {
+      const [session] = target
+        .prepare('SELECT id, slot, token_digest, device, previous_digest FROM sessions WHERE user_id = ?')
+        .all(seeded.ids[0]) as Array<Record<string, unknown>>
+      const digest = String(session?.token_digest)
+      expect(session).toEqual({
+        // the id a refresh token of an earlier version reads as, in SQL as in Redis (session-record.ts)
+        id: createHash('sha1').update(digest).digest('hex').slice(0, 32),
+        slot: 'single',
+        token_digest: digest,
+        device: '',
+        previous_digest: null,
+      })
+      // the source is only read: never migrated
+      expect(source.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(3)
+    } finally {
+      target.close()
+      source.close()
+    }
   })
 
   it('--force copies into a store that holds the accounts already, and fails verification when one differs', async () => {

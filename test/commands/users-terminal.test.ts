@@ -96,7 +96,7 @@ describe.runIf(hasScript)('tessera users on a terminal', () => {
     expect(await service.stores.users.findById(user.id)).not.toBeNull()
 
     const confirmed = onTerminal(['delete', user.id], env())
-    await confirmed.shows(`Delete the account ${user.email} (${user.id}) and its refresh token for good?`)
+    await confirmed.shows(`Delete the account ${user.email} (${user.id}) and its sessions for good?`)
     confirmed.type(`${user.email.toUpperCase()}\r`)
     await confirmed.shows('at the latest.')
     expect(await confirmed.exit()).toBe(0)

@@ -99,6 +99,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
       id: user.id,
       email: user.email,
       created_at: user.createdAt,
+      sessions: 1,
       refresh_token_stored: true,
       refresh_token_expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     })
@@ -111,13 +112,49 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(human.code).toBe(0)
     expect(human.stdout).toBe(
       `id             ${user.id}\ne-mail         ${user.email}\ncreated at     ${user.createdAt}\n` +
-        `refresh token  stored, expires ${shown.refresh_token_expires_at}\n`,
+        `sessions       1, the last expiring ${shown.refresh_token_expires_at}\n`,
     )
 
     await call(service.app, 'POST', '/auth/delete-refresh-token', { headers: bearer(user.accessToken) })
     const loggedOut = JSON.parse((await users(['show', user.id, '--json'])).stdout)
-    expect(loggedOut).toMatchObject({ refresh_token_stored: false, refresh_token_expires_at: null })
-    expect((await users(['show', user.email])).stdout).toContain('\nrefresh token  none (logged out)\n')
+    expect(loggedOut).toMatchObject({
+      sessions: 0,
+      refresh_token_stored: false,
+      refresh_token_expires_at: null,
+    })
+    expect((await users(['show', user.email])).stdout).toContain('\nsessions       none (logged out)\n')
+  })
+
+  it('sessions <email|id>: the sessions, most recently used first, as lines or JSON', async () => {
+    const user = await registerUser(service.app)
+    const json = JSON.parse((await users(['sessions', user.email, '--json'])).stdout)
+    // single mode: registerUser's login replaced the registration's session
+    expect(json).toEqual({
+      id: user.id,
+      email: user.email,
+      created_at: user.createdAt,
+      sessions: [
+        {
+          id: expect.stringMatching(/^[0-9a-f]{32}$/),
+          device: 'lightMyRequest',
+          client_address: '127.0.0.0/24',
+          created_at: expect.stringMatching(/Z$/),
+          last_used_at: expect.stringMatching(/Z$/),
+          expires_at: expect.stringMatching(/Z$/),
+        },
+      ],
+    })
+    const [session] = json.sessions
+    const human = await users(['sessions', user.id])
+    expect(human.stdout).toBe(
+      `1 session of ${user.email} (${user.id}):\n` +
+        `${session.id}  lightMyRequest  127.0.0.0/24  started ${session.created_at}  ` +
+        `last used ${session.last_used_at}  expires ${session.expires_at}\n`,
+    )
+    await call(service.app, 'POST', '/auth/delete-refresh-token', { headers: bearer(user.accessToken) })
+    expect((await users(['sessions', user.id])).stdout).toBe(
+      `${user.email} (${user.id}) has no session (logged out).\n`,
+    )
   })
 
   it('an unknown e-mail or id: exit 1, one line on stderr, for every verb', async () => {
@@ -168,7 +205,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toMatch(
       new RegExp(
-        `^Password of ${user.email} \\(${user.id}\\) reset, and its refresh token revoked: .*\\n` +
+        `^Password of ${user.email} \\(${user.id}\\) reset, and its sessions ended: .*\\n` +
           'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
       ),
     )
@@ -205,7 +242,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toMatch(
       new RegExp(
-        `^Refresh token of ${user.email} \\(${user.id}\\) revoked: the user is logged out at the next refresh\\.\\n` +
+        `^1 session of ${user.email} \\(${user.id}\\) ended: the user is logged out at the next refresh\\.\\n` +
           'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
       ),
     )
@@ -222,6 +259,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
       email: user.email,
       created_at: user.createdAt,
       refresh_token_revoked: true,
+      sessions_ended: 1,
       access_tokens_expire_by: expect.any(String),
     })
     expectError(await refresh(again.body.data.refresh_token), 401, MESSAGES.refreshTokenInvalid)
@@ -295,7 +333,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
       MESSAGES.accessTokenInvalid,
     )
     expect(await service.stores.users.findById(user.id)).toBeNull()
-    expect(await service.stores.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
+    expect(await service.stores.sessions.list(user.id, Date.now())).toEqual([])
 
     // nobody else's trail is touched
     expect(await events(other.id)).toContainEqual(withAddress(other.id, past))
@@ -315,7 +353,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toMatch(
       new RegExp(
-        `^Account ${user.email} \\(${user.id}\\) deleted, with its refresh token\\. Its audit events are kept until ` +
+        `^Account ${user.email} \\(${user.id}\\) deleted, with its sessions\\. Its audit events are kept until ` +
           'AUDIT_RETENTION_DAYS prunes them; the client addresses of \\d+ were erased\\.\\n' +
           'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
       ),

@@ -54,15 +54,34 @@ export class ApiDocument {
     return [...byOperation, ...Object.keys(this.document.components.responses)]
   }
 
+  /**
+   * The document's path that a request's path (its query string left out) matches: itself, or a template whose
+   * `{parameter}` segments stand for any one segment (`/auth/sessions/{id}`); null when none does.
+   */
+  private templateOf(requested: string): string | null {
+    const path = requested.split('?', 1)[0] ?? ''
+    if (path in this.document.paths) return path
+    const segments = path.split('/')
+    const matches = Object.keys(this.document.paths).filter((template) => {
+      const parts = template.split('/')
+      return (
+        parts.length === segments.length &&
+        parts.every((part, index) => /^\{[^}]+\}$/.test(part) || part === segments[index])
+      )
+    })
+    return matches[0] ?? null
+  }
+
   /** Checks one answer against the document (failing the test on any mismatch) and records what it exercised. */
   check(answer: Answer): void {
     const where = `${answer.method} ${answer.path} → ${answer.status} ${answer.text.slice(0, 200)}`
-    const item = this.document.paths[answer.path]
+    const template = this.templateOf(answer.path)
+    const item = template === null ? undefined : this.document.paths[template]
     const operation = item?.[answer.method.toLowerCase()]
     let location: string[]
     let name: Exercised
-    if (operation) {
-      location = ['paths', answer.path, answer.method.toLowerCase(), 'responses', String(answer.status)]
+    if (operation && template !== null) {
+      location = ['paths', template, answer.method.toLowerCase(), 'responses', String(answer.status)]
       name = `${operation.operationId} ${answer.status}`
       expect(operation.responses, `status not documented: ${where}`).toHaveProperty([String(answer.status)])
     } else {

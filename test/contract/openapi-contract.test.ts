@@ -19,6 +19,9 @@ const NOT_EXERCISED: Readonly<Record<string, string>> = {
   'getSiteConfig 500': 'R7.1: the handler answers an object loaded at start, and nothing in it can fail',
   'getSiteConfigSchema 500':
     'R7.1: the handler answers a document built at start, and nothing in it can fail',
+  'getJwks 500': 'R7.1: the handler answers the key set built at start, and nothing in it can fail',
+  'getOpenIdConfiguration 500':
+    'R7.1: the handler answers the document built at start, and nothing in it can fail',
 }
 
 const backend = backends[0]!
@@ -103,7 +106,7 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
         const failing = withInjectedFailures(
           withInjectedFailures(stores, () => failure === 'lost'),
           () => failure === 'outcome unknown',
-          { writes: ['create', 'put', 'rotate', 'delete'], outcomeUnknown: true },
+          { writes: ['create', 'start', 'rotate', 'end', 'endAll'], outcomeUnknown: true },
         )
         const database = stores.probes.database!
         const probes = {
@@ -119,6 +122,8 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('GET', '/info')).status).toBe(200)
     expect((await send('GET', '/site-config')).status).toBe(200)
     expect((await send('GET', '/site-config/schema')).status).toBe(200)
+    expect((await send('GET', '/.well-known/jwks.json')).body).toEqual({ keys: [] })
+    expect((await send('GET', '/.well-known/openid-configuration')).status).toBe(200)
 
     // register: an address RFC 5321 refuses and the WHATWG rule accepts, answered and validated by the pattern
     const email = `contract.${randomUUID()}.@example.com`
@@ -158,6 +163,8 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     for (const [method, path] of [
       ['GET', '/auth/me'],
       ['POST', '/auth/delete-refresh-token'],
+      ['GET', '/auth/sessions'],
+      ['DELETE', `/auth/sessions/${'0'.repeat(32)}`],
     ] as const) {
       for (const authorization of [
         undefined,
@@ -188,6 +195,12 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
         .status,
     ).toBe(415)
     expect((await send('POST', '/auth/delete-refresh-token', { token, json: huge })).status).toBe(413)
+    expect((await send('POST', '/auth/delete-refresh-token?scope=every', { token })).status).toBe(400)
+
+    // sessions (§4.11, §4.12): the caller's one session (single mode), and an id that is not one of them
+    const sessions = await send('GET', '/auth/sessions', { token })
+    expect(sessions.body.data).toHaveLength(1)
+    expect((await send('DELETE', `/auth/sessions/${'0'.repeat(32)}`, { token })).status).toBe(404)
 
     // requests that match no operation
     expect((await send('GET', '/nope')).status).toBe(404)
@@ -208,6 +221,8 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     ).toBe(500)
     expect((await send('GET', '/auth/me', { token })).status).toBe(500)
     expect((await send('POST', '/auth/delete-refresh-token', { token })).status).toBe(500)
+    expect((await send('GET', '/auth/sessions', { token })).status).toBe(500)
+    expect((await send('DELETE', `/auth/sessions/${sessions.body.data[0].id}`, { token })).status).toBe(500)
     // a write sent with no answer (R7.3): 503, retry
     failure = 'outcome unknown'
     expect(
@@ -218,6 +233,7 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       (await send('POST', '/auth/refresh', { json: { refresh_token: current.refresh_token } })).status,
     ).toBe(503)
     expect((await send('POST', '/auth/delete-refresh-token', { token })).status).toBe(503)
+    expect((await send('DELETE', `/auth/sessions/${sessions.body.data[0].id}`, { token })).status).toBe(503)
     failure = 'probe'
     expect((await send('GET', '/health')).status).toBe(503)
     failure = 'none'
@@ -229,6 +245,7 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     }
 
     // and the flow's end once the store is back
+    expect((await send('DELETE', `/auth/sessions/${sessions.body.data[0].id}`, { token })).status).toBe(200)
     expect((await send('POST', '/auth/delete-refresh-token', { token })).status).toBe(200)
   })
 
@@ -280,6 +297,17 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('POST', '/auth/refresh', { json: { refresh_token: 'x' } })).status).toBe(403)
     expect((await send('POST', '/auth/delete-refresh-token', { token: 'x' })).status).toBe(403)
     expect((await send('GET', '/auth/me', { token: 'x' })).status).toBe(403)
+    expect((await send('GET', '/auth/sessions', { token: 'x' })).status).toBe(403)
+    expect((await send('DELETE', `/auth/sessions/${'0'.repeat(32)}`, { token: 'x' })).status).toBe(403)
+  })
+
+  it('R4.13.1 the key sets of EdDSA and ES256, and their discovery documents', async () => {
+    for (const algorithm of ['EdDSA', 'ES256']) {
+      const { send } = await listen({ env: { AUTH_JWT_ALGORITHM: algorithm } })
+      expect((await send('GET', '/.well-known/jwks.json')).body.keys).toHaveLength(1)
+      const discovery = await send('GET', '/.well-known/openid-configuration')
+      expect(discovery.body.id_token_signing_alg_values_supported).toEqual([algorithm])
+    }
   })
 
   it('the reverse: every documented answer was exercised above, but those that no request can produce', () => {

@@ -75,11 +75,15 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       'GET /info': ['getInfo', []],
       'GET /site-config': ['getSiteConfig', []],
       'GET /site-config/schema': ['getSiteConfigSchema', []],
+      'GET /.well-known/jwks.json': ['getJwks', []],
+      'GET /.well-known/openid-configuration': ['getOpenIdConfiguration', []],
       'POST /auth/register': ['register', []],
       'POST /auth/login': ['login', []],
       'POST /auth/refresh': ['refreshTokens', []],
       'POST /auth/delete-refresh-token': ['logout', [{ bearerAuth: [] }]],
       'GET /auth/me': ['getCurrentUser', [{ bearerAuth: [] }]],
+      'GET /auth/sessions': ['listSessions', [{ bearerAuth: [] }]],
+      'DELETE /auth/sessions/{id}': ['endSession', [{ bearerAuth: [] }]],
     })
   })
 
@@ -92,11 +96,15 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       getInfo: ['200', '500'],
       getSiteConfig: ['200', '500'],
       getSiteConfigSchema: ['200', '500'],
+      getJwks: ['200', '500'],
+      getOpenIdConfiguration: ['200', '500'],
       register: ['200', '400', '403', '409', '413', '415', '429', '500', '503'],
       login: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
       refreshTokens: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
       logout: ['200', '400', '401', '403', '413', '415', '500', '503'],
       getCurrentUser: ['200', '401', '403', '500'],
+      listSessions: ['200', '401', '403', '500'],
+      endSession: ['200', '401', '403', '404', '500', '503'],
     })
     const descriptions = operations().flatMap(({ operation }) =>
       Object.values(operation.responses).map((response: any) => response.description),

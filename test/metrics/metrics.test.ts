@@ -117,7 +117,7 @@ describe.each(backends)('GET /metrics [$name]', (backend) => {
         moves('tessera_store_call_duration_seconds_count', { backend: backendLabel, operation })
       expect(storeCalls('users.findByEmail', labels.database)).toBeGreaterThanOrEqual(3)
       expect(storeCalls('users.create', labels.database)).toBe(1)
-      expect(storeCalls('refreshTokens.rotate', labels.shared)).toBeGreaterThanOrEqual(1)
+      expect(storeCalls('sessions.rotate', labels.shared)).toBeGreaterThanOrEqual(1)
       const errors = after.filter((sample) => sample.name === 'tessera_store_call_errors_total')
       expect(errors.length).toBeGreaterThan(0)
       expect(errors.every((sample) => sample.value === 0)).toBe(true)
@@ -129,7 +129,7 @@ describe.each(backends)('GET /metrics [$name]', (backend) => {
             .map((sample) => sample.labels.backend),
         )
       expect(backendsOf('users.')).toEqual(new Set([labels.database]))
-      expect(backendsOf('refreshTokens.')).toEqual(new Set([labels.shared]))
+      expect(backendsOf('sessions.')).toEqual(new Set([labels.shared]))
       // every operation is listed from the start, at zero: one no request calls (tessera users delete does), and
       // the health probe of the database, named as docs/api.md names it
       for (const operation of ['users.delete', 'database.ping']) {
@@ -179,7 +179,7 @@ describe.each(backends)('GET /metrics [$name]', (backend) => {
       failing = false
     }
     const during = await scrape(metricsUrl)
-    // the users are in the SQL database; the refresh tokens in Redis when the backend has it
+    // the users are in the SQL database; the sessions in Redis when the backend has it
     const errors = (samples: Sample[]) => ({
       users: sampleValue(samples, 'tessera_store_call_errors_total', {
         backend: labels.database,
@@ -187,7 +187,7 @@ describe.each(backends)('GET /metrics [$name]', (backend) => {
       }),
       refreshTokens: sampleValue(samples, 'tessera_store_call_errors_total', {
         backend: labels.shared,
-        operation: 'refreshTokens.rotate',
+        operation: 'sessions.rotate',
       }),
     })
     expect((errors(during).users ?? 0) - (errors(before).users ?? 0)).toBe(1)

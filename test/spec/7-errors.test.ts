@@ -59,13 +59,13 @@ describe.each(backends)('R7 errors [$name]', (backend) => {
           withInjectedFailures(
             withInjectedFailures(
               withInjectedFailures(stores, () => failure === 'session' || failure === 'session and undo', {
-                writes: ['put'],
+                writes: ['start'],
               }),
               () => failure === 'session and undo',
               { writes: ['delete'] },
             ),
             () => failure === 'session unknown',
-            { writes: ['put'], outcomeUnknown: true },
+            { writes: ['start'], outcomeUnknown: true },
           ),
       })
     })
@@ -115,7 +115,7 @@ describe.each(backends)('R7 errors [$name]', (backend) => {
           outcomeUnknown: true,
         })
       }
-      const { users, refreshTokens } = stores
+      const { users, sessions } = stores
       return {
         ...stores,
         users: {
@@ -128,12 +128,10 @@ describe.each(backends)('R7 errors [$name]', (backend) => {
             return lost ? answerLost() : result
           },
         },
-        refreshTokens: {
-          ...refreshTokens,
-          put: (userId, token) => refreshTokens.put(userId, token),
-          delete: (userId) => refreshTokens.delete(userId),
+        sessions: {
+          ...sessions,
           rotate: async (userId, current, next, now) => {
-            const result = await refreshTokens.rotate(userId, current, next, now)
+            const result = await sessions.rotate(userId, current, next, now)
             return lost ? answerLost() : result
           },
         },

@@ -11,7 +11,7 @@ describe('createStorageCall', () => {
 
   async function failure(run: Parameters<typeof call>[1]): Promise<StorageError> {
     try {
-      await call('refreshTokens.rotate', run)
+      await call('sessions.rotate', run)
     } catch (error) {
       expect(error).toBeInstanceOf(StorageError)
       return error as StorageError
@@ -25,7 +25,7 @@ describe('createStorageCall', () => {
       seen = attempt
       return never()
     })
-    expect(error.message).toBe('refreshTokens.rotate failed')
+    expect(error.message).toBe('sessions.rotate failed')
     expect(error.outcomeUnknown).toBe(false)
     expect(seen?.signal.aborted).toBe(true)
     // the statement answers late: the write must not commit now

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateUserId } from '../../src/auth/user-id.js'
@@ -6,7 +7,14 @@ import { loadConfig } from '../../src/config.js'
 import type { SecurityEvent } from '../../src/security-event.js'
 import { createMemoryLoginAttemptStore } from '../../src/storage/memory/memory-login-attempt-store.js'
 import { openStores } from '../../src/storage/open-stores.js'
-import type { BackoffPolicy, LoginAttemptStore, Stores, UserRecord } from '../../src/storage/stores.js'
+import type {
+  BackoffPolicy,
+  LoginAttemptStore,
+  SessionLimit,
+  StoredSession,
+  Stores,
+  UserRecord,
+} from '../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
 
 /** The contract every storage backend keeps, run against real servers (DECISIONS: Storage). */
@@ -37,12 +45,45 @@ describe.each(backends)('storage contract [$name]', (backend) => {
   }
   const digest = (n: number) => n.toString(16).padStart(64, '0')
   const inAnHour = () => Date.now() + 3_600_000
+  /** A session of `userId` whose current token has digest(n), started now and valid for an hour. */
+  const newSession = (userId: string, n: number, overrides: Partial<StoredSession> = {}): StoredSession => {
+    const now = Date.now()
+    return {
+      id: randomBytes(16).toString('hex'),
+      userId,
+      digest: digest(n),
+      expiresAt: now + 3_600_000,
+      createdAt: now,
+      lastUsedAt: now,
+      device: 'Firefox on Linux',
+      clientAddress: '203.0.113.0/24',
+      previousDigest: null,
+      rotatedAt: null,
+      ...overrides,
+    }
+  }
+  /** Starts newSession(userId, n, overrides) with `limit`, expecting it stored; resolves with it. */
+  const started = async (
+    userId: string,
+    n: number,
+    limit: SessionLimit = 'single',
+    overrides: Partial<StoredSession> = {},
+  ) => {
+    const session = newSession(userId, n, overrides)
+    expect(await stores.sessions.start(session, limit, Date.now())).toBe(true)
+    return session
+  }
   /** Rotates `userId`'s token from digest(from) to digest(to), valid for an hour, at `now`. */
   const rotate = (userId: string, from: number, to: number, now = Date.now()) =>
-    stores.refreshTokens.rotate(userId, digest(from), { digest: digest(to), expiresAt: inAnHour() }, now)
-  /** Stores digest(n) as `userId`'s token, valid for an hour. */
-  const putToken = (userId: string, n: number) =>
-    stores.refreshTokens.put(userId, { digest: digest(n), expiresAt: inAnHour() })
+    stores.sessions.rotate(
+      userId,
+      digest(from),
+      { digest: digest(to), expiresAt: inAnHour(), clientAddress: null },
+      now,
+    )
+  /** The ids of the user's sessions, most recently used first. */
+  const listed = async (userId: string, now = Date.now()) =>
+    (await stores.sessions.list(userId, now)).map((session) => session.id)
 
   describe('UserStore', () => {
     it('create, then find by id and by e-mail', async () => {
@@ -104,116 +145,276 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       expect(await stores.users.list({ after: '9999999999', limit: 10 })).toEqual([])
     })
 
-    it('delete removes the account and its refresh token; true only when there was one', async () => {
+    it('delete removes the account and its sessions; true only when there was one', async () => {
       const user = await created()
       const other = await created()
-      await stores.refreshTokens.put(user.id, { digest: digest(60), expiresAt: inAnHour() })
-      await stores.refreshTokens.retire(user.id, inAnHour())
+      await started(user.id, 60, 10)
+      await started(user.id, 61, 10)
+      await stores.sessions.retire(user.id, inAnHour())
       expect(await stores.users.delete(user.id)).toBe(true)
       expect(await stores.users.delete(user.id)).toBe(false)
       expect(await stores.users.findById(user.id)).toBeNull()
       expect(await stores.users.findByEmail(user.email)).toBeNull()
-      expect(await stores.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
-      expect(await rotate(user.id, 60, 61)).toBe(false)
+      expect(await listed(user.id)).toEqual([])
+      expect(await rotate(user.id, 60, 62)).toBe(false)
       expect(await stores.users.findById(other.id)).toEqual(other)
       // the e-mail is free again
       expect(await stores.users.create(newUser({ email: user.email }))).toBe('created')
     })
   })
 
-  describe('RefreshTokenStore', () => {
-    it('rotate succeeds once from the current digest, then only from the new one', async () => {
+  describe('SessionStore', () => {
+    it('start, then find by id and by digest and list: every field as stored', async () => {
       const user = await created()
-      await stores.refreshTokens.put(user.id, { digest: digest(1), expiresAt: inAnHour() })
-      expect(await rotate(user.id, 1, 2)).toBe(true)
-      expect(await rotate(user.id, 1, 3)).toBe(false)
-      expect(await rotate(user.id, 2, 4)).toBe(true)
+      const session = await started(user.id, 1, 'single', {
+        device: `Opera "12" on it's 🦊 — ${'x'.repeat(40)}`,
+        clientAddress: null,
+      })
+      expect(await stores.sessions.find(user.id, { id: session.id }, Date.now())).toEqual(session)
+      expect(await stores.sessions.find(user.id, { digest: digest(1) }, Date.now())).toEqual(session)
+      expect(await stores.sessions.find(user.id, { previousDigest: digest(1) }, Date.now())).toBeNull()
+      expect(await stores.sessions.list(user.id, Date.now())).toEqual([session])
+      expect(
+        await stores.sessions.find(user.id, { id: randomBytes(16).toString('hex') }, Date.now()),
+      ).toBeNull()
+      expect(await stores.sessions.find(user.id, { digest: digest(2) }, Date.now())).toBeNull()
     })
 
-    it('put replaces the earlier token: one per user', async () => {
+    it('start with single replaces the earlier session, and the per-device sessions beside it', async () => {
       const user = await created()
-      await stores.refreshTokens.put(user.id, { digest: digest(10), expiresAt: inAnHour() })
-      await stores.refreshTokens.put(user.id, { digest: digest(11), expiresAt: inAnHour() })
+      const first = await started(user.id, 10)
+      const second = await started(user.id, 11)
+      expect(await listed(user.id)).toEqual([second.id])
+      expect(await stores.sessions.find(user.id, { id: first.id }, Date.now())).toBeNull()
       expect(await rotate(user.id, 10, 12)).toBe(false)
-      expect(await rotate(user.id, 11, 12)).toBe(true)
+      // sessions of the per-device mode, then a start in single mode again
+      await started(user.id, 13, 10)
+      await started(user.id, 14, 10)
+      expect(await listed(user.id)).toHaveLength(3)
+      const last = await started(user.id, 15)
+      expect(await listed(user.id)).toEqual([last.id])
+      expect(await rotate(user.id, 13, 16)).toBe(false)
+      expect(await rotate(user.id, 15, 16)).toBe(true)
     })
 
-    it('rotate is false for a user without a token', async () => {
+    it('of 10 concurrent starts with single exactly one session remains, one of theirs', async () => {
+      const user = await created()
+      await started(user.id, 20, 10)
+      await started(user.id, 21, 10)
+      const sessions = Array.from({ length: 10 }, (_, i) => newSession(user.id, 100 + i))
+      const results = await Promise.all(
+        sessions.map((session) => stores.sessions.start(session, 'single', Date.now())),
+      )
+      expect(results).toEqual(sessions.map(() => true))
+      const [remaining, ...others] = await stores.sessions.list(user.id, Date.now())
+      expect(others).toEqual([])
+      expect(sessions).toContainEqual(remaining)
+    })
+
+    it('with a limit of 10, the 11th start ends the least recently used session', async () => {
+      const user = await created()
+      // started 100 s ago, one a second: sessions[0] is the least recently used
+      const t0 = Date.now() - 100_000
+      // ten at once: none is beyond the limit, whatever order they are stored in
+      const sessions = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          started(user.id, 30 + i, 10, { createdAt: t0 + i * 1000, lastUsedAt: t0 + i * 1000 }),
+        ),
+      )
+      expect(await listed(user.id)).toEqual(sessions.map((session) => session.id).reverse())
+      // a rotation makes sessions[0] the most recently used: sessions[1] is the least now
+      expect(await rotate(user.id, 30, 50)).toBe(true)
+      const eleventh = await started(user.id, 40, 10)
+      const ids = await listed(user.id)
+      expect(ids).toHaveLength(10)
+      expect(ids).not.toContain(sessions[1]?.id)
+      expect(ids.slice(0, 2).sort()).toEqual([eleventh.id, sessions[0]?.id].sort())
+      await started(user.id, 41, 10)
+      expect(await listed(user.id)).not.toContain(sessions[2]?.id)
+      expect(await listed(user.id)).toHaveLength(10)
+      // a lower limit ends every session beyond it at once
+      const only = await started(user.id, 42, 3)
+      expect(await listed(user.id)).toHaveLength(3)
+      expect(await listed(user.id)).toContain(only.id)
+    })
+
+    it('of concurrent starts with a limit, the limit remains: the newest, the least recently used ended', async () => {
+      const user = await created()
+      const t0 = Date.now() - 100_000
+      const earlier = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          started(user.id, 60 + i, 10, { createdAt: t0 + i * 1000, lastUsedAt: t0 + i * 1000 }),
+        ),
+      )
+      const sessions = Array.from({ length: 6 }, (_, i) => newSession(user.id, 70 + i))
+      const results = await Promise.all(
+        sessions.map((session) => stores.sessions.start(session, 10, Date.now())),
+      )
+      expect(results).toEqual(sessions.map(() => true))
+      const ids = await listed(user.id)
+      expect(ids).toHaveLength(10)
+      expect([...ids].sort()).toEqual([...sessions, ...earlier.slice(4)].map((session) => session.id).sort())
+    })
+
+    it('rotate succeeds once from the current digest, then only from the new one, and records the rotation', async () => {
+      const user = await created()
+      const session = await started(user.id, 1, 'single', { createdAt: Date.now() - 5_000 })
+      const now = Date.now()
+      const next = { digest: digest(2), expiresAt: now + 7_200_000, clientAddress: '198.51.100.0/24' }
+      expect(await stores.sessions.rotate(user.id, digest(1), next, now)).toBe(true)
+      const rotated = {
+        ...session,
+        ...next,
+        previousDigest: digest(1),
+        rotatedAt: now,
+        lastUsedAt: now,
+      }
+      expect(await stores.sessions.find(user.id, { digest: digest(2) }, now)).toEqual(rotated)
+      expect(await stores.sessions.find(user.id, { previousDigest: digest(1) }, now)).toEqual(rotated)
+      expect(await stores.sessions.find(user.id, { digest: digest(1) }, now)).toBeNull()
+      expect(await rotate(user.id, 1, 3)).toBe(false)
+      expect(await rotate(user.id, 2, 4, now + 1)).toBe(true)
+      expect(await stores.sessions.find(user.id, { previousDigest: digest(1) }, now + 1)).toBeNull()
+      expect(await stores.sessions.find(user.id, { id: session.id }, now + 1)).toMatchObject({
+        digest: digest(4),
+        previousDigest: digest(2),
+        rotatedAt: now + 1,
+        clientAddress: null,
+        createdAt: session.createdAt,
+      })
+    })
+
+    it('rotate is false for a user without a session', async () => {
       const user = await created()
       expect(await rotate(user.id, 1, 2)).toBe(false)
     })
 
-    it('an expired token is gone: rotate is false from its expiry on', async () => {
+    it('an expired session is gone for every operation from its expiry on, to the millisecond', async () => {
       const user = await created()
       const expiresAt = Date.now() + 60_000
-      await stores.refreshTokens.put(user.id, { digest: digest(20), expiresAt })
+      const session = await started(user.id, 20, 10, { expiresAt })
+      expect(await stores.sessions.find(user.id, { id: session.id }, expiresAt)).toBeNull()
+      expect(await stores.sessions.find(user.id, { digest: digest(20) }, expiresAt)).toBeNull()
+      expect(await stores.sessions.find(user.id, { id: session.id }, expiresAt - 1)).toEqual(session)
+      expect(await listed(user.id, expiresAt)).toEqual([])
+      expect(await listed(user.id, expiresAt - 1)).toEqual([session.id])
+      expect(await stores.sessions.end(user.id, session.id, expiresAt)).toBe(false)
+      expect(await stores.sessions.endAll(user.id, expiresAt)).toBe(0)
       expect(await rotate(user.id, 20, 21, expiresAt)).toBe(false)
       expect(await rotate(user.id, 20, 21, expiresAt - 1)).toBe(true)
+      expect(
+        await stores.sessions.find(user.id, { previousDigest: digest(20) }, expiresAt - 1),
+      ).toMatchObject({
+        id: session.id,
+      })
     })
 
-    it('delete removes the token; deleting none is not an error', async () => {
+    it('of 50 concurrent rotations from one digest exactly one succeeds; the other sessions are untouched', async () => {
       const user = await created()
-      await stores.refreshTokens.put(user.id, { digest: digest(30), expiresAt: inAnHour() })
-      await stores.refreshTokens.delete(user.id)
-      await stores.refreshTokens.delete(user.id)
-      expect(await rotate(user.id, 30, 31)).toBe(false)
+      const before = await started(user.id, 50, 10)
+      await started(user.id, 51, 10)
+      const after = await started(user.id, 52, 10)
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => rotate(user.id, 51, 100 + i)))
+      expect(results.filter(Boolean)).toHaveLength(1)
+      const winner = 100 + results.indexOf(true)
+      expect(await stores.sessions.find(user.id, { digest: digest(winner) }, Date.now())).not.toBeNull()
+      expect(await stores.sessions.find(user.id, { digest: digest(50) }, Date.now())).toEqual(before)
+      expect(await stores.sessions.find(user.id, { digest: digest(52) }, Date.now())).toEqual(after)
     })
 
-    it('currentExpiry: the expiry of the stored token until it expires, then null; null without one', async () => {
+    it('list: the unexpired sessions, most recently used first, then by id', async () => {
       const user = await created()
       const now = Date.now()
-      expect(await stores.refreshTokens.currentExpiry(user.id, now)).toBeNull()
-      await stores.refreshTokens.put(user.id, { digest: digest(70), expiresAt: now + 60_000 })
-      expect(await stores.refreshTokens.currentExpiry(user.id, now)).toBe(now + 60_000)
-      expect(await stores.refreshTokens.currentExpiry(user.id, now + 59_999)).toBe(now + 60_000)
-      expect(await stores.refreshTokens.currentExpiry(user.id, now + 60_000)).toBeNull()
-      await stores.refreshTokens.delete(user.id)
-      expect(await stores.refreshTokens.currentExpiry(user.id, now)).toBeNull()
+      const at = (n: number, lastUsedAt: number, expiresAt = now + 3_600_000) =>
+        started(user.id, n, 10, { lastUsedAt, expiresAt, createdAt: now - 10_000 })
+      const oldest = await at(1, now - 9_000)
+      const tied = [await at(2, now - 5_000), await at(3, now - 5_000)].sort((a, b) => (a.id < b.id ? -1 : 1))
+      const newest = await at(4, now - 1_000)
+      const expiring = await at(5, now - 500, now + 1_000)
+      expect(await listed(user.id, now)).toEqual(
+        [expiring, newest, ...tied, oldest].map((session) => session.id),
+      )
+      expect(await listed(user.id, now + 1_000)).toEqual(
+        [newest, ...tied, oldest].map((session) => session.id),
+      )
+      expect(await listed((await created()).id, now)).toEqual([])
     })
 
-    it('put is true for an account, false with nothing stored for a deleted one', async () => {
+    it("end: the one session, true once; false for an unknown id or another user's session", async () => {
       const user = await created()
-      expect(await putToken(user.id, 80)).toBe(true)
-      await stores.refreshTokens.retire(user.id, inAnHour())
+      const other = await created()
+      const ended = await started(user.id, 1, 10)
+      const kept = await started(user.id, 2, 10)
+      const theirs = await started(other.id, 3, 10)
+      expect(await stores.sessions.end(user.id, theirs.id, Date.now())).toBe(false)
+      expect(await stores.sessions.end(user.id, randomBytes(16).toString('hex'), Date.now())).toBe(false)
+      expect(await stores.sessions.end(user.id, ended.id, Date.now())).toBe(true)
+      expect(await stores.sessions.end(user.id, ended.id, Date.now())).toBe(false)
+      expect(await listed(user.id)).toEqual([kept.id])
+      expect(await rotate(user.id, 1, 4)).toBe(false)
+      expect(await listed(other.id)).toEqual([theirs.id])
+    })
+
+    it('endAll: every session, or all but one, counting the unexpired ones it ended', async () => {
+      const user = await created()
+      const sessions = [
+        await started(user.id, 1, 10),
+        await started(user.id, 2, 10),
+        await started(user.id, 3, 10),
+      ]
+      // a minute from now, when this fourth session has expired
+      const later = Date.now() + 60_000
+      await started(user.id, 4, 10, { expiresAt: later })
+      const [kept, ...others] = sessions as [StoredSession, ...StoredSession[]]
+      expect(await stores.sessions.endAll(user.id, later, kept.id)).toBe(others.length)
+      expect(await listed(user.id, later)).toEqual([kept.id])
+      expect(await stores.sessions.endAll(user.id, later, kept.id)).toBe(0)
+      expect(await stores.sessions.endAll(user.id, later)).toBe(1)
+      expect(await listed(user.id, later)).toEqual([])
+      expect(await stores.sessions.endAll(user.id, later)).toBe(0)
+      expect(await rotate(user.id, 1, 5)).toBe(false)
+    })
+
+    it('start is true for an account, false with nothing stored for a deleted one', async () => {
+      const user = await created()
+      await started(user.id, 80)
+      await stores.sessions.retire(user.id, inAnHour())
       expect(await stores.users.delete(user.id)).toBe(true)
       // a login that read the account before it was deleted
-      expect(await putToken(user.id, 81)).toBe(false)
-      expect(await stores.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
-      expect(await rotate(user.id, 81, 82)).toBe(false)
+      expect(await stores.sessions.start(newSession(user.id, 81), 'single', Date.now())).toBe(false)
+      expect(await stores.sessions.start(newSession(user.id, 82), 10, Date.now())).toBe(false)
+      expect(await listed(user.id)).toEqual([])
+      expect(await rotate(user.id, 81, 83)).toBe(false)
     })
 
-    it('retire removes the token at once and refuses a put until the account is gone; reinstate undoes it', async () => {
+    it('retire ends the sessions at once and refuses a start until the account is gone; reinstate undoes it', async () => {
       const user = await created()
-      await stores.refreshTokens.put(user.id, { digest: digest(90), expiresAt: inAnHour() })
-      await stores.refreshTokens.retire(user.id, inAnHour())
-      expect(await stores.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
-      expect(await rotate(user.id, 90, 91)).toBe(false)
-      // between retire and the account's deletion: Redis refuses the put; SQL may store it, and the deletion takes it
-      expect(await putToken(user.id, 92)).toBe(!backend.redis)
-      await stores.refreshTokens.reinstate(user.id)
-      expect(await putToken(user.id, 93)).toBe(true)
-      expect(await rotate(user.id, 93, 94)).toBe(true)
-      // a retired user who is deleted after all: the token stored in between goes with the account
-      await stores.refreshTokens.retire(user.id, inAnHour())
+      await started(user.id, 90, 10)
+      await started(user.id, 91, 10)
+      await stores.sessions.retire(user.id, inAnHour())
+      expect(await listed(user.id)).toEqual([])
+      expect(await rotate(user.id, 90, 92)).toBe(false)
+      // between retire and the account's deletion: Redis refuses the start; SQL may store it, and the deletion takes it
+      expect(await stores.sessions.start(newSession(user.id, 93), 'single', Date.now())).toBe(!backend.redis)
+      await stores.sessions.reinstate(user.id)
+      await started(user.id, 94)
+      expect(await rotate(user.id, 94, 95)).toBe(true)
+      // a retired user who is deleted after all: the session started in between goes with the account
+      await stores.sessions.retire(user.id, inAnHour())
       expect(await stores.users.delete(user.id)).toBe(true)
-      expect(await stores.refreshTokens.currentExpiry(user.id, Date.now())).toBeNull()
+      expect(await listed(user.id)).toEqual([])
     })
 
-    it('users do not share tokens', async () => {
+    it('users do not share sessions', async () => {
       const alice = await created()
       const bob = await created()
-      await stores.refreshTokens.put(alice.id, { digest: digest(40), expiresAt: inAnHour() })
-      await stores.refreshTokens.put(bob.id, { digest: digest(41), expiresAt: inAnHour() })
+      const hers = await started(alice.id, 40)
+      await started(bob.id, 41)
       expect(await rotate(bob.id, 40, 42)).toBe(false)
-      await stores.refreshTokens.delete(alice.id)
+      expect(await stores.sessions.find(bob.id, { id: hers.id }, Date.now())).toBeNull()
+      expect(await stores.sessions.find(bob.id, { digest: digest(40) }, Date.now())).toBeNull()
+      expect(await stores.sessions.endAll(alice.id, Date.now())).toBe(1)
       expect(await rotate(bob.id, 41, 42)).toBe(true)
-    })
-
-    it('of 50 concurrent rotations from one digest exactly one succeeds', async () => {
-      const user = await created()
-      await stores.refreshTokens.put(user.id, { digest: digest(50), expiresAt: inAnHour() })
-      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => rotate(user.id, 50, 100 + i)))
-      expect(results.filter(Boolean)).toHaveLength(1)
     })
   })
 

@@ -2,9 +2,10 @@ import { StorageError } from '../../src/errors.js'
 import type { Stores } from '../../src/storage/stores.js'
 
 /**
- * The stores, with every user and refresh-token call failing like a lost connection while `failing()` is true.
- * `writes` narrows the failure to the writes named there, and `outcomeUnknown` makes it a write whose outcome is
- * unknown (sent, no answer: docs/api.md R7.3) instead of one that was not made.
+ * The stores, with every user and session call failing like a lost connection while `failing()` is true.
+ * `writes` narrows the failure to the methods named there (`create`, `start`, `rotate`, `end`…), and
+ * `outcomeUnknown` makes it a write whose outcome is unknown (sent, no answer: docs/api.md R7.3) instead of one that
+ * was not made.
  */
 export function withInjectedFailures(
   stores: Stores,
@@ -28,5 +29,5 @@ export function withInjectedFailures(
         }
       },
     })
-  return { ...stores, users: wrap(stores.users), refreshTokens: wrap(stores.refreshTokens) }
+  return { ...stores, users: wrap(stores.users), sessions: wrap(stores.sessions) }
 }

@@ -17,21 +17,23 @@ import {
   type AccountRow,
   type CopyStatements,
   copyStatements,
+  legacyTokenToSessionRow,
   type Read,
-  type TokenRow,
+  SESSIONS_PER_INSERT,
+  type SessionRow,
   toAccountRow,
-  toTokenRow,
+  toSessionRow,
 } from './copy-statements.js'
-import type { RedisTokens } from './redis-tokens.js'
+import type { RedisSessions } from './redis-sessions.js'
 
 export interface CopyOptions {
   /** DATABASE_URL of the store to copy from; only read. */
   from: string
   /** DATABASE_URL of the store to copy into; migrated first. */
   to: string
-  /** Read the refresh tokens from this Redis instead of the source's SQL table. */
+  /** Read the sessions from this Redis instead of the source's SQL table. */
   redisFrom: string | null
-  /** Write the refresh tokens into this Redis instead of the target's SQL table. */
+  /** Write the sessions into this Redis instead of the target's SQL table. */
   redisTo: string | null
   /** REDIS_KEY_PREFIX, on both Redis sides. */
   redisKeyPrefix: string
@@ -41,8 +43,9 @@ export interface CopyOptions {
   /** Copy into a target that holds accounts already, leaving those as they are. */
   force: boolean
   /**
-   * The service clock: its time when the copy begins is the instant at or before which an expiring token is not
-   * copied, and not compared; the target's migrations are recorded by it.
+   * The service clock: its time when the copy begins is the instant at or before which an expiring session is not
+   * copied, and not compared (and when a refresh token of an earlier version, read as a session, started); the
+   * target's migrations are recorded by it.
    */
   clock: Clock
   /** How messages name each side (the command's options); "the source" and so on by default. */
@@ -72,12 +75,14 @@ export interface CopyProgress {
 export interface CopyReport {
   source: string
   target: string
-  refreshTokensFrom: string
-  refreshTokensTo: string
+  /** Where the sessions were read from and written to: the SQL stores, or the Redis of either side. */
+  sessionsFrom: string
+  sessionsTo: string
   /** The last account the target held when a resumed copy began, or null. */
   resumedAfter: string | null
   accounts: { copied: number; alreadyThere: number; source: Checksum; target: Checksum; targetTotal: number }
-  refreshTokens: { copied: number; source: Checksum; target: Checksum }
+  /** Unexpired sessions, every field of each. */
+  sessions: { copied: number; source: Checksum; target: Checksum }
   /** The audit trail, when the source has one (null when it has not). */
   auditEvents: AuditCopy | null
   /** Why the target does not hold what the source does, or null when it does. */
@@ -85,11 +90,13 @@ export interface CopyReport {
 }
 
 /**
- * Copies the accounts and their unexpired refresh tokens from one store to another, in batches of `batchSize`
- * accounts in id order, each written in one transaction (its tokens first when they go to Redis, so that a copy
- * interrupted between the two has written them and a resumed one writes them again). The source is read in one
- * snapshot (a read transaction), so the copy is consistent as of its start. Then every account and token of the
- * source is read again, from the same snapshot, and compared with the target's: counts and SHA-256 digests.
+ * Copies the accounts and their unexpired sessions from one store to another, in batches of `batchSize` accounts in
+ * id order, each written in one transaction (its sessions first when they go to Redis, so that a copy interrupted
+ * between the two has written them and a resumed one writes them again). The source is read in one snapshot (a read
+ * transaction), so the copy is consistent as of its start. A source of a version before sessions (a SQL store
+ * before migration 0004, Redis keys of one refresh token per user) is read as sessions, as the service would read
+ * it. Then every account and session of the source is read again, from the same snapshot, and compared with the
+ * target's: counts and SHA-256 digests.
  */
 export async function copyStore(options: CopyOptions, progress: CopyProgress): Promise<CopyReport> {
   const names = { ...SIDE_NAMES, ...options.names }
@@ -133,15 +140,19 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       const from = copyStatements(source.engine)
       // a batch is every source account from its first id to its last, so a range read is exactly its rows on the
       // source; on the target, which may hold other accounts (--force), only the batch's ids are kept
-      const sourceTokens = (ids: readonly string[]) =>
-        redisFrom
-          ? redisFrom.read(ids, now)
-          : readSource(from.tokensBetween(first(ids), last(ids), now)).then((rows) => rows.map(toTokenRow))
-      const targetTokens = async (ids: readonly string[]) => {
+      const sourceSessions = async (ids: readonly string[]): Promise<SessionRow[]> => {
+        if (redisFrom) return redisFrom.read(ids, now)
+        if (!sourceTables.includes('sessions')) {
+          const rows = await readSource(from.legacyTokensBetween(first(ids), last(ids), now))
+          return rows.flatMap((row) => legacyTokenToSessionRow(row, now) ?? [])
+        }
+        return (await readSource(from.sessionsBetween(first(ids), last(ids), now))).map(toSessionRow)
+      }
+      const targetSessions = async (ids: readonly string[]): Promise<SessionRow[]> => {
         if (redisTo) return redisTo.read(ids, now)
-        const rows = await readTarget(to.tokensBetween(first(ids), last(ids), now))
+        const rows = await readTarget(to.sessionsBetween(first(ids), last(ids), now))
         const batch = new Set(ids)
-        return rows.map(toTokenRow).filter((row) => batch.has(row.userId))
+        return rows.map(toSessionRow).filter((row) => batch.has(row.userId))
       }
       const targetAccounts = async (ids: readonly string[]) => {
         const rows = await readTarget(to.accountsBetween(first(ids), last(ids)))
@@ -154,22 +165,25 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       // the copy, from where the target stops
       const startAfter = resumedAfter ?? ''
       let copied = 0
-      let tokensCopied = 0
+      let sessionsCopied = 0
       let done = 0
       progress.start('copying', await count(readSource, from, startAfter))
       await forEachBatch(readSource, from, startAfter, options.batchSize, async (accounts) => {
         const ids = accounts.map((account) => account.id)
-        const tokens = await sourceTokens(ids)
-        if (redisTo) await redisTo.write(tokens)
-        const written = await target.db.transaction().execute(async (transaction) => ({
-          accounts: await write(transaction, to.insertAccounts(accounts)),
-          tokens:
-            redisTo || tokens.length === 0
-              ? tokens.length
-              : await write(transaction, to.insertTokens(tokens)),
-        }))
+        const sessions = await sourceSessions(ids)
+        if (redisTo) await redisTo.write(sessions)
+        const written = await target.db.transaction().execute(async (transaction) => {
+          const accountsWritten = await write(transaction, to.insertAccounts(accounts))
+          if (redisTo) return { accounts: accountsWritten, sessions: sessions.length }
+          let sessionsWritten = 0
+          for (let start = 0; start < sessions.length; start += SESSIONS_PER_INSERT) {
+            const chunk = sessions.slice(start, start + SESSIONS_PER_INSERT)
+            sessionsWritten += await write(transaction, to.insertSessions(chunk))
+          }
+          return { accounts: accountsWritten, sessions: sessionsWritten }
+        })
         copied += written.accounts
-        tokensCopied += written.tokens
+        sessionsCopied += written.sessions
         done += accounts.length
         progress.update(done)
       })
@@ -189,8 +203,8 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       const sums = {
         sourceAccounts: runningChecksum(),
         targetAccounts: runningChecksum(),
-        sourceTokens: runningChecksum(),
-        targetTokens: runningChecksum(),
+        sourceSessions: runningChecksum(),
+        targetSessions: runningChecksum(),
       }
       const sourceTotal = await count(readSource, from, '')
       let verified = 0
@@ -199,8 +213,8 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
         const ids = accounts.map((account) => account.id)
         sums.sourceAccounts.add(accounts.map(accountLine))
         sums.targetAccounts.add((await targetAccounts(ids)).map(accountLine))
-        sums.sourceTokens.add((await sourceTokens(ids)).map(tokenLine))
-        sums.targetTokens.add((await targetTokens(ids)).map(tokenLine))
+        sums.sourceSessions.add(sessionLines(await sourceSessions(ids)))
+        sums.targetSessions.add(sessionLines(await targetSessions(ids)))
         verified += accounts.length
         progress.update(verified)
       })
@@ -208,14 +222,14 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
 
       const accountsSource = sums.sourceAccounts.result()
       const accountsTarget = sums.targetAccounts.result()
-      const tokensSource = sums.sourceTokens.result()
-      const tokensTarget = sums.targetTokens.result()
+      const sessionsSource = sums.sourceSessions.result()
+      const sessionsTarget = sums.targetSessions.result()
       const targetTotal = await count(readTarget, to, '')
       return {
         source: source.description,
         target: target.description,
-        refreshTokensFrom: redisFrom?.description ?? source.description,
-        refreshTokensTo: redisTo?.description ?? target.description,
+        sessionsFrom: redisFrom?.description ?? source.description,
+        sessionsTo: redisTo?.description ?? target.description,
         resumedAfter,
         accounts: {
           copied,
@@ -224,10 +238,10 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
           target: accountsTarget,
           targetTotal,
         },
-        refreshTokens: { copied: tokensCopied, source: tokensSource, target: tokensTarget },
+        sessions: { copied: sessionsCopied, source: sessionsSource, target: sessionsTarget },
         auditEvents,
         mismatch:
-          describeMismatch(accountsSource, accountsTarget, tokensSource, tokensTarget, {
+          describeMismatch(accountsSource, accountsTarget, sessionsSource, sessionsTarget, {
             targetTotal,
             extraAllowed: options.force,
           }) ?? describeAuditMismatch(auditEvents),
@@ -280,18 +294,41 @@ async function withSnapshot<T>(database: SqlDatabase, work: (read: Read) => Prom
 }
 
 const accountLine = (row: AccountRow) => `${row.id}\t${row.email}\t${row.passwordHash}\t${row.createdAt}\n`
-const tokenLine = (row: TokenRow) => `${row.userId}\t${row.digest}\t${row.expiresAt}\n`
+/**
+ * A batch's sessions as lines of the checksum, in user id and id order whatever order each side returned them in:
+ * every field of StoredSession, as JSON (a device is any printable text). The slot is not among them: Redis has
+ * none.
+ */
+function sessionLines(rows: readonly SessionRow[]): string[] {
+  return rows
+    .map(
+      (row) =>
+        `${JSON.stringify([
+          row.userId,
+          row.id,
+          row.digest,
+          row.expiresAt,
+          row.createdAt,
+          row.lastUsedAt,
+          row.device,
+          row.clientAddress,
+          row.previousDigest,
+          row.rotatedAt,
+        ])}\n`,
+    )
+    .sort()
+}
 
 function describeMismatch(
   accountsSource: Checksum,
   accountsTarget: Checksum,
-  tokensSource: Checksum,
-  tokensTarget: Checksum,
+  sessionsSource: Checksum,
+  sessionsTarget: Checksum,
   target: { targetTotal: number; extraAllowed: boolean },
 ): string | null {
   const differs =
     describeDifference('accounts', accountsSource, accountsTarget) ??
-    describeDifference('refresh tokens', tokensSource, tokensTarget)
+    describeDifference('sessions', sessionsSource, sessionsTarget)
   if (differs !== null) return differs
   if (!target.extraAllowed && target.targetTotal !== accountsSource.count) {
     return `the target holds ${target.targetTotal} accounts, the source ${accountsSource.count}`
@@ -304,7 +341,7 @@ function describeAuditMismatch(audit: AuditCopy | null): string | null {
   return describeDifference('audit events', audit.source, audit.target)
 }
 
-/** How the target's `rows` (accounts, refresh tokens, audit events) differ from the source's, or null. */
+/** How the target's `rows` (accounts, sessions, audit events) differ from the source's, or null. */
 function describeDifference(rows: string, source: Checksum, target: Checksum): string | null {
   if (source.count !== target.count) {
     return `the target holds ${target.count} of the source's ${source.count} ${rows}`
@@ -356,10 +393,10 @@ async function openSql(url: string, side: 'source' | 'target', name: string): Pr
   return database
 }
 
-async function openRedis(url: string, name: string, options: CopyOptions): Promise<RedisTokens> {
-  const { openRedisTokens } = await import('./redis-tokens.js')
+async function openRedis(url: string, name: string, options: CopyOptions): Promise<RedisSessions> {
+  const { openRedisSessions } = await import('./redis-sessions.js')
   try {
-    return await openRedisTokens(url, options.redisKeyPrefix)
+    return await openRedisSessions(url, options.redisKeyPrefix)
   } catch (error) {
     throw new OperationFailedError(`${name} could not be reached: ${describeError(error)}`, { cause: error })
   }
@@ -369,12 +406,12 @@ async function tableNames(db: Kysely<Tables>): Promise<string[]> {
   return (await db.introspection.getTables()).map((table) => table.name)
 }
 
-/** What the target holds already ("accounts", "refresh tokens in redis …"), or null when it is empty. */
-async function holdsAccounts(target: SqlDatabase, redisTo: RedisTokens | null): Promise<string | null> {
+/** What the target holds already ("accounts", "sessions in redis …"), or null when it is empty. */
+async function holdsAccounts(target: SqlDatabase, redisTo: RedisSessions | null): Promise<string | null> {
   if ((await tableNames(target.db)).includes('users')) {
     const { rows } = await target.run(copyStatements(target.engine).anyAccount.sql, [])
     if (rows.length > 0) return 'accounts'
   }
-  if (redisTo && (await redisTo.holdsAny())) return `refresh tokens in ${redisTo.description}`
+  if (redisTo && (await redisTo.holdsAny())) return `sessions in ${redisTo.description}`
   return null
 }

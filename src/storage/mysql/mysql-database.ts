@@ -13,6 +13,15 @@ export interface MysqlOptions {
 
 const MIGRATION_LOCK_NAME = 'tessera_migrations'
 
+/**
+ * How many times a write is run again after InnoDB chose it as a deadlock's victim. Concurrent upserts of one row
+ * through a secondary unique key (the starts of one user's session in single mode: migration 0004) wait for each
+ * other's locks in an order InnoDB cannot always grant; it then rolls one transaction back and says to restart it.
+ * Each write is one statement in a transaction of its own, so running it again is that restart, with nothing of
+ * the first run left; each round lets at least one of the writes through.
+ */
+const DEADLOCK_RETRIES = 10
+
 /** MySQL 8 or MariaDB 10.11 through a mysql2 pool of DATABASE_MAX_CONNECTIONS connections. */
 export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDatabase {
   const location = new URL(url)
@@ -56,7 +65,16 @@ export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDataba
     db,
     synchronous: false,
     run: (text, parameters) => runPooled(db, text, parameters),
-    write: (text, parameters, attempt) => writeInTransaction(acquire, text, parameters, attempt),
+    async write(text, parameters, attempt) {
+      for (let retried = 0; ; retried++) {
+        try {
+          return await writeInTransaction(acquire, text, parameters, attempt)
+        } catch (error) {
+          const deadlock = (error as { code?: unknown } | null)?.code === 'ER_LOCK_DEADLOCK'
+          if (!deadlock || retried === DEADLOCK_RETRIES) throw error
+        }
+      }
+    },
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === 'ER_DUP_ENTRY',
     withMigrationLock: (fn, clock) =>
       withSessionLock(

@@ -1,7 +1,15 @@
 import { AUDIT_COLUMNS, auditColumnValues } from '../sql/audit-rows.js'
+import {
+  SESSION_COLUMNS,
+  SESSION_INSERT_COLUMNS,
+  SESSION_ORDER,
+  SESSION_UPSERT_SET,
+  SINGLE_SLOT,
+  sessionValues,
+} from '../sql/session-rows.js'
 import type { SqlStatements } from '../sql/sql-statements.js'
 
-/** The SQL stores' statements for PostgreSQL: `$n` placeholders, INSERT … ON CONFLICT for the upsert. */
+/** The SQL stores' statements for PostgreSQL: `$n` placeholders (a value used twice bound once), INSERT … ON CONFLICT for the upsert. */
 export const postgresStatements: SqlStatements = {
   findUserById: (id) => ({
     sql: 'SELECT id, email, password_hash, created_at FROM users WHERE id = $1',
@@ -28,23 +36,62 @@ export const postgresStatements: SqlStatements = {
     sql: 'DELETE FROM users WHERE id = $1',
     parameters: [id],
   }),
-  putRefreshToken: (userId, token) => ({
-    sql: `INSERT INTO refresh_tokens (user_id, token_digest, expires_at) VALUES ($1, $2, $3)
-      ON CONFLICT (user_id) DO UPDATE SET token_digest = excluded.token_digest, expires_at = excluded.expires_at`,
-    parameters: [userId, token.digest, token.expiresAt],
+  startSession: (session, slot) => ({
+    sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+      ON CONFLICT (user_id, slot) DO UPDATE SET ${SESSION_UPSERT_SET}`,
+    parameters: sessionValues(session, slot),
   }),
-  rotateRefreshToken: (userId, currentDigest, next, now) => ({
-    sql: `UPDATE refresh_tokens SET token_digest = $1, expires_at = $2
-      WHERE user_id = $3 AND token_digest = $4 AND expires_at > $5`,
-    parameters: [next.digest, next.expiresAt, userId, currentDigest, now],
-  }),
-  deleteRefreshToken: (userId) => ({
-    sql: 'DELETE FROM refresh_tokens WHERE user_id = $1',
+  countSessions: (userId) => ({
+    sql: 'SELECT COUNT(*) AS sessions, MIN(expires_at) AS soonest FROM sessions WHERE user_id = $1',
     parameters: [userId],
   }),
-  refreshTokenExpiry: (userId, now) => ({
-    sql: 'SELECT expires_at FROM refresh_tokens WHERE user_id = $1 AND expires_at > $2',
+  findSessionBesideSingle: (userId) => ({
+    sql: `SELECT id FROM sessions WHERE user_id = $1 AND slot <> '${SINGLE_SLOT}' LIMIT 1`,
+    parameters: [userId],
+  }),
+  endSessionsBesideSingle: (userId) => ({
+    sql: `DELETE FROM sessions WHERE user_id = $1 AND slot <> '${SINGLE_SLOT}'`,
+    parameters: [userId],
+  }),
+  evictSessions: (userId, keep, now) => ({
+    sql: `DELETE FROM sessions WHERE user_id = $1 AND (expires_at <= $2 OR id IN (
+      SELECT id FROM sessions WHERE user_id = $1 AND expires_at > $2 ORDER BY ${SESSION_ORDER} OFFSET $3))`,
+    parameters: [userId, now, keep],
+  }),
+  rotateSession: (userId, currentDigest, next, now) => ({
+    sql: `UPDATE sessions SET token_digest = $1, expires_at = $2, previous_digest = $3, rotated_at = $4,
+        last_used_at = $4, client_address = $5
+      WHERE user_id = $6 AND token_digest = $3 AND expires_at > $4`,
+    parameters: [next.digest, next.expiresAt, currentDigest, now, next.clientAddress, userId],
+  }),
+  findSessionById: (userId, id, now) => ({
+    sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = $1 AND id = $2 AND expires_at > $3`,
+    parameters: [userId, id, now],
+  }),
+  findSessionByDigest: (userId, digest, now) => ({
+    sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = $1 AND token_digest = $2 AND expires_at > $3`,
+    parameters: [userId, digest, now],
+  }),
+  findSessionByPreviousDigest: (userId, previousDigest, now) => ({
+    sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = $1 AND previous_digest = $2 AND expires_at > $3`,
+    parameters: [userId, previousDigest, now],
+  }),
+  listSessions: (userId, now) => ({
+    sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = $1 AND expires_at > $2
+      ORDER BY ${SESSION_ORDER}`,
     parameters: [userId, now],
+  }),
+  endSession: (userId, id, now) => ({
+    sql: 'DELETE FROM sessions WHERE user_id = $1 AND id = $2 AND expires_at > $3',
+    parameters: [userId, id, now],
+  }),
+  endSessions: (userId, except, now) => ({
+    sql: 'DELETE FROM sessions WHERE user_id = $1 AND id <> $2 AND expires_at > $3',
+    parameters: [userId, except, now],
+  }),
+  deleteSessions: (userId) => ({
+    sql: 'DELETE FROM sessions WHERE user_id = $1',
+    parameters: [userId],
   }),
   // one text whatever the batch's size, seven array parameters: PostgreSQL parses no new statement per batch size
   // and binds seven values, not seven per row: a refresh's audit row costs the server 9 µs of CPU, against 18-20 µs as a

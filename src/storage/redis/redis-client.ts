@@ -29,8 +29,18 @@ export async function connectRedis(client: Redis): Promise<void> {
   }
 }
 
-/** The key of a user's refresh token: `<prefix>refresh:{<user id>}` (the braces keep a user's keys in one slot). */
-export const refreshTokenKey = (keyPrefix: string, userId: string): string =>
+/**
+ * The key of a user's sessions: `<prefix>sessions:{<user id>}`, a hash (redis-session-store.ts). The braces make the
+ * user id the hash tag, which keeps a user's keys in one Redis Cluster slot, so one script can touch them all.
+ */
+export const sessionsKey = (keyPrefix: string, userId: string): string => `${keyPrefix}sessions:{${userId}}`
+
+/**
+ * The key of a user's one refresh token before sessions: `<prefix>refresh:{<user id>}`, holding
+ * `<digest>:<expiresAt>`. A deployment that ran an earlier version still has such keys; the store and the copy read
+ * each as a session (session-record.ts).
+ */
+export const legacyRefreshTokenKey = (keyPrefix: string, userId: string): string =>
   `${keyPrefix}refresh:{${userId}}`
 
 /**

@@ -4,7 +4,7 @@ import { createRedisScript, type ScriptCommands } from './redis-script.js'
 
 /**
  * A record is a hash { c: attempts, t: time of the last one }, expiring with it. The scripts check the expiry
- * against the service clock as well as by the TTL (as the refresh-token store does), so Redis and the in-process
+ * against the service clock as well as by the TTL (as the session store does), so Redis and the in-process
  * store agree. KEYS[1] the record; ARGV[1] now.
  */
 const READ = `

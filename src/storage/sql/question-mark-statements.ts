@@ -1,12 +1,16 @@
 import { AUDIT_COLUMNS, auditRowValues, auditValuesList } from './audit-rows.js'
+import { SESSION_COLUMNS, SESSION_ORDER, SINGLE_SLOT } from './session-rows.js'
 import type { SqlStatements } from './sql-statements.js'
 
 /**
- * The statements that SQLite and MySQL/MariaDB write alike, with `?` placeholders: all but the upsert of a refresh
- * token and the pruning of audit events, which each engine spells its own way (sqlite/statements.ts,
- * mysql/statements.ts). PostgreSQL numbers its placeholders and has its own file.
+ * The statements that SQLite and MySQL/MariaDB write alike, with `?` placeholders: all but the upsert of a session,
+ * the eviction of sessions and the pruning of audit events, which each engine spells its own way
+ * (sqlite/statements.ts, mysql/statements.ts). PostgreSQL numbers its placeholders and has its own file.
  */
-export const questionMarkStatements: Omit<SqlStatements, 'putRefreshToken' | 'pruneAuditEvents'> = {
+export const questionMarkStatements: Omit<
+  SqlStatements,
+  'startSession' | 'evictSessions' | 'pruneAuditEvents'
+> = {
   findUserById: (id) => ({
     sql: 'SELECT id, email, password_hash, created_at FROM users WHERE id = ?',
     parameters: [id],
@@ -32,18 +36,64 @@ export const questionMarkStatements: Omit<SqlStatements, 'putRefreshToken' | 'pr
     sql: 'DELETE FROM users WHERE id = ?',
     parameters: [id],
   }),
-  rotateRefreshToken: (userId, currentDigest, next, now) => ({
-    sql: `UPDATE refresh_tokens SET token_digest = ?, expires_at = ?
-      WHERE user_id = ? AND token_digest = ? AND expires_at > ?`,
-    parameters: [next.digest, next.expiresAt, userId, currentDigest, now],
-  }),
-  deleteRefreshToken: (userId) => ({
-    sql: 'DELETE FROM refresh_tokens WHERE user_id = ?',
+  countSessions: (userId) => ({
+    sql: 'SELECT COUNT(*) AS sessions, MIN(expires_at) AS soonest FROM sessions WHERE user_id = ?',
     parameters: [userId],
   }),
-  refreshTokenExpiry: (userId, now) => ({
-    sql: 'SELECT expires_at FROM refresh_tokens WHERE user_id = ? AND expires_at > ?',
+  findSessionBesideSingle: (userId) => ({
+    sql: `SELECT id FROM sessions WHERE user_id = ? AND slot <> '${SINGLE_SLOT}' LIMIT 1`,
+    parameters: [userId],
+  }),
+  endSessionsBesideSingle: (userId) => ({
+    sql: `DELETE FROM sessions WHERE user_id = ? AND slot <> '${SINGLE_SLOT}'`,
+    parameters: [userId],
+  }),
+  // the previous digest is the parameter, not the column: MySQL assigns left to right, so `previous_digest =
+  // token_digest` after `token_digest = ?` would read the new value
+  rotateSession: (userId, currentDigest, next, now) => ({
+    sql: `UPDATE sessions SET token_digest = ?, expires_at = ?, previous_digest = ?, rotated_at = ?,
+        last_used_at = ?, client_address = ?
+      WHERE user_id = ? AND token_digest = ? AND expires_at > ?`,
+    parameters: [
+      next.digest,
+      next.expiresAt,
+      currentDigest,
+      now,
+      now,
+      next.clientAddress,
+      userId,
+      currentDigest,
+      now,
+    ],
+  }),
+  findSessionById: (userId, id, now) => ({
+    sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND id = ? AND expires_at > ?`,
+    parameters: [userId, id, now],
+  }),
+  findSessionByDigest: (userId, digest, now) => ({
+    sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND token_digest = ? AND expires_at > ?`,
+    parameters: [userId, digest, now],
+  }),
+  findSessionByPreviousDigest: (userId, previousDigest, now) => ({
+    sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND previous_digest = ? AND expires_at > ?`,
+    parameters: [userId, previousDigest, now],
+  }),
+  listSessions: (userId, now) => ({
+    sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND expires_at > ?
+      ORDER BY ${SESSION_ORDER}`,
     parameters: [userId, now],
+  }),
+  endSession: (userId, id, now) => ({
+    sql: 'DELETE FROM sessions WHERE user_id = ? AND id = ? AND expires_at > ?',
+    parameters: [userId, id, now],
+  }),
+  endSessions: (userId, except, now) => ({
+    sql: 'DELETE FROM sessions WHERE user_id = ? AND id <> ? AND expires_at > ?',
+    parameters: [userId, except, now],
+  }),
+  deleteSessions: (userId) => ({
+    sql: 'DELETE FROM sessions WHERE user_id = ?',
+    parameters: [userId],
   }),
   appendAuditEvents: (events) => ({
     sql: `INSERT INTO audit_events (${AUDIT_COLUMNS}) VALUES ${auditValuesList(events.length)}`,

@@ -1,5 +1,5 @@
 import type { SecurityEvent } from '../../security-event.js'
-import type { StoredRefreshToken, UserRecord } from '../stores.js'
+import type { SessionRotation, StoredSession, UserRecord } from '../stores.js'
 
 /** One statement: its text, and its values in the order of the text's placeholders. */
 export interface SqlQuery {
@@ -22,19 +22,51 @@ export interface SqlStatements {
   updatePasswordHash(id: string, passwordHash: string): SqlQuery
   /** At most `limit` account rows (as findUserById's) with an id greater than `after`, in id order. */
   listUsers(after: string, limit: number): SqlQuery
-  /** Deletes the account; its refresh token goes with it (ON DELETE CASCADE). */
+  /** Deletes the account; its sessions go with it (ON DELETE CASCADE). */
   deleteUser(id: string): SqlQuery
-  /** Inserts the user's refresh token, or replaces the one the user has (one row per user). */
-  putRefreshToken(userId: string, token: StoredRefreshToken): SqlQuery
   /**
-   * Replaces the user's token with `next` only if the current one has `currentDigest` and expires after `now`:
-   * one conditional UPDATE that changes one row or none. The engine's row lock serializes concurrent rotations; the
-   * loser re-reads the new digest, matches nothing and changes no row.
+   * Stores the session in the user's slot `slot` (migration 0004): inserts it, or replaces, id included, the
+   * session that holds the slot, in one upsert on (user_id, slot). A session's own id as its slot never meets
+   * another; SINGLE_SLOT does, which is what makes concurrent starts with the `single` limit leave one session.
+   * Fails on the foreign key when the account is gone.
    */
-  rotateRefreshToken(userId: string, currentDigest: string, next: StoredRefreshToken, now: number): SqlQuery
-  deleteRefreshToken(userId: string): SqlQuery
-  /** The user's token's `expires_at` if it expires after `now`, or no row. */
-  refreshTokenExpiry(userId: string, now: number): SqlQuery
+  startSession(session: StoredSession, slot: string): SqlQuery
+  /**
+   * How many sessions the user has stored, expired ones included (`sessions`), and the earliest expiry among them
+   * (`soonest`, null without any): a read that tells a start with a numeric limit whether it has anything to end.
+   */
+  countSessions(userId: string): SqlQuery
+  /** The id of one of the user's sessions in a slot other than SINGLE_SLOT, or no row. */
+  findSessionBesideSingle(userId: string): SqlQuery
+  /** Deletes the user's sessions in any slot but SINGLE_SLOT: what a start with the `single` limit ends. */
+  endSessionsBesideSingle(userId: string): SqlQuery
+  /**
+   * Deletes the user's expired sessions and all but the `keep` most recently used of the others, in SESSION_ORDER.
+   * One order for every start, which does not favour its own session: concurrent starts agree on which sessions to
+   * keep, and the last of them to run, which sees every session the others stored, leaves exactly `keep`.
+   */
+  evictSessions(userId: string, keep: number, now: number): SqlQuery
+  /**
+   * In the user's session whose current digest is `currentDigest` and that expires after `now`, makes `next` the
+   * current token, `currentDigest` the previous one and `now` its rotated_at and last_used_at: one conditional
+   * UPDATE that changes one row or none. The engine's row lock serializes concurrent rotations; the loser re-reads
+   * the new digest, matches nothing and changes no row.
+   */
+  rotateSession(userId: string, currentDigest: string, next: SessionRotation, now: number): SqlQuery
+  /** The user's session (SESSION_COLUMNS) with this id, if it expires after `now`; else no row. */
+  findSessionById(userId: string, id: string, now: number): SqlQuery
+  /** The user's session whose current digest is `digest`, if it expires after `now`; else no row. */
+  findSessionByDigest(userId: string, digest: string, now: number): SqlQuery
+  /** The user's session whose previous digest is `previousDigest`, if it expires after `now`; else no row. */
+  findSessionByPreviousDigest(userId: string, previousDigest: string, now: number): SqlQuery
+  /** The user's sessions that expire after `now`, most recently used first (SESSION_ORDER). */
+  listSessions(userId: string, now: number): SqlQuery
+  /** Deletes the user's session `id` if it expires after `now`. */
+  endSession(userId: string, id: string, now: number): SqlQuery
+  /** Deletes the user's sessions that expire after `now` but the one with id `except` ('' for none). */
+  endSessions(userId: string, except: string, now: number): SqlQuery
+  /** Deletes every session of the user, expired ones too. */
+  deleteSessions(userId: string): SqlQuery
   /**
    * Inserts the events, one row each, in one multi-row INSERT: its text depends on the number of rows only, so
    * SQLite keeps at most MAX_AUDIT_ROWS texts of it (see audit-rows.ts).

@@ -1,16 +1,28 @@
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
+import {
+  SESSION_INSERT_COLUMNS,
+  SESSION_ORDER,
+  SESSION_UPSERT_SET,
+  sessionValues,
+} from '../sql/session-rows.js'
 import type { SqlStatements } from '../sql/sql-statements.js'
 
 /**
- * The SQL stores' statements for SQLite: `?` placeholders, INSERT … ON CONFLICT for the upsert, a subquery to bound
- * the pruning.
+ * The SQL stores' statements for SQLite: `?` placeholders, INSERT … ON CONFLICT for the upsert, subqueries with
+ * LIMIT to bound the eviction and the pruning.
  */
 export const sqliteStatements: SqlStatements = {
   ...questionMarkStatements,
-  putRefreshToken: (userId, token) => ({
-    sql: `INSERT INTO refresh_tokens (user_id, token_digest, expires_at) VALUES (?, ?, ?)
-      ON CONFLICT (user_id) DO UPDATE SET token_digest = excluded.token_digest, expires_at = excluded.expires_at`,
-    parameters: [userId, token.digest, token.expiresAt],
+  startSession: (session, slot) => ({
+    sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (user_id, slot) DO UPDATE SET ${SESSION_UPSERT_SET}`,
+    parameters: sessionValues(session, slot),
+  }),
+  // LIMIT -1: no limit, only the offset past the sessions kept
+  evictSessions: (userId, keep, now) => ({
+    sql: `DELETE FROM sessions WHERE user_id = ? AND (expires_at <= ? OR id IN (
+      SELECT id FROM sessions WHERE user_id = ? AND expires_at > ? ORDER BY ${SESSION_ORDER} LIMIT -1 OFFSET ?))`,
+    parameters: [userId, now, userId, now, keep],
   }),
   // SQLite's DELETE takes no LIMIT unless built with SQLITE_ENABLE_UPDATE_DELETE_LIMIT: the rowids are chosen first
   pruneAuditEvents: (before, batch) => ({

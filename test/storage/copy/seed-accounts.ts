@@ -14,18 +14,28 @@ export const SEED_PASSWORD = 'seeded password 1'
 export interface SeededStore {
   /** The accounts in insertion order: the i-th has the e-mail seedEmail(i). */
   ids: string[]
-  /** How many of them got an expired refresh token (the others an unexpired one). */
-  expiredTokens: number
-  /** Whether the i-th account's seeded refresh token has expired. */
+  /** How many of them got an expired session (the others an unexpired one). */
+  expiredSessions: number
+  /** Whether the i-th account's seeded session has expired. */
   expired(index: number): boolean
 }
+
+/** Every how many seeded sessions one has every field set. */
+const SESSION_FIELDS_EVERY = 4
+
+/** Whether the i-th seeded account's session has every field set (a device, a network, a rotation). */
+export const fullSession = (index: number) => index % SESSION_FIELDS_EVERY === 0
 
 export const seedEmail = (index: number) => `user${String(index).padStart(6, '0')}@example.com`
 
 /**
  * `count` accounts written straight into the SQLite file (migrated first), all with one Argon2id hash of
- * SEED_PASSWORD at the tests' cheap parameters, in one transaction: a second or two for 100,000. Each has a stored
- * refresh token (a random digest no token matches) expiring in a day; every `expiredEvery`-th one has expired.
+ * SEED_PASSWORD at the tests' cheap parameters, in one transaction: a second or two for 100,000. Each has a session
+ * as a login in the default mode stores it (slot 'single'; a digest no token matches) expiring in a day; every
+ * `expiredEvery`-th one has expired. Every SESSION_FIELDS_EVERY-th has been refreshed from a known device and
+ * network, so it has every field set (fullSession); the others are as migration 0004 makes a refresh token of an
+ * earlier version into a session (no device, address or rotation), which keeps the rows as narrow as most are
+ * right after an upgrade, and the copy of 100,000 about as fast as it was before sessions.
  */
 export async function seedSqliteStore(file: string, count: number, expiredEvery = 100): Promise<SeededStore> {
   const database = openSqliteDatabase(file)
@@ -44,28 +54,41 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
   const now = Date.now()
   const BetterSqlite3 = loadBetterSqlite3()
   const connection = new BetterSqlite3(file)
-  let expiredTokens = 0
+  let expiredSessions = 0
   const expired = (index: number) => index % expiredEvery === expiredEvery - 1
   try {
     connection.pragma('journal_mode = WAL')
     const insertUser = connection.prepare(
       'INSERT INTO users (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)',
     )
-    const insertToken = connection.prepare(
-      'INSERT INTO refresh_tokens (user_id, token_digest, expires_at) VALUES (?, ?, ?)',
+    const insertSession = connection.prepare(
+      `INSERT INTO sessions (id, user_id, slot, token_digest, expires_at, created_at, last_used_at, device,
+        client_address, previous_digest, rotated_at) VALUES (?, ?, 'single', ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     connection.transaction(() => {
       ids.forEach((id, index) => {
         insertUser.run(id, seedEmail(index), passwordHash, new Date(now - index * 1000).toISOString())
-        if (expired(index)) expiredTokens += 1
+        if (expired(index)) expiredSessions += 1
         const digest = createHash('sha256').update(`${id}-${index}`).digest('hex')
-        insertToken.run(id, digest, expired(index) ? now - 60_000 : now + 86_400_000)
+        const full = fullSession(index)
+        insertSession.run(
+          digest.slice(0, 32),
+          id,
+          digest,
+          expired(index) ? now - 60_000 : now + 86_400_000,
+          now - 3_600_000,
+          full ? now - index : now - 3_600_000,
+          full ? `Firefox on Linux ${index % 7}` : '',
+          full ? `198.51.${index % 256}.0/24` : null,
+          full ? createHash('sha256').update(`${id}-${index}-before`).digest('hex') : null,
+          full ? now - index : null,
+        )
       })
     })()
   } finally {
     connection.close()
   }
-  return { ids, expiredTokens, expired }
+  return { ids, expiredSessions, expired }
 }
 
 /** `count` distinct random user ids: 10 digits, the first not 0. */

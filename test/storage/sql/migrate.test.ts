@@ -1,7 +1,8 @@
+import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { systemClock } from '../../../src/clock.js'
 import { loadConfig } from '../../../src/config.js'
-import { migrateDatabase } from '../../../src/storage/open-stores.js'
+import { migrateDatabase, openDatabase, openStores } from '../../../src/storage/open-stores.js'
 import { readMigrations, splitStatements } from '../../../src/storage/sql/migrate.js'
 import { type BackendInstance, backends } from '../../support/backends.js'
 
@@ -48,5 +49,107 @@ describe.each(backends)('migrate [$name]', (backend) => {
     const applied = runs.flat()
     expect(new Set(applied).size).toBe(applied.length)
     expect(runs.filter((run) => run.length > 0)).toHaveLength(1)
+  })
+})
+
+/**
+ * Migration 0004 turns the one refresh token per user of 0001 into sessions: a store of version 3 holding tokens
+ * starts (and migrates) with each token a session that refreshes once.
+ */
+describe.each(backends.filter((backend) => !backend.redis))('migration 0004 [$name]', (backend) => {
+  let instance: BackendInstance
+  beforeEach(async () => {
+    instance = await backend.setup()
+  })
+  afterEach(() => instance.teardown())
+
+  it('each stored refresh token becomes a session of its user that rotates once; the old table is gone', async () => {
+    const storage = loadConfig(instance.env).storage
+    const now = Date.now()
+    const users = ['1000000001', '1000000002', '1000000003']
+    const digest = (n: number) => n.toString(16).padStart(64, '0')
+    // the store as version 3 left it, as `migrate` would have recorded it
+    const database = await openDatabase(storage, { warn() {}, info() {} })
+    try {
+      await sql`CREATE TABLE schema_migrations (
+        version INTEGER NOT NULL PRIMARY KEY,
+        name VARCHAR(255) NOT NULL,
+        applied_at VARCHAR(32) NOT NULL
+      )`.execute(database.db)
+      for (const migration of (await readMigrations(database.engine)).filter((m) => m.version <= 3)) {
+        for (const statement of migration.statements) await sql.raw(statement).execute(database.db)
+        await sql`INSERT INTO schema_migrations (version, name, applied_at)
+          VALUES (${migration.version}, ${migration.name}, ${new Date(now).toISOString()})`.execute(
+          database.db,
+        )
+      }
+      for (const [index, id] of users.entries()) {
+        await sql`INSERT INTO users (id, email, password_hash, created_at)
+          VALUES (${id}, ${`user${index}@example.com`}, ${'$argon2id$x'}, ${new Date(now).toISOString()})`.execute(
+          database.db,
+        )
+      }
+      // the third user's token has expired
+      const expiries = [now + 3_600_000, now + 7_200_000, now - 1]
+      for (const [index, id] of users.entries()) {
+        await sql`INSERT INTO refresh_tokens (user_id, token_digest, expires_at)
+          VALUES (${id}, ${digest(index)}, ${expiries[index]})`.execute(database.db)
+      }
+    } finally {
+      await database.close()
+    }
+
+    const stores = await openStores(storage, systemClock)
+    try {
+      const [first, second] = [
+        await stores.sessions.list('1000000001', now),
+        await stores.sessions.list('1000000002', now),
+      ]
+      expect(first).toEqual([
+        {
+          id: expect.stringMatching(/^[0-9a-f]{32}$/),
+          userId: '1000000001',
+          digest: digest(0),
+          expiresAt: now + 3_600_000,
+          createdAt: expect.any(Number),
+          lastUsedAt: expect.any(Number),
+          device: '',
+          clientAddress: null,
+          previousDigest: null,
+          rotatedAt: null,
+        },
+      ])
+      // started when the migration ran, by the database's clock (this machine's)
+      const migratedAt = first[0]?.createdAt ?? 0
+      expect(Math.abs(migratedAt - Date.now())).toBeLessThan(60_000)
+      expect(first[0]?.lastUsedAt).toBe(migratedAt)
+      expect(second[0]?.id).not.toBe(first[0]?.id)
+      expect(await stores.sessions.list('1000000003', now)).toEqual([])
+
+      const rotation = { digest: digest(10), expiresAt: now + 3_600_000, clientAddress: null }
+      expect(await stores.sessions.rotate('1000000001', digest(0), rotation, now)).toBe(true)
+      expect(
+        await stores.sessions.rotate('1000000001', digest(0), { ...rotation, digest: digest(11) }, now),
+      ).toBe(false)
+      // a session of the single slot: the next login in single mode replaces it
+      const login = {
+        ...(first[0] as NonNullable<(typeof first)[0]>),
+        id: 'a'.repeat(32),
+        digest: digest(12),
+      }
+      expect(await stores.sessions.start(login, 'single', now)).toBe(true)
+      expect(await stores.sessions.list('1000000001', now)).toEqual([login])
+      expect(await stores.sessions.rotate('1000000002', digest(1), rotation, now)).toBe(true)
+    } finally {
+      await stores.close()
+    }
+    const migrated = await openDatabase(storage, { warn() {}, info() {} })
+    try {
+      const tables = (await migrated.db.introspection.getTables()).map((table) => table.name)
+      expect(tables).toContain('sessions')
+      expect(tables).not.toContain('refresh_tokens')
+    } finally {
+      await migrated.close()
+    }
   })
 })

@@ -58,7 +58,7 @@ describe('writeInTransaction', () => {
       sql === 'UPDATE …' ? new Promise<void>((resolve) => (late = resolve)) : Promise.resolve(),
     )
     const error = await failure(() =>
-      call('refreshTokens.rotate', (attempt) =>
+      call('sessions.rotate', (attempt) =>
         writeInTransaction(async () => server.connection, 'UPDATE …', [], attempt),
       ),
     )
@@ -73,7 +73,7 @@ describe('writeInTransaction', () => {
   it('a COMMIT that does not answer in time: outcome unknown', async () => {
     const server = scriptedConnection((sql) => (sql === 'COMMIT' ? hang() : Promise.resolve()))
     const error = await failure(() =>
-      call('refreshTokens.rotate', (attempt) =>
+      call('sessions.rotate', (attempt) =>
         writeInTransaction(async () => server.connection, 'UPDATE …', [], attempt),
       ),
     )
