@@ -3,7 +3,7 @@
 // built library as /demo/client.js, which it imports. The browser test (test/demo/demo.browser.test.ts) runs it in
 // Chromium.
 
-import type { Account, RegisteredAccount } from './client.js'
+import type { Account, RegisteredAccount, Session } from './client.js'
 
 /** The library as the page loads it: `/demo/client.js`, the built dist/index.js. */
 type Library = typeof import('./client.js')
@@ -27,6 +27,10 @@ interface PageState {
   changedWhy: string
   /** Whether this tab has had an answer to a call that changes the pair since the last change it saw. */
   ownChange: boolean
+  /** The account's sessions as the service last listed them for this tab; null before the first list of a login. */
+  sessions: Session[] | null
+  /** Why the last list of the sessions failed; null when it did not. */
+  sessionsProblem: string | null
   /** How many requests this tab has sent: whether a failed action reached the service at all. */
   sent: number
   busy: boolean
@@ -129,6 +133,8 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     changedAt: null,
     changedWhy: '',
     ownChange: false,
+    sessions: null,
+    sessionsProblem: null,
     sent: 0,
     busy: false,
   }
@@ -146,18 +152,21 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
 
   /** Every request the client makes, shown in "Requests from this tab". */
   async function recordingFetch(request: Request): Promise<Response> {
-    const path = new URL(request.url).pathname
+    const url = new URL(request.url)
+    const path = url.pathname
+    // the logout of the other sessions keeps this tab's pair
+    const changesPair = CHANGING_PATHS.includes(path) && url.searchParams.get('scope') !== 'others'
     state.sent++
     const started = performance.now()
     try {
       const response = await window.fetch(request)
-      if (CHANGING_PATHS.includes(path) && (response.ok || path === '/auth/delete-refresh-token')) {
+      if (changesPair && (response.ok || path === '/auth/delete-refresh-token')) {
         state.ownChange = true
       }
-      logRequest(request.method, path, response.status, performance.now() - started)
+      logRequest(request.method, path + url.search, response.status, performance.now() - started)
       return response
     } catch (error) {
-      logRequest(request.method, path, null, performance.now() - started)
+      logRequest(request.method, path + url.search, null, performance.now() - started)
       throw error
     }
   }
@@ -234,6 +243,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
       input('password').value = ''
       showResult(200, account)
       notice('ok', registering ? 'Account created' : 'Logged in', `Welcome, ${account.email}.`)
+      await relistSessions()
     })
   })
 
@@ -276,6 +286,78 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     }),
   )
 
+  /** Lists the sessions into the page; a failure shows in the list too, and is thrown. */
+  async function listSessions(): Promise<Session[]> {
+    try {
+      state.sessions = await client.sessions()
+      state.sessionsProblem = null
+      return state.sessions
+    } catch (error) {
+      state.sessions = null
+      state.sessionsProblem = error instanceof TesseraError ? error.message : String(error)
+      throw error
+    }
+  }
+
+  /**
+   * The list again, after a login or an action on the sessions: that action is done whether or not the list follows,
+   * so a failure to list shows in the list alone. The end of the session (no tokens any more) goes on to `failed`.
+   */
+  async function relistSessions() {
+    try {
+      await listSessions()
+    } catch (error) {
+      if (!(error instanceof TesseraError) || !client.isLoggedIn()) throw error
+    }
+  }
+
+  $('refresh-sessions').addEventListener('click', () =>
+    run('Listing the sessions', async () => {
+      showResult(200, await listSessions())
+    }),
+  )
+
+  $('sessions').addEventListener('click', (event) => {
+    const button = event.target instanceof Element ? event.target.closest('button') : null
+    const session = state.sessions?.find(({ id }) => id === button?.dataset.session)
+    if (session === undefined) return
+    run('Ending the session', async () => {
+      try {
+        await client.endSession(session.id)
+      } finally {
+        // also after a 404: the session was ended meanwhile, and the list shows it gone
+        await relistSessions()
+      }
+      showResult(200, { code: 200, message: 'Success', data: null })
+      notice(
+        'ok',
+        'Session ended',
+        `${deviceName(session)} must log in again: its refresh token is refused from now on.`,
+      )
+    }).then(keepFocusInSessions)
+  })
+
+  $('end-other-sessions').addEventListener('click', () =>
+    run('Logging out the other sessions', async () => {
+      try {
+        await client.logout({ scope: 'others' })
+      } finally {
+        await relistSessions()
+      }
+      showResult(200, { code: 200, message: 'Success', data: null })
+      notice(
+        'ok',
+        'Other sessions ended',
+        'Every other device must log in again: their refresh tokens are refused from now on. This one stays logged in.',
+      )
+    }).then(keepFocusInSessions),
+  )
+
+  /** The button pressed is gone with its session (or hidden, with the other sessions): focus stays in the section. */
+  function keepFocusInSessions() {
+    if (document.activeElement === document.body && !$('sessions-card').hidden) $('sessions-title').focus()
+  }
+
   for (const mode of ['login', 'register'] as const) {
     $(`mode-${mode}`).addEventListener('click', () => {
       state.mode = mode
@@ -302,6 +384,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     )
     $('auth-panel').hidden = loggedIn
     $('session-panel').hidden = !loggedIn
+    $('sessions-card').hidden = !loggedIn
 
     const registering = state.mode === 'register'
     $('mode-login').setAttribute('aria-selected', String(!registering))
@@ -327,7 +410,73 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     $('access-issued').textContent = claims ? timeFormat.format(claims.iat * 1000) : '—'
     $('tokens-changed').textContent = state.changedAt ? timeFormat.format(state.changedAt) : '—'
     $('tokens-changed-why').textContent = state.changedAt ? `(${state.changedWhy})` : ''
+    renderSessions()
     renderClock()
+  }
+
+  /** The list as last listed; rebuilt only when it changed, so that a keyboard user's focus is kept. */
+  let shownSessions: Session[] | null = null
+  function renderSessions() {
+    // the list is the stored session's: gone with the tokens, whichever tab discarded them
+    if (!client.isLoggedIn()) {
+      state.sessions = null
+      state.sessionsProblem = null
+    }
+    const { sessions, sessionsProblem } = state
+    if (sessions !== shownSessions) {
+      $('sessions').replaceChildren(...(sessions ?? []).map(sessionItem))
+      shownSessions = sessions
+    }
+    const others = sessions?.filter(({ current }) => !current).length ?? 0
+    const status =
+      sessionsProblem !== null
+        ? `The sessions could not be listed: ${sessionsProblem}.`
+        : sessions === null
+          ? 'Not listed in this tab yet: press Refresh.'
+          : others === 0
+            ? 'No other device is logged in to this account.'
+            : ''
+    $('sessions-state').textContent = status
+    $('sessions-state').hidden = status === ''
+    $('sessions-actions').hidden = sessions !== null && others === 0
+  }
+
+  function sessionItem(session: Session): HTMLLIElement {
+    const item = element('li')
+    item.dataset.session = session.id
+    const head = element('div', 'session-head')
+    const device = element('span', 'device', deviceName(session))
+    device.classList.toggle('muted', session.device === '')
+    head.append(device)
+    if (session.current) {
+      item.dataset.current = ''
+      head.append(element('span', 'this-device', 'This device'))
+    }
+    const facts = element('dl', 'session-facts')
+    const lastUsed = moment(session.lastUsedAt)
+    const rows: [term: string, value: string | HTMLElement][] = [
+      ['Network', session.clientAddress ?? 'unknown'],
+      ['Logged in', moment(session.createdAt)],
+      ['Last used', lastUsed],
+    ]
+    for (const [term, value] of rows) {
+      const row = element('div')
+      const detail = element('dd')
+      detail.append(value)
+      row.append(element('dt', '', term), detail)
+      facts.append(row)
+    }
+    item.append(head, facts)
+    if (!session.current) {
+      const end = element('button', 'quiet', 'End')
+      end.type = 'button'
+      end.dataset.session = session.id
+      // "End" alone would not say which: a screen reader reads the buttons out of their rows
+      end.setAttribute('aria-label', `End session: ${deviceName(session)}, last used ${lastUsed.textContent}`)
+      end.disabled = state.busy
+      item.append(end)
+    }
+    return item
   }
 
   /** The access token's expiry, counted down each second. */
@@ -352,9 +501,35 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
   window.setInterval(renderClock, 1000)
   render()
   if (!state.loggedIn) $('email').focus()
+  // a tab opened with the tokens of an earlier visit or another tab: its sessions, as after a login
+  else run('Listing the sessions', relistSessions)
 }
 
 // ---- helpers shared by both states of the page
+
+/** A new element, with a class and text when given. */
+function element<Tag extends keyof HTMLElementTagNameMap>(
+  tag: Tag,
+  className = '',
+  text = '',
+): HTMLElementTagNameMap[Tag] {
+  const created = document.createElement(tag)
+  if (className !== '') created.className = className
+  if (text !== '') created.textContent = text
+  return created
+}
+
+/** An instant of the API (ISO 8601), shown in the reader's time zone and kept readable by machines. */
+function moment(iso: string): HTMLTimeElement {
+  const time = element('time', '', dateFormat.format(new Date(iso)))
+  time.dateTime = iso
+  return time
+}
+
+/** How the page names a session's device: the service's description, which may be empty. */
+function deviceName(session: Session): string {
+  return session.device === '' ? 'Unknown device' : session.device
+}
 
 function setPill(state: 'in' | 'out', text: string) {
   const pill = $('session-pill')

@@ -1,5 +1,6 @@
 export type { Account, Credentials, RegisteredAccount } from './account.js'
 export type { RefreshLocks } from './refresh-lock.js'
+export type { LogoutScope, Session } from './session.js'
 export type { SessionEndReason, TesseraClient, TesseraClientOptions } from './tessera-client.js'
 export { createTesseraClient } from './tessera-client.js'
 export type { FieldError } from './tessera-error.js'

@@ -1,6 +1,7 @@
 import { type Account, type Credentials, type RegisteredAccount, toAccount } from './account.js'
 import { readEnvelope } from './envelope.js'
 import { isMarkedReplaced, markReplaced, type RefreshLocks, withRefreshLock } from './refresh-lock.js'
+import { type LogoutScope, type Session, toSessions } from './session.js'
 import { TesseraError } from './tessera-error.js'
 import {
   createMemoryStorage,
@@ -48,9 +49,22 @@ export interface TesseraClient {
   me(): Promise<Account>
   /**
    * `POST /auth/delete-refresh-token` (refreshing first if the access token is refused), then discards the tokens,
-   * even when the service cannot be reached. Never rejects.
+   * even when the service cannot be reached. Without a scope, never rejects.
+   *
+   * A `scope` ends other devices' sessions as well (`?scope=`): `others` the account's other sessions, keeping this
+   * one and its tokens; `all` every session, this one included, after which the tokens are discarded as above. Its
+   * point being the other devices, a scoped logout that the service did not confirm rejects with the TesseraError:
+   * the other sessions may still be going.
    */
-  logout(): Promise<void>
+  logout(options?: { scope?: LogoutScope }): Promise<void>
+  /** `GET /auth/sessions`, refreshing once on a 401: the account's sessions, most recently used first. */
+  sessions(): Promise<Session[]>
+  /**
+   * `DELETE /auth/sessions/<id>`, refreshing once on a 401: ends that session, whose device must log in again.
+   * An id that is not one of the account's sessions is a TesseraError 404. This client's own session is ended by
+   * `logout()`, which also discards the tokens.
+   */
+  endSession(id: string): Promise<void>
   /**
    * A protected call: `fetch` with `Authorization: Bearer <access token>`. On a 401, one refresh and one retry
    * with the same method, headers and body. A string starting with `/` is relative to `baseUrl`. Any answer is
@@ -200,14 +214,30 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     },
     login: (credentials) => logIn('/auth/login', credentials),
     me: async () => toAccount(await readEnvelope(await authorizedFetch(`${root}/auth/me`))),
-    async logout() {
+    async logout({ scope } = {}) {
+      const query = scope === undefined ? '' : `?scope=${encodeURIComponent(scope)}`
+      let failure: { error: unknown } | undefined
       try {
-        await authorizedFetch(`${root}/auth/delete-refresh-token`, { method: 'POST' })
-      } catch {
-        // the tokens go in any case: a session the server still holds ends when its refresh token expires
+        await readEnvelope(
+          await authorizedFetch(`${root}/auth/delete-refresh-token${query}`, { method: 'POST' }),
+        )
+      } catch (error) {
+        failure = { error }
       }
-      tokens.clear()
-      sync('logout')
+      // the tokens go in any case, a session the server still holds ending when its refresh token expires; but
+      // `others` keeps this session, and a scope the service refused ended nothing
+      if (scope === undefined || scope === 'all') {
+        tokens.clear()
+        sync('logout')
+      }
+      // a scoped logout is about the other devices: its caller must learn that they may still be logged in
+      if (failure && scope !== undefined) throw failure.error
+    },
+    sessions: async () => toSessions(await readEnvelope(await authorizedFetch(`${root}/auth/sessions`))),
+    async endSession(id) {
+      await readEnvelope(
+        await authorizedFetch(`${root}/auth/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' }),
+      )
     },
     fetch: authorizedFetch,
     getAccessToken: () => tokens.read()?.accessToken ?? null,

@@ -3,11 +3,14 @@ import { backends } from '../../test/support/backends.js'
 import { startTestService } from '../../test/support/test-service.js'
 import type { RefreshLocks, TokenStorage } from '../src/index.js'
 
-/** The real service (SQLite in a temporary directory) listening on 127.0.0.1, port 0. */
-export async function startListeningService() {
+/**
+ * The real service (SQLite in a temporary directory) listening on 127.0.0.1, port 0; `env` adds to the tests'
+ * settings (AUTH_SESSIONS=per-device, say).
+ */
+export async function startListeningService(env: Record<string, string> = {}) {
   const sqlite = backends.find((backend) => backend.name === 'sqlite')
   if (!sqlite) throw new Error('the sqlite backend is always available')
-  const service = await startTestService(sqlite)
+  const service = await startTestService(sqlite, { env })
   await service.app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = service.app.server.address() as AddressInfo
   return { baseUrl: `http://127.0.0.1:${port}`, close: () => service.close() }
@@ -34,6 +37,8 @@ export function createSharedStorage(): TokenStorage & { items: Map<string, strin
 export interface SeenRequest {
   method: string
   path: string
+  /** The query string, with its `?`; '' for none. */
+  query: string
   authorization: string | null
   headers: Record<string, string>
   body: string
@@ -49,9 +54,11 @@ export function observedFetch(
   const requests: SeenRequest[] = []
   const send = async (request: Request) => {
     const body = await request.clone().text()
+    const url = new URL(request.url)
     const seen: SeenRequest = {
       method: request.method,
-      path: new URL(request.url).pathname,
+      path: url.pathname,
+      query: url.search,
       authorization: request.headers.get('authorization'),
       headers: Object.fromEntries(request.headers),
       body,

@@ -19,6 +19,14 @@ const PASSWORD = 'correct horse battery'
 const MINUTE = 60_000
 /** The client's storage item (createTesseraClient's default storageKey), read in the page. */
 const STORED_PAIR = "localStorage.getItem('tessera.tokens')"
+/** Devices, by the User-Agent they send: the service describes each session's device from it. */
+const CHROME_ON_LINUX =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36'
+const FIREFOX_ON_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'
+const SAFARI_ON_IOS =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1'
+/** ISO 8601 in UTC with milliseconds, as the API writes every instant. */
+const INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
 describe.skipIf(!available)('GET /demo in a browser', () => {
   // the service's clock: moved past the access tokens' 15 minutes, it makes every tab's next call a 401
@@ -52,17 +60,22 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
     expect(problems).toEqual([])
   })
 
-  /** A fresh profile (its own localStorage), watched for errors. */
-  async function newContext() {
+  /** A fresh profile (its own localStorage), watched for errors; `userAgent` says which device it is. */
+  async function newContext(options: { userAgent?: string } = {}) {
     problems = []
-    context = await browser.newContext({ viewport: { width: 1200, height: 900 }, locale: 'en-GB' })
+    context = await browser.newContext({
+      viewport: { width: 1200, height: 900 },
+      locale: 'en-GB',
+      ...options,
+    })
     await context.addInitScript(
       "document.addEventListener('securitypolicyviolation', (event) => console.error('CSP violation: ' + event.violatedDirective + ' ' + event.blockedURI))",
     )
     return context
   }
 
-  async function openDemo(): Promise<Page> {
+  /** The page of the service at `at` (the tests' shared one by default), once it has done what it does on opening. */
+  async function openDemo(at = base): Promise<Page> {
     const page = await context.newPage()
     page.on('pageerror', (error) => problems.push(error.message))
     page.on('console', (message) => {
@@ -70,16 +83,18 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
       if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
         problems.push(message.text())
     })
-    await page.goto(`${base}/demo`)
+    await page.goto(`${at}/demo`)
     await page.locator('#session-pill:not([data-state="loading"])').waitFor()
+    // a page opened logged in lists the sessions at once
+    await page.locator('body:not([aria-busy="true"])').waitFor()
     return page
   }
 
   const newEmail = () => `demo-${++accounts}-${process.pid}@example.com`
 
-  /** The request lines the service has logged since `mark` (a count of log lines). */
-  function requestsSince(mark: number) {
-    return service.logLines
+  /** The request lines the service (the tests' shared one by default) has logged since `mark` (a count of log lines). */
+  function requestsSince(mark: number, from = service) {
+    return from.logLines
       .slice(mark)
       .map((line) => JSON.parse(line) as { msg: string; method: string; path: string; statusCode: number })
       .filter((record) => record.msg === 'request')
@@ -287,6 +302,195 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
     expect(requestsSince(mark)).toEqual([])
   })
 
+  it('lists the sessions of each device, ends one, and logs out the other sessions (AUTH_SESSIONS=per-device)', async () => {
+    // a service of its own, with a session per device; the shared one keeps the specification's one per user
+    const perDevice = await startTestService(backends[0]!, { env: { AUTH_SESSIONS: 'per-device' } })
+    await perDevice.app.listen({ host: '127.0.0.1', port: 0 })
+    const at = `http://127.0.0.1:${(perDevice.app.server.address() as AddressInfo).port}`
+    try {
+      // two other devices: the account registered on a laptop's Firefox, then logged in on a phone
+      const email = await registered(at, FIREFOX_ON_LINUX)
+      const login = { email, password: PASSWORD }
+      const laptop = await call(at, '/auth/login', login, { userAgent: FIREFOX_ON_LINUX })
+      // apart by more than the milliseconds of last_used_at, so that the list's order is never a tie's
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      const phone = await call(at, '/auth/login', login, { userAgent: SAFARI_ON_IOS })
+      await newContext({ userAgent: CHROME_ON_LINUX })
+      const page = await openDemo(at)
+
+      let mark = perDevice.logLines.length
+      await submit(page, 'login', email, PASSWORD)
+      expect(requestsSince(mark, perDevice)).toEqual(['POST /auth/login 200', 'GET /auth/sessions 200'])
+      // most recently used first: this browser, the phone, the laptop (its login after the registration), and the
+      // registration's own session on the laptop
+      const sessions = page.locator('#sessions li')
+      expect(await sessions.locator('.device').allInnerTexts()).toEqual([
+        'Chrome on Linux',
+        'Safari on iOS',
+        'Firefox on Linux',
+        'Firefox on Linux',
+      ])
+      expect(await sessions.first().getAttribute('data-current')).toBe('')
+      expect(await sessions.first().locator('.this-device').innerText()).toBe('This device')
+      expect(await sessions.first().locator('button').count()).toBe(0)
+      expect(await page.locator('#sessions li[data-current]').count()).toBe(1)
+      const networks = await sessions.evaluateAll((items) =>
+        items.map((item) => item.querySelector('dt + dd')?.textContent),
+      )
+      expect(networks).toEqual(Array(4).fill('127.0.0.0/24'))
+      for (const instant of await sessions
+        .locator('time')
+        .evaluateAll((times) => times.map((time) => time.getAttribute('datetime')))) {
+        expect(instant).toMatch(INSTANT)
+      }
+      // each End button names its session, for a screen reader that lists the buttons
+      const endPhone = page.getByRole('button', { name: /^End session: Safari on iOS, last used / })
+      expect(await endPhone.count()).toBe(1)
+      expect(await page.getByRole('button', { name: /^End session: Firefox on Linux/ }).count()).toBe(2)
+      expect(await page.locator('#end-other-sessions').isVisible()).toBe(true)
+      expect(await page.locator('#sessions-state').isHidden()).toBe(true)
+      await page.screenshot({ path: join(SCREENSHOTS, '13-sessions.png'), fullPage: true })
+
+      // ending the phone's session: its refresh token is refused from then on, the laptop's still works
+      const phoneId = await currentSession(at, phone!.access_token)
+      expect(await sessions.nth(1).getAttribute('data-session')).toBe(phoneId)
+      mark = perDevice.logLines.length
+      await endPhone.click()
+      await idle(page)
+      expect(requestsSince(mark, perDevice)).toEqual([
+        `DELETE /auth/sessions/${phoneId} 200`,
+        'GET /auth/sessions 200',
+      ])
+      expect(await text(page, '#notice-title')).toBe('Session ended')
+      expect(await text(page, '#notice-text')).toBe(
+        'Safari on iOS must log in again: its refresh token is refused from now on.',
+      )
+      expect(await sessions.locator('.device').allInnerTexts()).toEqual([
+        'Chrome on Linux',
+        'Firefox on Linux',
+        'Firefox on Linux',
+      ])
+      // the button is gone with its session: the keyboard's focus stays in the section
+      expect(await page.evaluate('document.activeElement.id')).toBe('sessions-title')
+      await call(at, '/auth/refresh', { refresh_token: phone!.refresh_token }, { status: 401 })
+      const laptopNow = await call(at, '/auth/refresh', { refresh_token: laptop!.refresh_token })
+
+      // the laptop logs out by itself while the page still lists it: its End is a 404, and the list follows
+      const laptopId = await currentSession(at, laptopNow!.access_token)
+      await call(at, '/auth/delete-refresh-token', {}, { accessToken: laptopNow!.access_token })
+      mark = perDevice.logLines.length
+      await page.locator(`#sessions li[data-session="${laptopId}"] button`).click()
+      await idle(page)
+      expect(requestsSince(mark, perDevice)).toEqual([
+        `DELETE /auth/sessions/${laptopId} 404`,
+        'GET /auth/sessions 200',
+      ])
+      expect(await text(page, '#notice-title')).toBe('Ending the session failed')
+      expect(await text(page, '#result-status')).toBe('404')
+      expect(await sessions.count()).toBe(2)
+
+      // a device that logs in meanwhile appears on Refresh, with the list as the client gives it in the last answer
+      const tablet = await call(at, '/auth/login', login, { userAgent: SAFARI_ON_IOS })
+      mark = perDevice.logLines.length
+      await page.click('#refresh-sessions')
+      await idle(page)
+      expect(requestsSince(mark, perDevice)).toEqual(['GET /auth/sessions 200'])
+      expect(JSON.parse(await text(page, '#result'))).toEqual([
+        {
+          id: expect.stringMatching(/^[0-9a-f]{32}$/),
+          createdAt: expect.stringMatching(INSTANT),
+          lastUsedAt: expect.stringMatching(INSTANT),
+          device: 'Safari on iOS',
+          clientAddress: '127.0.0.0/24',
+          current: false,
+        },
+        expect.objectContaining({ device: 'Chrome on Linux', current: true }),
+        expect.objectContaining({ device: 'Firefox on Linux', current: false }),
+      ])
+      expect(await sessions.count()).toBe(3)
+
+      // "Log out other sessions": every other device is logged out, this one is not
+      const pair = await page.evaluate(STORED_PAIR)
+      mark = perDevice.logLines.length
+      await page.click('#end-other-sessions')
+      await idle(page)
+      expect(requestsSince(mark, perDevice)).toEqual([
+        'POST /auth/delete-refresh-token 200',
+        'GET /auth/sessions 200',
+      ])
+      // the service logs paths without their query: the page's own list of requests shows the scope
+      expect(await page.locator('#activity li').nth(1).innerText()).toMatch(
+        /POST\s+\/auth\/delete-refresh-token\?scope=others\s+200/,
+      )
+      expect(await text(page, '#notice-title')).toBe('Other sessions ended')
+      expect(await sessions.locator('.device').allInnerTexts()).toEqual(['Chrome on Linux'])
+      expect(await text(page, '#sessions-state')).toBe('No other device is logged in to this account.')
+      expect(await page.locator('#end-other-sessions').isHidden()).toBe(true)
+      expect(await page.evaluate('document.activeElement.id')).toBe('sessions-title')
+      expect(await page.evaluate(STORED_PAIR)).toBe(pair)
+      expect(await text(page, '#session-pill')).toBe(`Logged in as ${email}`)
+      expect(await text(page, '#tokens-changed-why')).toBe('(logged in)')
+      await call(at, '/auth/refresh', { refresh_token: tablet!.refresh_token }, { status: 401 })
+      await page.screenshot({ path: join(SCREENSHOTS, '14-other-sessions-ended.png'), fullPage: true })
+
+      // this device's session goes on: its refresh token still works
+      await page.evaluate(
+        "const pair = JSON.parse(localStorage.getItem('tessera.tokens')); localStorage.setItem('tessera.tokens', JSON.stringify({ ...pair, accessToken: pair.accessToken + 'x' }))",
+      )
+      mark = perDevice.logLines.length
+      await page.click('#call-protected')
+      await idle(page)
+      expect(requestsSince(mark, perDevice)).toEqual([
+        'GET /auth/me 401',
+        'POST /auth/refresh 200',
+        'GET /auth/me 200',
+      ])
+
+      await page.click('#logout')
+      await idle(page)
+      expect(await page.locator('#sessions-card').isHidden()).toBe(true)
+      expect(await sessions.count()).toBe(0)
+    } finally {
+      await perDevice.close()
+    }
+  })
+
+  it('with one session per user (the default) lists this device alone, in every tab that asks', async () => {
+    await newContext()
+    // a tab open before the login, which learns of it from localStorage alone
+    const early = await openDemo()
+    const page = await openDemo()
+    expect(await page.locator('#sessions-card').isHidden()).toBe(true)
+    const mark = service.logLines.length
+    await submit(page, 'register', newEmail(), PASSWORD)
+    expect(requestsSince(mark)).toEqual(['POST /auth/register 200', 'GET /auth/sessions 200'])
+    const listed = page.locator('#sessions li')
+    expect(await listed.count()).toBe(1)
+    expect(await listed.getAttribute('data-current')).toBe('')
+    expect(await listed.locator('.this-device').innerText()).toBe('This device')
+    expect(await listed.locator('button').count()).toBe(0)
+    expect(await text(page, '#sessions-state')).toBe('No other device is logged in to this account.')
+    expect(await page.locator('#end-other-sessions').isHidden()).toBe(true)
+    const id = await listed.getAttribute('data-session')
+
+    // a tab opened logged in lists the sessions as it opens; one that saw the login in another tab, when asked
+    const opened = await openDemo()
+    expect(await opened.locator('#sessions li').getAttribute('data-session')).toBe(id)
+    await early.locator('#session-pill[data-state="in"]').waitFor()
+    expect(await text(early, '#sessions-state')).toBe('Not listed in this tab yet: press Refresh.')
+    expect(await early.locator('#sessions li').count()).toBe(0)
+    await early.click('#refresh-sessions')
+    await idle(early)
+    expect(await early.locator('#sessions li').getAttribute('data-session')).toBe(id)
+
+    // a logout in one tab empties the list of the others at once: it was the list of the stored session
+    await page.click('#logout')
+    await idle(page)
+    await opened.locator('#token-state[data-state="out"]').waitFor()
+    expect(await opened.locator('#sessions li').count()).toBe(0)
+    expect(await text(opened, '#sessions-state')).toBe('Not listed in this tab yet: press Refresh.')
+  })
+
   it('says how to build the client when it is missing', async () => {
     const bare = Fastify()
     await bare.register(demoRoutes, { clientFile: new URL('./no-such-client/index.js', import.meta.url) })
@@ -328,15 +532,33 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
     }
   })
 
-  /** An account registered through the API, not the page: its e-mail. */
-  async function registered() {
+  /** An account registered through the API, not the page (of the service at `at`, the shared one by default): its e-mail. */
+  async function registered(at = base, userAgent?: string) {
     const email = newEmail()
-    const answer = await fetch(`${base}/auth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password: PASSWORD }),
-    })
-    expect(answer.status).toBe(200)
+    await call(at, '/auth/register', { email, password: PASSWORD }, { userAgent })
     return email
+  }
+
+  /** The id of the session of `accessToken`, as `GET /auth/sessions` marks it current. */
+  async function currentSession(at: string, accessToken: string) {
+    const answer = await fetch(`${at}/auth/sessions`, { headers: { authorization: `Bearer ${accessToken}` } })
+    expect(answer.status).toBe(200)
+    const { data } = (await answer.json()) as { data: Array<{ id: string; current: boolean }> }
+    return data.find((session) => session.current)?.id
+  }
+
+  /** A POST to the API as a device other than the page's; fails the test on an answer other than `status`. */
+  async function call(
+    at: string,
+    path: string,
+    body: unknown,
+    options: { userAgent?: string; accessToken?: string; status?: number } = {},
+  ) {
+    const headers: Record<string, string> = { 'content-type': 'application/json' }
+    if (options.userAgent) headers['user-agent'] = options.userAgent
+    if (options.accessToken) headers.authorization = `Bearer ${options.accessToken}`
+    const answer = await fetch(`${at}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+    expect({ path, status: answer.status }).toEqual({ path, status: options.status ?? 200 })
+    return ((await answer.json()) as { data: { access_token: string; refresh_token: string } | null }).data
   }
 })
