@@ -10,24 +10,33 @@ const PARALLEL_LOGINS = 4
 /** @typedef {{ accessToken: string, refreshToken: string }} TokenPair */
 
 /**
- * Access tokens of `count` different seeded accounts (of the first `users`), for GET /auth/me.
+ * Access tokens of `count` different seeded accounts (of the first `users`), for GET /auth/me. Services that share a
+ * store take different pools: each pool is a different set of accounts (while 2 × pools < users ÷ count).
  * @param {string} baseUrl
  * @param {number} count
  * @param {number} users
+ * @param {number} [pool]
  */
-export async function accessTokens(baseUrl, count, users) {
-  return (await loginSeeded(baseUrl, spreadIndexes(count, users, 1))).map((pair) => pair.accessToken)
+export async function accessTokens(baseUrl, count, users, pool = 0) {
+  return (await loginSeeded(baseUrl, spreadIndexes(count, users, 1 + 2 * pool))).map(
+    (pair) => pair.accessToken,
+  )
 }
 
 /**
  * The first refresh tokens of `count` chains, each of a different seeded account, none of which gives the access
  * tokens of accessTokens(). A chain is used by one phase only: its last token is in flight when the phase ends.
+ * Services that share a store take different pools, so that a login on one never ends a session the other's chains
+ * rotate (one session per account by default).
  * @param {string} baseUrl
  * @param {number} count
  * @param {number} users
+ * @param {number} [pool]
  */
-export async function refreshChains(baseUrl, count, users) {
-  return (await loginSeeded(baseUrl, spreadIndexes(count, users, 2))).map((pair) => pair.refreshToken)
+export async function refreshChains(baseUrl, count, users, pool = 0) {
+  return (await loginSeeded(baseUrl, spreadIndexes(count, users, 2 + 2 * pool))).map(
+    (pair) => pair.refreshToken,
+  )
 }
 
 /**

@@ -55,7 +55,8 @@ export function describeConfiguration(settings) {
     scaledUsers: settings.scaledUsers.toLocaleString('en-US'),
     quickScaledUsers: readSettings(['--quick'], {}).scaledUsers.toLocaleString('en-US'),
     quickStartupPairs: readSettings(['--quick'], {}).startupPairs,
-    sqliteRefreshTokens: true,
+    sqliteSessions: true,
+    quickPostgresFigures: readSettings(['--quick'], {}).figures.postgres,
     argon2MemoryKiB: settings.argon2.memoryKiB,
     argon2TimeCost: settings.argon2.timeCost,
     argon2Parallelism: settings.argon2.parallelism,
@@ -126,9 +127,12 @@ function performancePage(report, notes) {
     config.hashConcurrency === m.cores
       ? `\`AUTH_HASH_CONCURRENCY=${config.hashConcurrency}\` (the default: the core count)`
       : `\`AUTH_HASH_CONCURRENCY=${config.hashConcurrency}\``
-  const sqliteTokens = config.sqliteRefreshTokens
-    ? ' On SQLite every seeded account also has a stored refresh token, so that table has the size it would have with every account logged in; with Redis, refresh tokens are not seeded.'
+  const sqliteTokens = config.sqliteSessions
+    ? ' On SQLite every seeded account also has a session, as a login in the default mode stores it, so that table has the size it would have with every account logged in; with Redis, sessions are not seeded.'
     : ''
+  const quickPostgresSettings = config.quickPostgresFigures.includes('eddsa')
+    ? ''
+    : ` (\`--quick\` measures \`AUTH_JWT_ALGORITHM=EdDSA\` on the embedded default only: it changes the signing, which costs the same whatever the store)`
   return `# Performance
 
 Argon2 is the only thing allowed to be slow, and it must not starve anything else. \`npm run bench\` measures each
@@ -159,9 +163,10 @@ ${verdict(report)}
 ## What is measured
 
 - **The service** runs as its own process, as \`npm start\` runs it (\`node ${config.nodeFlags ? `${config.nodeFlags} ` : ''}bin/tessera.js serve\`, \`WORKERS=1\`), with \`NODE_ENV=production\`, real Argon2id parameters (m=${config.argon2MemoryKiB} KiB, t=${config.argon2TimeCost}, p=${config.argon2Parallelism}), ${concurrency}, \`RATE_LIMIT_PER_MINUTE=0\` (rate limiting off) and \`LOG_LEVEL=warn\`, so that the one log line per request (level info) is not written and logging does not dominate the HTTP figures. Metrics are on (\`METRICS_PORT\` on a free port; the bench checks that \`GET /metrics\` answers before using the service) and so is the audit trail (the default \`AUDIT_RETENTION_DAYS\`: every registration, login, refresh and logout appends its event), as a monitored production deployment runs.
-- **Backends**: the embedded default (SQLite in WAL mode with \`synchronous=FULL\`, in a fresh \`DATA_DIR\`) and PostgreSQL with refresh tokens in Redis (a fresh database and a unique \`REDIS_KEY_PREFIX\` per run, removed afterwards), when \`BENCH_POSTGRES_URL\` and \`BENCH_REDIS_URL\` are set.
+- **Backends**: the embedded default (SQLite in WAL mode with \`synchronous=FULL\`, in a fresh \`DATA_DIR\`) and PostgreSQL with sessions in Redis (a fresh database and a unique \`REDIS_KEY_PREFIX\` per run, removed afterwards), when \`BENCH_POSTGRES_URL\` and \`BENCH_REDIS_URL\` are set.
 - **Load**: autocannon ${config.autocannonVersion}, programmatic, each load in its own process. ${config.httpConnections} connections for \`GET /health\`, \`GET /auth/me\` (a pool of valid access tokens, one per connection) and \`POST /auth/refresh\` (one chain per connection over a pool of accounts: each request sends the refresh token its connection's previous response returned). ${config.argon2Connections} connections for \`POST /auth/login\` (one account) and \`POST /auth/register\` (distinct e-mails): enough to keep every Argon2 slot busy. The mixed run loads logins (${config.argon2Connections} connections) and \`GET /auth/me\` (${config.mixedMeConnections} connections) at the same time, from two processes. Phases last ${config.httpSeconds} s (HTTP-bound figures) and ${config.argon2Seconds} s (Argon2-bound figures), after a warm-up of each endpoint.
 - **Limits**: the HTTP ceiling is a bare Fastify ${config.fastifyVersion} server in its own process answering \`GET /health\` with \`{"status":"ok"}\` (logger off), loaded exactly like the service; for \`GET /auth/me\` over HTTPS (embedded store only) the same server with the service's self-signed certificate (P-256), serving HTTPS as the service does (HTTP/2, and HTTP/1.1 to clients that do not offer it, as autocannon does not), against the service started with \`TLS_CERT_FILE\` on the same store. The Argon2 ceiling is raw @node-rs/argon2 hash or verify at the same parameters and concurrency, in its own process, for as long as the phase it bounds: one thread per computation calling the synchronous function back to back, the fastest way the library runs here (faster than its async calls on the libuv pool, and the way the service runs it).
+- **Settings**: \`GET /auth/me\` and \`POST /auth/refresh\` with \`AUTH_SESSIONS=per-device\` and with \`AUTH_JWT_ALGORITHM=EdDSA\` (an Ed25519 key made for the run, a PKCS#8 PEM file of mode 0600; refresh tokens stay HS256), each against the service with the defaults (\`single\`, HS256) on both backends${quickPostgresSettings}. The service with the setting runs beside the default one, on the same store at the same time (as two instances of one deployment share it), and only one of them is loaded at a time: the default (A) and the setting (B) alternate like every other figure, loaded like the HTTP-bound figures, each with access tokens and refresh chains of its own accounts (so that a login on one ends no session the other rotates), and the ratio is B ÷ A. \`GET /auth/me\` repeats each connection's access token, so it measures the verified-token memory (a token's signature is checked once, then remembered until its \`exp\`), as a client that repeats its token sees it; each refresh signs a new access token. These ratios have no target: they are reported, so that an operator can weigh the setting.
 - **Start-up**: \`tessera serve\` started cold with the flags of \`npm start\`, as a developer's first run starts it (\`NODE_ENV=development\`, \`LOG_LEVEL=warn\`, \`WORKERS=1\`, no \`AUTH_JWT_SECRET\`, the embedded default), timed from just before the process is spawned to its first \`GET /health\` 200 (polled every 5 ms), then stopped and waited for: on a fresh, empty \`DATA_DIR\` (the migrations run and the development secret is created) and on the same directory started again (already migrated). Each start alternates with a cold start of the bare Fastify server, with the same Node.js flags and timed the same way: ${config.startupPairs} pairs for each kind of directory (${config.quickStartupPairs} with \`--quick\`), after one unmeasured start of each, before any other server of the run is up. The ratio has no target: it is reported so that later work can drive it down.
 - **Accounts**: every store holds ${config.baselineUsers} accounts, seeded directly through the store (no HTTP, one precomputed hash). The large-store comparison seeds ${config.scaledUsers} accounts the same way and alternates a service on that store (B) with one on ${config.baselineUsers} accounts (A).${sqliteTokens}
 - **Peak RSS** is the service process's high-water mark (VmHWM, reset at the start of each phase) or its VmRSS sampled every 50 ms, whichever is higher; the table gives the highest of the figure's phases.
@@ -172,7 +177,7 @@ ${verdict(report)}
 \`\`\`sh
 npm ci
 BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench
-npm run bench -- --quick   # about a minute: 2 pairs of 1 s phases, ${config.quickStartupPairs} of cold starts, ${config.quickScaledUsers} accounts in the large store
+npm run bench -- --quick   # two to three minutes: 2 pairs of 1 s phases, ${config.quickStartupPairs} of cold starts, ${config.quickScaledUsers} accounts in the large store
 npm run bench -- --startup-only   # the cold starts alone (add --quick for fewer)
 \`\`\`
 

@@ -19,6 +19,7 @@ import { compareScale } from './scale-figures.mjs'
 import { seedPasswordHash } from './seed.mjs'
 import { benchmarkService } from './service-figures.mjs'
 import { startBareFastify, startService } from './service-process.mjs'
+import { compareSettings, eddsaAccessTokens, PER_DEVICE_SESSIONS } from './setting-figures.mjs'
 import { readSettings, USAGE } from './settings.mjs'
 import { benchmarkStartup } from './startup-figures.mjs'
 import { seedPostgresStore, seedSqliteStore } from './stores.mjs'
@@ -136,6 +137,41 @@ try {
       return rows
     }
 
+    // the settings an operator turns on, each served beside the default service on the same store; the EdDSA key is
+    // made once for the run
+    const eddsa =
+      settings.figures.embedded.includes('eddsa') || settings.figures.postgres.includes('eddsa')
+        ? await eddsaAccessTokens(tmp)
+        : null
+    /**
+     * The settings comparison: the default service and one service per setting of `figures`, all on the store of
+     * `env` at the same time.
+     * @param {import('./scenarios.mjs').Context} context
+     * @param {string} label
+     * @param {Record<string, string>} env
+     * @param {import('./settings.mjs').Figure[]} figures
+     */
+    const compareSettingsOn = async (context, label, env, figures) => {
+      const selected = [PER_DEVICE_SESSIONS, eddsa].flatMap((setting) =>
+        setting !== null && figures.includes(setting.figure) ? [setting] : [],
+      )
+      if (selected.length === 0) return []
+      // one after the other: each start migrates the shared store (nothing is left to apply) under its lock
+      const base = await start(`tessera (${label}, defaults)`, env)
+      const variants = []
+      for (const setting of selected) {
+        variants.push({
+          setting,
+          service: await start(`tessera (${label}, ${setting.name})`, { ...env, ...setting.env }),
+        })
+      }
+      const rows = await compareSettings(context, base, variants)
+      await Promise.all(
+        [base, ...variants.map((variant) => variant.service)].map((service) => service.stop()),
+      )
+      return rows
+    }
+
     const bare = await startBareFastify()
     running.push(bare)
     // the HTTPS phase: one certificate for the service and its bare Fastify ceiling
@@ -176,6 +212,10 @@ try {
         await https.stop()
       }
 
+      rows.push(
+        ...(await compareSettingsOn(context, 'SQLite', sqliteEnv('sqlite'), settings.figures.embedded)),
+      )
+
       rows.push(...(await compareSizes(context, 'SQLite', (size, count) => seeded(`sqlite-${size}`, count))))
     }
 
@@ -203,10 +243,8 @@ try {
         await seedPostgresStore(databaseUrl, { count, passwordHash, serviceEnv: env, log })
         return env
       }
-      const service = await start(
-        'tessera (PostgreSQL + Redis)',
-        await seeded('main', settings.baselineUsers),
-      )
+      const mainEnv = await seeded('main', settings.baselineUsers)
+      const service = await start('tessera (PostgreSQL + Redis)', mainEnv)
       rows.push(
         ...(await benchmarkService(context, service, {
           meTarget: null,
@@ -215,6 +253,7 @@ try {
         })),
       )
       await service.stop()
+      rows.push(...(await compareSettingsOn(context, 'PostgreSQL', mainEnv, settings.figures.postgres)))
       if (settings.postgresScale) {
         rows.push(...(await compareSizes(context, 'PostgreSQL', seeded)))
       } else {

@@ -1,4 +1,4 @@
-// What a run does: the full run (under 10 minutes) or --quick (about a minute), whether it rewrites
+// What a run does: the full run (about 12 minutes on two cores) or --quick (two to three), whether it rewrites
 // docs/performance.md or runs the cold-start phase alone, and the service's Argon2 cost and concurrency, read the way the service reads them so the
 // ceilings use the same values.
 import { availableParallelism } from 'node:os'
@@ -6,9 +6,10 @@ import { parseArgs } from 'node:util'
 
 export const USAGE = `Usage: npm run bench -- [--quick] [--write-docs | --startup-only]
 
-Measures the service (built by npm run build) against bare Fastify and raw Argon2, in alternating pairs, on the
-embedded SQLite default and, when BENCH_POSTGRES_URL and BENCH_REDIS_URL are set, on PostgreSQL + Redis, and
-tessera serve's cold start to its first GET /health answer against bare Fastify's.
+Measures the service (built by npm run build) against bare Fastify and raw Argon2, and with AUTH_SESSIONS=per-device
+and with AUTH_JWT_ALGORITHM=EdDSA against the defaults, in alternating pairs, on the embedded SQLite default and,
+when BENCH_POSTGRES_URL and BENCH_REDIS_URL are set, on PostgreSQL + Redis, and tessera serve's cold start to its
+first GET /health answer against bare Fastify's.
 Prints the table and writes it to bench/results/<time>.json and .md. A full run also writes the performance page
 with its figures to bench/results/latest.md.
 
@@ -17,7 +18,11 @@ with its figures to bench/results/latest.md.
   --startup-only  the cold-start phase alone (writes no performance page)
   --help          this text`
 
-/** @typedef {'health' | 'me' | 'refresh' | 'login' | 'register' | 'mixed' | 'https'} Figure */
+/**
+ * @typedef {'health' | 'me' | 'refresh' | 'login' | 'register' | 'mixed' | 'https' | 'per-device' | 'eddsa'} Figure
+ * 'per-device' and 'eddsa' are GET /auth/me and POST /auth/refresh with AUTH_SESSIONS=per-device and with
+ * AUTH_JWT_ALGORITHM=EdDSA, each against the default service on the same store (setting-figures.mjs).
+ */
 
 const ALL_FIGURES = /** @type {Figure[]} */ ([
   'health',
@@ -27,6 +32,8 @@ const ALL_FIGURES = /** @type {Figure[]} */ ([
   'register',
   'mixed',
   'https',
+  'per-device',
+  'eddsa',
 ])
 /** TLS costs the same whatever the store: the HTTPS figure is measured on the embedded default only. */
 const POSTGRES_FIGURES = ALL_FIGURES.filter((figure) => figure !== 'https')
@@ -102,11 +109,13 @@ export function readSettings(argv, env) {
     baselineUsers: 1_000,
     scaledUsers: quick ? 20_000 : 1_000_000,
     postgresScale: !quick,
-    // --quick keeps the figures that have targets, and on PostgreSQL only those that differ most from SQLite
+    // --quick keeps the figures that have targets and the settings' comparisons, and on PostgreSQL only those that
+    // differ most from SQLite: of the settings, per-device sessions (a session is a row there, a hash in Redis);
+    // EdDSA changes the signing, which costs the same whatever the store
     figures: quick
       ? {
           embedded: ALL_FIGURES.filter((figure) => figure !== 'health'),
-          postgres: ['me', 'refresh', 'login'],
+          postgres: ['me', 'refresh', 'login', 'per-device'],
         }
       : { embedded: ALL_FIGURES, postgres: POSTGRES_FIGURES },
     argon2: {
