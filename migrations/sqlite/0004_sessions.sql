@@ -3,15 +3,15 @@
 -- replaced and when (the reuse grace's anchor); NULL before the first rotation.
 -- `slot` keeps the limit of one session per user a single statement can hold under concurrency: a session started
 -- with the `single` limit takes the slot 'single', and its start is an upsert on (user_id, slot) that replaces the
--- row there, id and all; any other session's slot is its own id. The unique index also serves every lookup of a
--- user's sessions, by its user_id prefix.
--- A rowid table, not WITHOUT ROWID: that would keep the rows in the order of their random ids, so that each start,
--- and each batch of `tessera store copy`, writes pages all over the table (measured: twice the time to fill it);
--- rows in rowid order are appended, and found through the unique index like any others.
+-- row there, id and all; any other session's slot is its own id.
+-- WITHOUT ROWID, keyed by (user_id, slot): every statement names the user, so a rotation, the hot path, walks one
+-- B-tree to its row, and a user's sessions sit together. The session id is not a key of its own: it is 128 random
+-- bits, looked up within one user's few rows. (Keyed by the random id instead, each start and each batch of
+-- `tessera store copy` wrote pages all over the table: twice the time to fill it.)
 CREATE TABLE sessions (
-  id TEXT NOT NULL PRIMARY KEY CHECK (length(id) = 32),
   user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   slot TEXT NOT NULL,
+  id TEXT NOT NULL CHECK (length(id) = 32),
   token_digest TEXT NOT NULL,
   expires_at INTEGER NOT NULL,
   created_at INTEGER NOT NULL,
@@ -20,8 +20,8 @@ CREATE TABLE sessions (
   client_address TEXT,
   previous_digest TEXT,
   rotated_at INTEGER,
-  UNIQUE (user_id, slot)
-);
+  PRIMARY KEY (user_id, slot)
+) WITHOUT ROWID;
 
 -- Every refresh token stored before sessions becomes its user's session of slot 'single' (what a login in the
 -- default mode starts), so that it still refreshes once; when it started is not known, so it counts from now.
