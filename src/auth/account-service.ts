@@ -201,7 +201,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
    * same token, recomputed: TokenService.successor is a function of the rotation) and a fresh access token. Null
    * otherwise.
    */
-  const withinGrace = async (session: StoredSession, digest: string, now: number) => {
+  const withinGrace = (session: StoredSession, digest: string, now: number): Session['tokens'] | null => {
     if (graceMs === 0 || session.rotatedAt === null || now - session.rotatedAt > graceMs) return null
     const next = tokens.successor(digest, successorSubject(session.userId, session.id), session.rotatedAt)
     if (refreshTokenDigest(next.token) !== session.digest) return null
@@ -346,7 +346,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       // spec 4.5 rule 3: a token already rotated (or replaced by a login, or logged out) is refused, but for the
       // grace and the detection of reuse, which look at the session it was rotated in
       const rotatedIn = await sessions.find(userId, { previousDigest: digest }, now)
-      const replayed = rotatedIn === null ? null : await withinGrace(rotatedIn, digest, now)
+      const replayed = rotatedIn === null ? null : withinGrace(rotatedIn, digest, now)
       if (replayed !== null) {
         record('refresh_succeeded', userId, context, 'grace')
         return replayed

@@ -91,7 +91,12 @@ export function countingFrameworkErrors(onAnswer: (status: number) => void) {
  * routes are registered; a route's `:parameter` segment matches any one segment (`/auth/sessions/:id`).
  */
 export function createNotFoundHandler(methodsByPath: ReadonlyMap<string, ReadonlySet<string>>) {
-  const templates = () => [...methodsByPath.keys()].filter((route) => route.includes(':'))
+  // listed at the first request that matches no route, once every route is registered: not again per 404
+  let parametric: string[] | null = null
+  const templates = () => {
+    parametric ??= [...methodsByPath.keys()].filter((route) => route.includes(':'))
+    return parametric
+  }
   const methodsOf = (path: string): ReadonlySet<string> | undefined => {
     const exact = methodsByPath.get(path)
     if (exact !== undefined) return exact

@@ -1,29 +1,21 @@
+import type { TokenSubject } from '../auth/token-service.js'
 import type { Clock } from '../clock.js'
 import type { SessionMode } from '../config/session-config.js'
-import {
-  type RequestContext,
-  type SecurityEventReason,
-  type SecurityEventSink,
-  type SecurityEventType,
-  securityEventRecorder,
-} from '../security-event.js'
+import { type RequestContext, type SecurityEventSink, securityEventRecorder } from '../security-event.js'
 import type { SessionStore, StoredSession } from '../storage/stores.js'
 
-/** Whom a request is for: the access token's `sub`, and its `sid` when it carries one. */
-export interface Caller {
-  userId: string
-  /** null for an access token without `sid` (AUTH_SESSIONS=single, or one issued before per-device was on). */
-  sessionId: string | null
-}
+/**
+ * Whom a request is for, as its access token says: `sub`, and `sid` when it carries one (null for a token without:
+ * AUTH_SESSIONS=single, or one issued before per-device was on).
+ */
+export type Caller = TokenSubject
 
-/** A session as `GET /auth/sessions` and `tessera users sessions` show it (docs/api.md §4.11). */
+/** A session as `GET /auth/sessions` shows it (docs/api.md §4.11). */
 export interface SessionView {
   id: string
   /** ISO 8601 UTC with milliseconds, like an account's created_at. */
   createdAt: string
   lastUsedAt: string
-  /** When the session's current refresh token expires (ISO 8601); what an operator sees, not the API. */
-  expiresAt: string
   device: string
   clientAddress: string | null
   /** Whether it is the caller's own session. */
@@ -54,12 +46,6 @@ export interface SessionService {
    * mode the user's one session), `others` every other one, `all` all of them.
    */
   logout(caller: Caller, scope: LogoutScope, context: RequestContext): Promise<void>
-  /** Ends every session of the user and records `type` (an operator's revocation); resolves with how many ended. */
-  endAll(
-    userId: string,
-    event: { type: SecurityEventType; reason: SecurityEventReason | null },
-    context: RequestContext,
-  ): Promise<number>
 }
 
 export function createSessionService(deps: SessionServiceDeps): SessionService {
@@ -76,7 +62,6 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
         id: session.id,
         createdAt: new Date(session.createdAt).toISOString(),
         lastUsedAt: new Date(session.lastUsedAt).toISOString(),
-        expiresAt: new Date(session.expiresAt).toISOString(),
         device: session.device,
         clientAddress: session.clientAddress,
         current: isCurrent(caller, session),
@@ -107,12 +92,6 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       }
       await store.endAll(userId, now)
       record('logout', userId, context, 'all')
-    },
-
-    async endAll(userId, event, context) {
-      const ended = await store.endAll(userId, clock.now())
-      record(event.type, userId, context, event.reason)
-      return ended
     },
   }
 }

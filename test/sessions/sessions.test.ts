@@ -308,10 +308,30 @@ describe.each(backends)('the reuse grace and reuse detection [$name]', (backend)
 // AUTH_SESSIONS=single (the default): the same endpoints, one session
 describe.each(backends)('the one session of single mode [$name]', (backend) => {
   let service: TestService
+  let detecting: TestService
   beforeAll(async () => {
-    service = await startTestService(backend)
+    ;[service, detecting] = await Promise.all([
+      startTestService(backend),
+      startTestService(backend, { env: { AUTH_REFRESH_REUSE_ENDS_SESSION: 'true' } }),
+    ])
   })
-  afterAll(() => service?.close())
+  afterAll(async () => {
+    await Promise.all([service?.close(), detecting?.close()])
+  })
+
+  it('R3.15 with reuse detection, refresh tokens alone carry sid, and a reuse ends the one session', async () => {
+    const user = await registerUser(detecting.app)
+    expect(decodeJwt(user.accessToken).claims).not.toHaveProperty('sid')
+    const sid = decodeJwt(user.refreshToken).claims.sid
+    expect(sid).toMatch(/^[0-9a-f]{32}$/)
+    const first = await refresh(detecting, user.refreshToken)
+    expect(first.status).toBe(200)
+    expect(decodeJwt(first.body.data.refresh_token).claims.sid).toBe(sid)
+    expect(decodeJwt(first.body.data.access_token).claims).not.toHaveProperty('sid')
+    expectError(await refresh(detecting, user.refreshToken), 401, MESSAGES.refreshTokenInvalid)
+    expectError(await refresh(detecting, first.body.data.refresh_token), 401, MESSAGES.refreshTokenInvalid)
+    expect((await sessions(detecting, first.body.data.access_token)).body.data).toEqual([])
+  })
 
   it('lists the one session as current, keeps tokens without sid, and a login replaces it', async () => {
     const user = await registerUser(service.app)

@@ -43,21 +43,27 @@ if legacy then
     }))
   end
 end
+local sessions, expired, latestExpired = {}, {}, 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 1, #fields, 2 do
+  local record = cjson.decode(fields[i + 1])
+  if record.e > now then
+    sessions[fields[i]] = record
+  else
+    expired[#expired + 1] = fields[i]
+    if record.e > latestExpired then latestExpired = record.e end
+  end
+end
+-- from the records decoded above, which every script keeps in step with the hash (latestExpired is 0 once the
+-- expired fields are deleted): the hash is not read and decoded a second time
 local function save()
-  local latest = 0
-  for _, value in ipairs(redis.call('HVALS', KEYS[1])) do
-    local expires = cjson.decode(value).e
-    if expires > latest then latest = expires end
+  local latest = latestExpired
+  for _, record in pairs(sessions) do
+    if record.e > latest then latest = record.e end
   end
   if latest > 0 then redis.call('PEXPIREAT', KEYS[1], latest) end
 end
 if legacy then save() end
-local sessions, expired = {}, {}
-local fields = redis.call('HGETALL', KEYS[1])
-for i = 1, #fields, 2 do
-  local record = cjson.decode(fields[i + 1])
-  if record.e > now then sessions[fields[i]] = record else expired[#expired + 1] = fields[i] end
-end
 `
 
 /**
@@ -81,6 +87,7 @@ ${LOAD}
 -- leave them be, so that a session one caller's now has seen expire is still there for a caller whose clock is
 -- behind (another instance), as it is in SQL
 if #expired > 0 then redis.call('HDEL', KEYS[1], unpack(expired)) end
+latestExpired = 0
 redis.call('HSET', KEYS[1], id, ARGV[3])
 sessions[id] = cjson.decode(ARGV[3])
 local ordered = {}
