@@ -47,9 +47,10 @@ function readWithoutEcho(
   prompt: string,
   ahead: { text: string },
 ): Promise<string> {
-  output.write(prompt)
+  // echo off before the prompt shows: whoever answers it at once (a paste, a test) is never echoed by the terminal
   stdin.setEncoding('utf8')
   stdin.setRawMode(true)
+  output.write(prompt)
   return new Promise((resolve, reject) => {
     let typed: string[] = []
     let finished = false
