@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { AccessTokenKeys } from './auth/access-token-keys.js'
 import type { AccountService } from './auth/account-service.js'
+import type { EmailAccountService } from './auth/email-account-service.js'
 import type { TokenService } from './auth/token-service.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
@@ -40,6 +41,8 @@ import type { HealthProbe, RateCounterStore } from './storage/stores.js'
 export interface AppDeps {
   config: Config
   accounts: AccountService
+  /** Codes, sign-in by code, reset, change, verification and deletion (docs/api.md §4.14 to §4.21). */
+  emailAccounts: EmailAccountService
   /** Listing and ending sessions: logout, GET /auth/sessions, DELETE /auth/sessions/<id>. */
   sessions: SessionService
   tokens: Pick<TokenService, 'verifyAccessSubject'>
@@ -164,13 +167,15 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
     // no-store on all of them; behind a proxy in production, HTTPS only (R5.7.2), checked before the guard
     const httpsOnly = config.env === 'production' && config.server.trustProxy.length > 0
     credentials.addHook('onRequest', createCredentialsHook({ httpsOnly }))
-    await credentials.register(publicAuthRoutes, {
+    const routeOptions = {
       accounts: deps.accounts,
+      emailAccounts: deps.emailAccounts,
       rateLimit: limited ? { max: config.http.rateLimitPerMinute, timeWindow: 60_000 } : null,
-    })
+    }
+    await credentials.register(publicAuthRoutes, routeOptions)
     await credentials.register(async (scope) => {
       scope.addHook('onRequest', createAuthenticate(deps.tokens))
-      await scope.register(protectedAuthRoutes, { accounts: deps.accounts, sessions: deps.sessions })
+      await scope.register(protectedAuthRoutes, { ...routeOptions, sessions: deps.sessions })
     })
   })
 }

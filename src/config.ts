@@ -4,6 +4,7 @@ import { type AuthConfig, authWarnings, readAuthConfig } from './config/auth-con
 import { createEnvReader, type Env } from './config/env-reader.js'
 import { ENVIRONMENTS, type Environment, LOG_LEVELS, type LogLevel } from './config/environment.js'
 import { type HttpConfig, httpWarnings, readHttpConfig } from './config/http-config.js'
+import { type CodeConfig, type MailConfig, readCodeConfig, readMailConfig } from './config/mail-config.js'
 import { checkTransport, readServerConfig, type ServerConfig } from './config/server-config.js'
 import { readSessionConfig, type SessionConfig } from './config/session-config.js'
 import { readSigningConfig, type SigningConfig } from './config/signing-config.js'
@@ -13,6 +14,7 @@ export type { Argon2Params } from './config/auth-config.js'
 export { ConfigError } from './config/config-error.js'
 export type { Env } from './config/env-reader.js'
 export type { Environment, LogLevel } from './config/environment.js'
+export type { CodeConfig, MailConfig, RegisterCodeMode } from './config/mail-config.js'
 export type { SessionConfig, SessionMode } from './config/session-config.js'
 
 /** The whole configuration, read once from the environment, validated and frozen. */
@@ -26,6 +28,10 @@ export interface Config {
   signing: SigningConfig
   storage: StorageConfig
   audit: AuditConfig
+  /** SMTP_URL, MAIL_*: how mail leaves the service (docs/api.md §6.4). */
+  mail: MailConfig
+  /** EMAIL_CODE_*, AUTH_REGISTER_CODE: the one-time e-mail codes (docs/api.md §4.14). */
+  codes: CodeConfig
   http: HttpConfig
   logLevel: LogLevel
   /** A site presentation configuration (spec 2.6) to load and validate at start; null when unset. */
@@ -51,6 +57,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
   const nodeEnv = read.oneOf('NODE_ENV', ENVIRONMENTS, 'development')
   const cores = availableParallelism()
   const server = readServerConfig(read, cores)
+  const mail = readMailConfig(read, nodeEnv)
   const config: Config = {
     env: nodeEnv,
     server,
@@ -59,6 +66,8 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
     signing: readSigningConfig(read, { env: nodeEnv, publicUrl: server.publicUrl }),
     storage: readStorageConfig(read),
     audit: readAuditConfig(read),
+    mail,
+    codes: readCodeConfig(read, mail),
     http: readHttpConfig(read, nodeEnv),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     siteConfigFile: read.optional('SITE_CONFIG_FILE'),

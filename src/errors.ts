@@ -15,6 +15,9 @@ export const ERROR_CODES = [
   'token_wrong_type',
   'not_found',
   'session_not_found',
+  'code_refused',
+  'password_incorrect',
+  'mail_unavailable',
   'method_not_allowed',
   'email_taken',
   'payload_too_large',
@@ -173,6 +176,45 @@ export class SessionNotFoundError extends AppError {
   readonly code = 'session_not_found'
   constructor() {
     super('Session not found')
+  }
+}
+
+/**
+ * docs/api.md §4.14: a one-time code that is wrong, expired, used, of another purpose or out of tries, at
+ * registration, reset, e-mail change, verification and deletion: one answer for all of them. (Sign-in by code
+ * answers InvalidCredentialsError instead, the same as a wrong password.)
+ */
+export class CodeRefusedError extends AppError {
+  readonly statusCode = 400
+  readonly code = 'code_refused'
+  constructor() {
+    super('Invalid or expired verification code')
+  }
+}
+
+/**
+ * docs/api.md §4.17, §4.20: the password given to confirm a change or a deletion is not the account's (or the account
+ * has no usable password). A 400, not a 401: the access token is good, and a client must not take it for a lost
+ * session.
+ */
+export class PasswordIncorrectError extends AppError {
+  readonly statusCode = 400
+  readonly code = 'password_incorrect'
+  constructor() {
+    super('Password is incorrect')
+  }
+}
+
+/**
+ * docs/api.md §6.4: production without SMTP_URL can send no mail: what needs a mail answers this. Its Retry-After
+ * is an hour, as every 503 has one: only an operator's change of configuration ends it.
+ */
+export class MailUnavailableError extends AppError {
+  readonly statusCode = 503
+  readonly code = 'mail_unavailable'
+  override readonly headers: Readonly<Record<string, string>> = { 'retry-after': '3600' }
+  constructor() {
+    super('E-mail is not configured on this server (SMTP_URL)')
   }
 }
 

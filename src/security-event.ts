@@ -1,4 +1,5 @@
 import type { Clock } from './clock.js'
+import type { CodePurpose } from './code-purpose.js'
 
 /**
  * The security events of an account (issue 13, docs/api.md "Audit events"): what the audit trail records, in the
@@ -22,6 +23,27 @@ export type SecurityEventType =
    * was ended, the current token of the chain with it (docs/api.md §3, RFC 9700 §4.14.2).
    */
   | 'refresh_reuse_detected'
+  /** A one-time code was queued for mailing (docs/api.md §4.14); its reason is the code's purpose. */
+  | 'code_sent'
+  /** A try at a one-time code was refused (wrong, expired, used, out of tries); its reason is the purpose tried. */
+  | 'code_refused'
+  /**
+   * The account's address was proved (a code sent there was used). Reason `claimed` when it was proved by someone
+   * not signed in to the unverified account: its sessions and earlier password ended (docs/api.md §4.15).
+   */
+  | 'email_verified'
+  /** The owner changed the password (POST /auth/password/change); the other sessions ended. */
+  | 'password_changed'
+  /** The owner changed the account's address (POST /auth/email/change). */
+  | 'email_changed'
+  /** A notice mail was queued (docs/api.md §6.4); codes are `code_sent`. */
+  | 'mail_queued'
+  /** A queued mail was accepted by the mail server (or written to the development outbox); reason as queued. */
+  | 'mail_sent'
+  /** A delivery attempt failed; it is tried again later. */
+  | 'mail_failed'
+  /** A mail that failed for a day (or could no longer be read) was given up. */
+  | 'mail_dropped'
   /**
    * Not an event of an account: how many events of one kind a client can cause at will (its reason) the flood bound
    * left out of the trail in one minute (docs/api.md R6.3.4); the count is `omitted`.
@@ -53,6 +75,15 @@ export type SecurityEventReason =
   | 'others'
   /** logout: with `?scope=all`, every session of the caller was ended */
   | 'all'
+  /** login_succeeded: signed in with a code mailed to the address (POST /auth/login/email-code) */
+  | 'email_code'
+  /** email_verified: proved by someone not signed in to the unverified account, whose sessions and password ended */
+  | 'claimed'
+  /**
+   * code_sent, code_refused, mail_*: the code's purpose. The public ones (`register`, `login`, `reset_password`)
+   * name no account and are a kind a client can cause at will (R6.3.4).
+   */
+  | CodePurpose
 
 export interface SecurityEvent {
   /** When it happened: epoch milliseconds of the service clock. */

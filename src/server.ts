@@ -5,8 +5,11 @@ import { buildApp } from './app.js'
 import { readAppInfo } from './app-info.js'
 import { type AuditSink, createAuditSink } from './audit/audit-sink.js'
 import { createAccountService } from './auth/account-service.js'
+import { createEmailAccountService } from './auth/email-account-service.js'
+import { createEmailCodes } from './auth/email-codes.js'
 import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS } from './auth/login-throttle.js'
 import { openPasswordHashing } from './auth/password-hasher.js'
+import { createSessionStarter } from './auth/session-starter.js'
 import { createTokenService } from './auth/token-service.js'
 import { type Clock, systemClock } from './clock.js'
 import { type Config, ConfigError } from './config.js'
@@ -14,6 +17,8 @@ import { guardConnections } from './http/connection-guard.js'
 import { readOpenFileLimit } from './http/file-descriptor-limit.js'
 import { readTlsMaterial } from './http/tls.js'
 import { trustedProxies } from './http/trusted-proxies.js'
+import { type OpenedMail, openMail } from './mail/open-mail.js'
+import { securityEventRecorder } from './security-event.js'
 import { createSessionService } from './sessions/session-service.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
@@ -73,6 +78,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     retentionMs: config.audit.retentionDays * 86_400_000,
     clock,
   })
+  let mail: OpenedMail | null = null
   try {
     const tokens = createTokenService(
       {
@@ -86,6 +92,41 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       clock,
     )
     metrics?.argon2.watch(hashing.limiter)
+    const throttle = createLoginThrottle({
+      store: stores.loginAttempts ?? createMemoryLoginAttemptStore(),
+      // a shared store that fails is replaced by counts in this process (docs/api.md R8.4)
+      fallback: stores.loginAttempts === null ? null : createMemoryLoginAttemptStore(),
+      settings: {
+        ...LOGIN_THROTTLE_DEFAULTS,
+        addressFailuresPerMinute: config.http.rateLimitPerMinute,
+        accountFreeFailures: config.auth.loginBackoff.afterFailures,
+        accountMaxDelayMs: config.auth.loginBackoff.maxDelaySeconds * 1000,
+      },
+      clock,
+    })
+    // docs/api.md §6.4: the outbox, its sender (started once the service is up) and the templates, checked now
+    mail = await openMail({
+      config,
+      stores,
+      clock,
+      log: options.logger,
+      events: auditSink,
+      secret,
+      previousSecrets: config.auth.previousJwtSecrets,
+      observer: metrics?.mail ?? null,
+    })
+    metrics?.mail.watch(stores.outbox, clock)
+    const record = securityEventRecorder(auditSink, clock)
+    const emailCodes = createEmailCodes({
+      codes: stores.codes,
+      counters: stores.sharedCounters,
+      mailer: mail.mailer,
+      config: config.codes,
+      secret,
+      clock,
+      record,
+      metrics: metrics?.mail ?? null,
+    })
     const accounts = createAccountService({
       users: stores.users,
       sessions: stores.sessions,
@@ -94,20 +135,11 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       tokens,
       clock,
       log: options.logger,
-      throttle: createLoginThrottle({
-        store: stores.loginAttempts ?? createMemoryLoginAttemptStore(),
-        // a shared store that fails is replaced by counts in this process (docs/api.md R8.4)
-        fallback: stores.loginAttempts === null ? null : createMemoryLoginAttemptStore(),
-        settings: {
-          ...LOGIN_THROTTLE_DEFAULTS,
-          addressFailuresPerMinute: config.http.rateLimitPerMinute,
-          accountFreeFailures: config.auth.loginBackoff.afterFailures,
-          accountMaxDelayMs: config.auth.loginBackoff.maxDelaySeconds * 1000,
-        },
-        clock,
-      }),
+      throttle,
       events: auditSink,
       onReuseDetected: metrics?.sessions.reuseDetected,
+      emailCodes,
+      registerCode: config.codes.register,
     })
     const sessions = createSessionService({
       store: stores.sessions,
@@ -115,12 +147,32 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       events: auditSink,
       mode: config.sessions.mode,
     })
+    const emailAccounts = createEmailAccountService({
+      users: stores.users,
+      codes: emailCodes,
+      stores,
+      sessions,
+      startSession: createSessionStarter({
+        sessions: stores.sessions,
+        tokens,
+        sessionConfig: config.sessions,
+        clock,
+      }),
+      hasher: hashing.hasher,
+      throttle,
+      mailer: mail.mailer,
+      clock,
+      record,
+      log: options.logger,
+      refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
+    })
     // TRUST_PROXY compiled once, for Fastify (whose X-Forwarded-For is believed) and the connection guard alike
     const trustedProxy = trustedProxies(config.server.trustProxy)
     const app = await buildApp({
       config,
       trustedProxy,
       accounts,
+      emailAccounts,
       sessions,
       tokens,
       accessTokenKeys,
@@ -145,6 +197,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     })
     metrics?.connections.watch(guard)
     await app.ready()
+    mail.sender.start()
     const exposure =
       metrics === null || metricsListen === null
         ? null
@@ -163,12 +216,15 @@ export async function createService(config: Config, options: ServiceOptions): Pr
           clearInterval(reaper)
         }
         await exposure?.close()
+        // what is in hand is delivered or released before the stores close
+        await mail?.sender.close()
         await hashing.close()
         await auditSink.close()
         await stores.close()
       },
     }
   } catch (error) {
+    await mail?.sender.close()
     await hashing.close()
     await auditSink.close()
     await stores.close()

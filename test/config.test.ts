@@ -584,6 +584,101 @@ const VARIABLES: Record<string, Variable> = {
     bad: [['yes', 'AUTH_REFRESH_REUSE_ENDS_SESSION must be one of true, false, got "yes"']],
   },
 
+  // mail and codes (docs/api.md §4.14, §6.4)
+  SMTP_URL: {
+    read: (config) => [config.mail.smtpUrl, config.mail.available],
+    default: [null, true],
+    good: [
+      ['smtp://mailer:secret@mail.example:587', ['smtp://mailer:secret@mail.example:587', true]],
+      ['smtps://mail.example:465', ['smtps://mail.example:465', true]],
+      // production without it: no mail can be sent
+      ['', [null, false], PRODUCTION],
+    ],
+    bad: ['http://mail.example', 'mail.example:25', 'not a url'].map((value) => [
+      value,
+      'SMTP_URL must be a URL starting with smtp:// or smtps://',
+    ]),
+  },
+  MAIL_FROM: {
+    read: (config) => config.mail.from,
+    default: 'no-reply@localhost',
+    good: [['Tessera <auth@example.com>', 'Tessera <auth@example.com>']],
+    bad: [],
+  },
+  MAIL_PRODUCT_NAME: {
+    read: (config) => config.mail.productName,
+    default: 'Tessera',
+    good: [['Acme Docs', 'Acme Docs']],
+    bad: [],
+  },
+  MAIL_TEMPLATES_DIR: {
+    // whether its files can be used is checked at start (test/mail/mail-templates.test.ts)
+    read: (config) => config.mail.templatesDir,
+    default: null,
+    good: [['/etc/tessera/mail', '/etc/tessera/mail']],
+    bad: [],
+  },
+  MAIL_RETRY_SECONDS: {
+    read: (config) => config.mail.retrySeconds,
+    default: 30,
+    good: [['5', 5]],
+    bad: ['0', '3601', 'soon'].map((value) => [
+      value,
+      integerError('MAIL_RETRY_SECONDS', 'from 1 to 3600', value),
+    ]),
+  },
+  MAIL_SEND_TIMEOUT_SECONDS: {
+    read: (config) => config.mail.sendTimeoutSeconds,
+    default: 30,
+    good: [['10', 10]],
+    bad: ['0', '601'].map((value) => [
+      value,
+      integerError('MAIL_SEND_TIMEOUT_SECONDS', 'from 1 to 600', value),
+    ]),
+  },
+  EMAIL_CODE_TTL_SECONDS: {
+    read: (config) => config.codes.ttlSeconds,
+    default: 600,
+    good: [['900', 900]],
+    bad: ['59', '86401', 'ten'].map((value) => [
+      value,
+      integerError('EMAIL_CODE_TTL_SECONDS', 'from 60 to 86400', value),
+    ]),
+  },
+  EMAIL_CODE_RESEND_SECONDS: {
+    read: (config) => config.codes.resendSeconds,
+    default: 60,
+    good: [
+      ['0', 0],
+      ['120', 120],
+    ],
+    bad: ['-1', '3601'].map((value) => [
+      value,
+      integerError('EMAIL_CODE_RESEND_SECONDS', 'from 0 to 3600', value),
+    ]),
+  },
+  EMAIL_CODE_HOURLY_LIMIT: {
+    read: (config) => config.codes.hourlyLimit,
+    default: 10,
+    good: [['3', 3]],
+    bad: ['0', '10001'].map((value) => [
+      value,
+      integerError('EMAIL_CODE_HOURLY_LIMIT', 'from 1 to 10000', value),
+    ]),
+  },
+  AUTH_REGISTER_CODE: {
+    read: (config) => config.codes.register,
+    default: 'optional',
+    good: [
+      ['required', 'required'],
+      ['required', 'required', { ...PRODUCTION, SMTP_URL: 'smtp://mail.example:587' }],
+    ],
+    bad: [
+      ['always', 'AUTH_REGISTER_CODE must be one of optional, required, got "always"'],
+      ['required', 'AUTH_REGISTER_CODE is required, but no mail can be sent: set SMTP_URL', PRODUCTION],
+    ],
+  },
+
   // storage
   DATA_DIR: {
     // it also moves the default SQLite file
@@ -943,6 +1038,16 @@ describe('loadConfig', () => {
       BASE_PATH: '/api',
       LOG_LEVEL: 'warn',
       SITE_CONFIG_FILE: 'site.yaml',
+      SMTP_URL: 'smtps://mailer:secret@mail.example:465',
+      MAIL_FROM: 'Docs <auth@example.com>',
+      MAIL_PRODUCT_NAME: 'Docs',
+      MAIL_TEMPLATES_DIR: '/etc/tessera/mail',
+      MAIL_RETRY_SECONDS: '10',
+      MAIL_SEND_TIMEOUT_SECONDS: '20',
+      EMAIL_CODE_TTL_SECONDS: '300',
+      EMAIL_CODE_RESEND_SECONDS: '30',
+      EMAIL_CODE_HOURLY_LIMIT: '5',
+      AUTH_REGISTER_CODE: 'required',
     })
     expect(config).toEqual({
       env: 'production',
@@ -994,6 +1099,16 @@ describe('loadConfig', () => {
         operationTimeoutMs: 3_000,
       },
       audit: { retentionDays: 30 },
+      mail: {
+        smtpUrl: 'smtps://mailer:secret@mail.example:465',
+        from: 'Docs <auth@example.com>',
+        productName: 'Docs',
+        templatesDir: '/etc/tessera/mail',
+        retrySeconds: 10,
+        sendTimeoutSeconds: 20,
+        available: true,
+      },
+      codes: { ttlSeconds: 300, resendSeconds: 30, hourlyLimit: 5, register: 'required' },
       http: {
         corsOrigins: ['https://a.example', 'https://b.example:8443'],
         rateLimitPerMinute: 60,

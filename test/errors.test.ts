@@ -34,6 +34,24 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     code: 'invalid_credentials',
     message: 'E-mail or password wrong',
   },
+  CodeRefusedError: {
+    error: new errors.CodeRefusedError(),
+    status: 400,
+    code: 'code_refused',
+    message: 'Invalid or expired verification code',
+  },
+  PasswordIncorrectError: {
+    error: new errors.PasswordIncorrectError(),
+    status: 400,
+    code: 'password_incorrect',
+    message: 'Password is incorrect',
+  },
+  MailUnavailableError: {
+    error: new errors.MailUnavailableError(),
+    status: 503,
+    code: 'mail_unavailable',
+    message: 'E-mail is not configured on this server (SMTP_URL)',
+  },
   AuthorizationMissingError: {
     error: new errors.AuthorizationMissingError(),
     status: 401,

@@ -3,23 +3,26 @@
 // built library as /demo/client.js, which it imports. The browser test (test/demo/demo.browser.test.ts) runs it in
 // Chromium.
 
-import type { Account, RegisteredAccount, Session } from './client.js'
+import type { Account, Session } from './client.js'
 
 /** The library as the page loads it: `/demo/client.js`, the built dist/index.js. */
 type Library = typeof import('./client.js')
-type Mode = 'login' | 'register'
+/** What the form of a logged-out tab does: log in, register, or reset the password or log in with a mailed code. */
+type Mode = 'login' | 'register' | 'reset' | 'code'
 type NoticeKind = 'ok' | 'error' | 'info'
-/** An account as the page last saw it: register's answer has no id, login's and `GET /auth/me`'s have one. */
-interface ShownAccount extends RegisteredAccount {
-  id?: string
-}
+/** Which input of the page shows the refused field of a 400 (docs/api.md R1.6), by its JSON Pointer. */
+type FieldInputs = Readonly<Record<string, string>>
 /** What the page knows and shows. */
 interface PageState {
   mode: Mode
+  /** In the modes `reset` and `code`: whether a code was sent, so that the form asks for it. */
+  codeSent: boolean
+  /** Whether a code to verify the address was sent, so that the account shows the form that takes it. */
+  verifying: boolean
   /** What this tab shows: the client's state as of its last call. */
   loggedIn: boolean
   /** The account as the service last described it. */
-  account: ShownAccount | null
+  account: Account | null
   /** The access token stored when this tab last looked, to tell when the pair changes and why. */
   access: string | null
   /** When this tab saw the pair change (milliseconds since the epoch), and why. */
@@ -51,6 +54,7 @@ interface Envelope<Data> {
 interface AccountData {
   id: string
   email: string
+  email_verified: boolean
   created_at: string
 }
 
@@ -63,7 +67,23 @@ const timeFormat = new Intl.DateTimeFormat(undefined, {
 })
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 /** The calls that change the stored pair. */
-const CHANGING_PATHS = ['/auth/login', '/auth/register', '/auth/refresh', '/auth/delete-refresh-token']
+const CHANGING_PATHS = [
+  '/auth/login',
+  '/auth/login/email-code',
+  '/auth/register',
+  '/auth/password/reset',
+  '/auth/password/change',
+  '/auth/refresh',
+  '/auth/delete-refresh-token',
+  '/auth/delete',
+]
+/** The inputs of the form of a logged-out tab: the reset's new password goes in the password input. */
+const AUTH_FIELDS: FieldInputs = {
+  '/email': 'email',
+  '/password': 'password',
+  '/new_password': 'password',
+  '/verification_code': 'code',
+}
 
 /** An element of the page, which has it: a missing one is a mistake of this script or of index.html. */
 function $(id: string): HTMLElement {
@@ -117,6 +137,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     onSessionEnd: (reason) => {
       state.loggedIn = false
       state.account = null
+      state.verifying = false
       if (reason === 'refresh_refused') {
         notice('info', 'Your session has ended', 'The service refused to refresh the tokens: log in again.')
       } else if (reason === 'ended_elsewhere') {
@@ -127,6 +148,8 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
   })
   const state: PageState = {
     mode: 'login',
+    codeSent: false,
+    verifying: false,
     loggedIn: client.isLoggedIn(),
     account: null,
     access: client.getAccessToken(),
@@ -187,7 +210,8 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
 
   // ---- actions
 
-  async function run(label: string, action: () => Promise<void>) {
+  /** One action of the reader's: one at a time; a failure shown, its refused fields under `fields`' inputs. */
+  async function run(label: string, action: () => Promise<void>, fields: FieldInputs = AUTH_FIELDS) {
     if (state.busy) return
     state.busy = true
     setBusy(true)
@@ -196,7 +220,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     try {
       await action()
     } catch (error) {
-      failed(label, error, state.sent > sent)
+      failed(label, error, state.sent > sent, fields)
     } finally {
       state.busy = false
       setBusy(false)
@@ -204,7 +228,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     }
   }
 
-  function failed(label: string, error: unknown, reachedService: boolean) {
+  function failed(label: string, error: unknown, reachedService: boolean, fields: FieldInputs) {
     if (!(error instanceof TesseraError)) throw error
     if (!reachedService) {
       showResult(null, `Nothing was sent: ${error.message}.`)
@@ -216,7 +240,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
       const data = error.errors.length > 0 ? { errors: error.errors } : null
       showResult(error.status, { code: error.status, message: error.message, data })
     }
-    for (const { field, message } of error.errors) showFieldError(field, message)
+    for (const { field, message } of error.errors) showFieldError(fields[field], message)
     if (state.loggedIn && !client.isLoggedIn()) {
       // the tokens are gone (another tab logged out) though this tab's client never held them: the same end
       state.loggedIn = false
@@ -224,7 +248,8 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
       notice('info', 'Your session has ended', 'This browser has no tokens any more: log in again.')
     } else if (state.loggedIn || $('notice').hidden) {
       // a session that ended during the call has said so already (onSessionEnd)
-      notice('error', `${label} failed`, error.message)
+      const wait = error.retryAfter === null ? '' : `: try again in ${duration(error.retryAfter)}`
+      notice('error', `${label} failed`, `${error.message}${wait}`)
     }
   }
 
@@ -232,24 +257,127 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     event.preventDefault()
     const email = input('email').value
     const password = input('password').value
-    const registering = state.mode === 'register'
+    const code = input('code').value.trim()
     clearFieldErrors()
-    run(registering ? 'Registration' : 'Login', async () => {
-      const account: ShownAccount = registering
-        ? await client.register({ email, password })
-        : await client.login({ email, password })
-      state.account = account
-      state.loggedIn = true
-      input('password').value = ''
-      showResult(200, account)
-      notice('ok', registering ? 'Account created' : 'Logged in', `Welcome, ${account.email}.`)
-      await relistSessions()
+    switch (state.mode) {
+      case 'login':
+        run('Login', async () => {
+          const account = await client.login({ email, password })
+          await loggedIn(account, 'Logged in', `Welcome, ${account.email}.`)
+        })
+        break
+      case 'register':
+        run('Registration', async () => {
+          const account = await client.register({ email, password })
+          await loggedIn(account, 'Account created', `Welcome, ${account.email}.`)
+        })
+        break
+      case 'reset':
+        if (!state.codeSent) mailCode('reset_password', email)
+        else
+          run('Setting the password', async () => {
+            const account = await client.resetPassword(email, code, password)
+            await loggedIn(
+              account,
+              'Password changed',
+              `Welcome back, ${account.email}. Every other session of the account has ended.`,
+            )
+          })
+        break
+      case 'code':
+        if (!state.codeSent) mailCode('login', email)
+        else
+          run('Login with the code', async () => {
+            const account = await client.loginWithCode(email, code)
+            await loggedIn(account, 'Logged in', `Welcome, ${account.email}.`)
+          })
+        break
+    }
+  })
+
+  /** After any way of logging in: the account, the form emptied for the next time, and the sessions listed. */
+  async function loggedIn(account: Account, title: string, text: string) {
+    state.account = account
+    state.loggedIn = true
+    state.mode = 'login'
+    state.codeSent = false
+    state.verifying = false
+    input('password').value = ''
+    input('code').value = ''
+    showResult(200, account)
+    notice('ok', title, text)
+    await relistSessions()
+  }
+
+  /** The first step of a reset or of a login with a code: a code mailed to the address, which the form then asks for. */
+  function mailCode(purpose: 'reset_password' | 'login', email: string) {
+    run('Sending the code', async () => {
+      await client.sendCode({ email, purpose })
+      state.codeSent = true
+      input('code').value = ''
+      showResult(200, { code: 200, message: 'Success', data: null })
+      // the service answers the same whether or not the address has an account (docs/api.md §4.14)
+      notice(
+        'ok',
+        'Code sent',
+        `If an account has the address ${email.trim()}, a six-digit code is on its way to it.`,
+      )
+    }).then(() => {
+      if (state.codeSent) $('code').focus()
     })
+  }
+
+  $('resend-code').addEventListener('click', () => {
+    clearFieldErrors()
+    mailCode(state.mode === 'reset' ? 'reset_password' : 'login', input('email').value)
+  })
+
+  $('verify').addEventListener('click', () =>
+    run('Sending the code', async () => {
+      await client.sendCode({ purpose: 'verify_email' })
+      state.verifying = true
+      input('verify-code').value = ''
+      showResult(200, { code: 200, message: 'Success', data: null })
+      notice(
+        'ok',
+        'Code sent',
+        `A six-digit code is on its way to ${state.account?.email ?? 'your address'}.`,
+      )
+    }).then(() => {
+      if (state.verifying) $('verify-code').focus()
+    }),
+  )
+
+  $('verify-form').addEventListener('submit', (event) => {
+    event.preventDefault()
+    const code = input('verify-code').value.trim()
+    clearFieldErrors()
+    run(
+      'Verification',
+      async () => {
+        const account = await client.verifyEmail(code)
+        state.account = account
+        state.verifying = false
+        showResult(200, account)
+        notice('ok', 'Address verified', `${account.email} is verified.`)
+      },
+      { '/verification_code': 'verify-code' },
+    ).then(() => {
+      // the form is gone with the button pressed: focus stays in the account's section
+      if (!state.verifying && document.activeElement === document.body) $('account-title').focus()
+    })
+  })
+
+  $('verify-cancel').addEventListener('click', () => {
+    state.verifying = false
+    clearFieldErrors()
+    render()
+    $('verify').focus()
   })
 
   $('whoami').addEventListener('click', () =>
     run('Who am I', async () => {
-      const me: Account = await client.me()
+      const me = await client.me()
       state.account = me
       showResult(200, me)
       notice('ok', 'You are', `${me.email}, user ${me.id}.`)
@@ -263,8 +391,8 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
       const body = (await response.json().catch(() => null)) as Envelope<AccountData> | null
       showResult(response.status, body)
       if (response.ok && body !== null) {
-        const { id, email, created_at } = body.data
-        state.account = { id, email, createdAt: created_at }
+        const { id, email, email_verified, created_at } = body.data
+        state.account = { id, email, emailVerified: email_verified, createdAt: created_at }
         notice('ok', `GET /auth/me answered ${response.status}`, 'The protected call went through.')
       } else {
         notice('error', `GET /auth/me answered ${response.status}`, body?.message ?? response.statusText)
@@ -277,6 +405,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
       await client.logout()
       state.account = null
       state.loggedIn = false
+      state.verifying = false
       showResult(200, { code: 200, message: 'Success', data: null })
       notice(
         'ok',
@@ -358,13 +487,21 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     if (document.activeElement === document.body && !$('sessions-card').hidden) $('sessions-title').focus()
   }
 
-  for (const mode of ['login', 'register'] as const) {
-    $(`mode-${mode}`).addEventListener('click', () => {
+  for (const [button, mode] of [
+    ['mode-login', 'login'],
+    ['mode-register', 'register'],
+    ['mode-reset', 'reset'],
+    ['mode-code', 'code'],
+    ['back-to-login', 'login'],
+  ] as const) {
+    $(button).addEventListener('click', () => {
       state.mode = mode
+      state.codeSent = false
       clearFieldErrors()
       clearNotice()
       render()
-      $('email').focus()
+      // a flow with a code opens on its title, which says what it does; the tabs on the address
+      $(mode === 'reset' || mode === 'code' ? 'flow-title' : 'email').focus()
     })
   }
 
@@ -386,12 +523,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     $('session-panel').hidden = !loggedIn
     $('sessions-card').hidden = !loggedIn
 
-    const registering = state.mode === 'register'
-    $('mode-login').setAttribute('aria-selected', String(!registering))
-    $('mode-register').setAttribute('aria-selected', String(registering))
-    $('submit').textContent = registering ? 'Create account' : 'Log in'
-    input('password').autocomplete = registering ? 'new-password' : 'current-password'
-    $('password-hint').hidden = !registering
+    renderAuthForm()
 
     const claims = decodeClaims(client.getAccessToken())
     $('account-email').textContent = email ?? 'press “Who am I?” to ask the service'
@@ -400,6 +532,14 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     $('account-created').textContent = account?.createdAt
       ? dateFormat.format(new Date(account.createdAt))
       : '—'
+    const verified = $('account-verified')
+    verified.textContent = account ? (account.emailVerified ? 'Yes' : 'No') : '—'
+    if (account) verified.dataset.state = account.emailVerified ? 'in' : 'out'
+    else delete verified.dataset.state
+    // a code is asked for once the account is known not to be verified: "Who am I?" tells a tab opened logged in
+    $('verify').hidden = account === null || account.emailVerified || state.verifying
+    $('verify-form').hidden = !loggedIn || !state.verifying
+    $('verify-lead').textContent = `Enter the six digits of the code sent to ${email ?? 'your address'}.`
 
     const stored = client.isLoggedIn()
     const tokenState = $('token-state')
@@ -412,6 +552,35 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     $('tokens-changed-why').textContent = state.changedAt ? `(${state.changedWhy})` : ''
     renderSessions()
     renderClock()
+  }
+
+  /** The form of a logged-out tab, as its mode and step ask. */
+  function renderAuthForm() {
+    const { mode, codeSent } = state
+    const withCode = mode === 'reset' || mode === 'code'
+    $('mode-login').setAttribute('aria-selected', String(mode === 'login'))
+    $('mode-register').setAttribute('aria-selected', String(mode === 'register'))
+    $('auth-tabs').hidden = withCode
+    $('flow-head').hidden = !withCode
+    $('flow-title').textContent = mode === 'reset' ? 'Reset your password' : 'Log in with a code'
+    $('flow-lead').textContent =
+      mode === 'reset'
+        ? 'We e-mail you a code; with it, you choose a new password and are logged in. Every other session of the account ends.'
+        : 'We e-mail you a code that logs you in, without your password.'
+    $('code-field').hidden = !withCode || !codeSent
+    $('password-field').hidden = mode === 'code' || (mode === 'reset' && !codeSent)
+    $('password-label').textContent = mode === 'reset' ? 'New password' : 'Password'
+    input('password').autocomplete = mode === 'login' ? 'current-password' : 'new-password'
+    $('password-hint').hidden = mode === 'login'
+    $('submit').textContent = {
+      login: 'Log in',
+      register: 'Create account',
+      reset: codeSent ? 'Set the password and log in' : 'Send the code',
+      code: codeSent ? 'Log in' : 'Send the code',
+    }[mode]
+    $('login-alternatives').hidden = mode !== 'login'
+    $('code-alternatives').hidden = !withCode
+    $('resend-code').hidden = !codeSent
   }
 
   /** The list as last listed; rebuilt only when it changed, so that a keyboard user's focus is kept. */
@@ -551,8 +720,8 @@ function clearNotice() {
 }
 
 /** A refused field's message under its input; a field the form does not have (the body itself) shows none. */
-function showFieldError(field: string, message: string) {
-  const name = field.replace(/^\//, '')
+function showFieldError(name: string | undefined, message: string) {
+  if (name === undefined) return
   const fieldInput = document.getElementById(name)
   const text = document.getElementById(`${name}-error`)
   if (!fieldInput || !text) return
@@ -562,7 +731,7 @@ function showFieldError(field: string, message: string) {
 }
 
 function clearFieldErrors() {
-  for (const name of ['email', 'password']) {
+  for (const name of ['email', 'password', 'code', 'verify-code']) {
     $(name).removeAttribute('aria-invalid')
     $(`${name}-error`).hidden = true
   }

@@ -1,31 +1,39 @@
-/** What register and login take. */
+/** What login takes. */
 export interface Credentials {
   email: string
   password: string
 }
 
-/** An account as register shows it (docs/api.md R4.3.1): the service returns no id there. */
-export interface RegisteredAccount {
+/** What register takes. */
+export interface Registration extends Credentials {
+  /**
+   * The code mailed for the purpose `register` (`sendCode({ email, purpose: 'register' })`): marks the address
+   * verified, and is needed when the service requires it (AUTH_REGISTER_CODE=required).
+   */
+  code?: string
+}
+
+/** An account as register, login, `GET /auth/me` and the account's changes show it (docs/api.md 2.1). */
+export interface Account {
+  /** 10 decimal digits. */
+  id: string
   /** The normalized address: trimmed and lower-cased (R2.1.3). */
   email: string
+  /** Whether the account has proved that it receives mail at `email` (the API's `email_verified`). */
+  emailVerified: boolean
   /** When the account was registered, ISO 8601 in UTC (the API's `created_at`). */
   createdAt: string
 }
 
-/** An account as login and `GET /auth/me` show it (docs/api.md 2.1). */
-export interface Account extends RegisteredAccount {
-  /** 10 decimal digits. */
-  id: string
-}
-
 interface AccountData {
-  id?: string
+  id: string
   email: string
+  email_verified: boolean
   created_at: string
 }
 
 /** The API's snake_case account fields as the client's camelCase ones; tokens are kept, never returned. */
 export function toAccount(data: unknown): Account {
-  const { id, email, created_at } = data as AccountData
-  return { id: id as string, email, createdAt: created_at }
+  const { id, email, email_verified, created_at } = data as AccountData
+  return { id, email, emailVerified: email_verified, createdAt: created_at }
 }

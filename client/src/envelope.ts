@@ -14,9 +14,13 @@ export async function readEnvelope(response: Response): Promise<unknown> {
     // not JSON (a proxy's error page): the status alone speaks
   }
   if (response.ok) return body?.data
+  // the service sends seconds (R8.1); the HTTP-date form, which a proxy might send, is left out
+  const retryAfter = response.headers.get('Retry-After')
   throw new TesseraError(
     response.status,
     body?.message ?? (response.statusText || `HTTP ${response.status}`),
     body?.data?.errors,
+    undefined,
+    retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) : null,
   )
 }

@@ -1,4 +1,5 @@
-import { type Account, type Credentials, type RegisteredAccount, toAccount } from './account.js'
+import { type Account, type Credentials, type Registration, toAccount } from './account.js'
+import { type CodeRequest, type DeletionProof, isPublicCodeRequest } from './email-code.js'
 import { readEnvelope } from './envelope.js'
 import { isMarkedReplaced, markReplaced, type RefreshLocks, withRefreshLock } from './refresh-lock.js'
 import { type LogoutScope, type Session, toSessions } from './session.js'
@@ -19,6 +20,8 @@ export type SessionEndReason =
   | 'logout'
   /** Another client sharing the storage (another tab) logged out or discarded them. */
   | 'ended_elsewhere'
+  /** `deleteAccount()` of this client: the account is gone. */
+  | 'account_deleted'
 
 export interface TesseraClientOptions {
   /** Where the service answers, e.g. `https://auth.example.com`; `''` for the page's own origin. */
@@ -41,10 +44,47 @@ export interface TesseraClientOptions {
 }
 
 export interface TesseraClient {
-  /** `POST /auth/register`: creates the account and logs in with it (docs/api.md R4.3.1). */
-  register(credentials: Credentials): Promise<RegisteredAccount>
+  /**
+   * `POST /auth/register`: creates the account and logs in with it (docs/api.md R4.3.1). With the `code` mailed for
+   * the purpose `register`, the address is verified at once; a refused code is a TesseraError 400.
+   */
+  register(registration: Registration): Promise<Account>
   /** `POST /auth/login`. A wrong password is a TesseraError 401 and never causes a refresh. */
   login(credentials: Credentials): Promise<Account>
+  /**
+   * Asks the service to mail a six-digit code. A public purpose (`register`, `login`, `reset_password`) names the
+   * address, `POST /auth/email/send-code`, and needs no login: the answer is the same whether or not the address has
+   * an account. The account's purposes are protected calls (`POST /auth/me/send-code`, refreshing once on a 401):
+   * `verify_email` and `delete_account` mail the account's address, `change_email` the new one. Asked again too soon
+   * or too often: a TesseraError 429 whose `retryAfter` says how long to wait; a service that cannot send mail: 503.
+   */
+  sendCode(request: CodeRequest): Promise<void>
+  /**
+   * `POST /auth/login/email-code`: logs in with a code mailed for the purpose `login`. A wrong, expired or used code
+   * is the same TesseraError 401 as a wrong password, and never causes a refresh.
+   */
+  loginWithCode(email: string, code: string): Promise<Account>
+  /**
+   * `POST /auth/password/reset`: sets a new password with a code mailed for the purpose `reset_password`, and logs in.
+   * The service ends every other session of the account. A refused code is a TesseraError 400.
+   */
+  resetPassword(email: string, code: string, newPassword: string): Promise<Account>
+  /**
+   * `POST /auth/password/change`, a protected call: the service ends every other session of the account and answers
+   * a new pair, which the client keeps. A wrong current password is a TesseraError 400 (`Password is incorrect`),
+   * which leaves the session as it is.
+   */
+  changePassword(currentPassword: string, newPassword: string): Promise<Account>
+  /** `POST /auth/email/change`, a protected call, with the code mailed to the new address (purpose `change_email`). */
+  changeEmail(newEmail: string, code: string): Promise<Account>
+  /** `POST /auth/email/verify`, a protected call, with the code mailed for the purpose `verify_email`. */
+  verifyEmail(code: string): Promise<Account>
+  /**
+   * `POST /auth/delete`, a protected call: deletes the account, confirmed by its password or by a code mailed for the
+   * purpose `delete_account`; then discards the tokens (`onSessionEnd('account_deleted')`). A refusal (a wrong
+   * password or code: 400) or no answer keeps them.
+   */
+  deleteAccount(proof: DeletionProof): Promise<void>
   /** `GET /auth/me`, refreshing once on a 401. */
   me(): Promise<Account>
   /**
@@ -78,6 +118,17 @@ export interface TesseraClient {
   onChange(listener: (loggedIn: boolean) => void): () => void
 }
 
+/** A token pair as the API names it, in the answers of login and refresh (docs/api.md 2.2). */
+interface PairData {
+  access_token: string
+  refresh_token: string
+}
+
+const toPair = (data: PairData): TokenPair => ({
+  accessToken: data.access_token,
+  refreshToken: data.refresh_token,
+})
+
 /**
  * A client of one Tessera service. Each client keeps its own state: two clients never share tokens unless they are
  * given the same storage (which is how tabs share a session).
@@ -86,6 +137,7 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
   const root = options.baseUrl.replace(/\/+$/, '')
   const send = options.fetch ?? ((request: Request) => fetch(request))
   const key = options.storageKey ?? 'tessera.tokens'
+  const lockTimeoutMs = options.lockTimeoutMs ?? 10_000
   const tokens = createTokenStore(options.storage ?? createMemoryStorage(), key)
   // only a storage that can be shared needs the lock across tabs
   const lockName = options.storage && `tessera-refresh ${key}`
@@ -118,24 +170,26 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     }
   }
 
-  const postJson = (path: string, body: unknown) =>
-    request(
-      new Request(root + path, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-      }),
-    ).then(readEnvelope)
+  /** A POST of `body` as JSON, with the Bearer header when an access token is given. */
+  const jsonPost = (path: string, body: unknown, accessToken?: string) => {
+    const headers = new Headers({ 'Content-Type': 'application/json' })
+    if (accessToken !== undefined) headers.set('Authorization', `Bearer ${accessToken}`)
+    return new Request(root + path, { method: 'POST', headers, body: JSON.stringify(body) })
+  }
+
+  const postJson = (path: string, body: unknown) => request(jsonPost(path, body)).then(readEnvelope)
 
   const notLoggedIn = () => new TesseraError(401, 'Not logged in')
+
+  /** Names the pair `replaced`: the tab that replaces it holds this lock for a moment afterwards (markReplaced). */
+  const replacedMarker = (replaced: TokenPair) => `${lockName} replaced ${replaced.accessToken.slice(-16)}`
 
   /** Spec 5.6: one refresh, in answer to a 401 that `refused` got. Resolves to the pair to retry with. */
   const refresh = async (refused: TokenPair) => {
     let reason: SessionEndReason | undefined
     try {
-      // names the pair being replaced: the tab that replaces it holds this lock for a moment afterwards
-      const marker = `${lockName} replaced ${refused.accessToken.slice(-16)}`
-      return await withRefreshLock(locks, lockName, options.lockTimeoutMs ?? 10_000, async (waited) => {
+      const marker = replacedMarker(refused)
+      return await withRefreshLock(locks, lockName, lockTimeoutMs, async (waited) => {
         // after another tab's refresh, its write may not have reached this tab yet: that tab made us wait for the
         // lock, or released it just before we took it and left its marker
         if (
@@ -147,12 +201,13 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
         const current = tokens.read()
         // another call or tab has refreshed (or logged out) since `refused` was read: no refresh of ours
         if (current?.accessToken !== refused.accessToken) return current
+        const stored = tokens.raw()
         try {
-          const data = (await postJson('/auth/refresh', { refresh_token: current.refreshToken })) as {
-            access_token: string
-            refresh_token: string
-          }
-          const pair = { accessToken: data.access_token, refreshToken: data.refresh_token }
+          const data = (await postJson('/auth/refresh', { refresh_token: current.refreshToken })) as PairData
+          // a login of this client stored a pair meanwhile (with no lock, nothing made it wait for this refresh): the
+          // newer pair stays, and an older one never overwrites it
+          if (tokens.raw() !== stored) return tokens.read()
+          const pair = toPair(data)
           tokens.write(pair)
           if (lockName) await markReplaced(locks, marker, 2_000)
           return pair
@@ -200,27 +255,86 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     return attempt(fresh.accessToken)
   }
 
-  const logIn = async (path: string, credentials: Credentials) => {
-    const data = (await postJson(path, credentials)) as { access_token: string; refresh_token: string }
-    tokens.write({ accessToken: data.access_token, refreshToken: data.refresh_token })
-    sync()
-    return toAccount(data)
+  /** A protected call to the service: its envelope's data, or its TesseraError. */
+  const protectedCall = async (path: string, init?: RequestInit) =>
+    readEnvelope(await authorizedFetch(root + path, init))
+
+  const protectedPost = (path: string, body: unknown) =>
+    protectedCall(path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+
+  /**
+   * A call whose answer is an account and a new pair (a login, a registration, a password set or changed), which is
+   * stored as a refresh stores its pair. It is sent holding the refresh lock: no refresh of another tab is on its way
+   * meanwhile, which could store the pair that this one replaces after it (the service may have ended that pair's
+   * session: a login replaces the stored refresh token in single mode, R3.2; a password change or reset ends every
+   * other session); and another tab that got a 401 with the replaced pair waits for this one's write, as after a
+   * refresh. With `bearer`, a protected call: on a 401, it leaves the lock to the refresh (spec 5.6), which takes
+   * it, and is sent once again.
+   */
+  const logIn = async (path: string, body: unknown, bearer = false): Promise<Account> => {
+    // as a protected call does: a pair discarded by another tab is noticed before its absence is reported
+    if (bearer) sync()
+    for (let retried = false; ; retried = true) {
+      let account: Account | undefined
+      const refused = await withRefreshLock(locks, lockName, lockTimeoutMs, async () => {
+        const held = tokens.read()
+        if (bearer && !held) throw notLoggedIn()
+        const response = await request(jsonPost(path, body, bearer ? held?.accessToken : undefined))
+        if (bearer && !retried && response.status === 401) return held
+        const data = (await readEnvelope(response)) as PairData
+        tokens.write(toPair(data))
+        if (lockName && held) await markReplaced(locks, replacedMarker(held), 2_000)
+        account = toAccount(data)
+        return null
+      })
+      if (account) {
+        sync()
+        return account
+      }
+      if (!refused || !(await refreshOnce(refused))) throw notLoggedIn()
+    }
   }
 
   return {
-    register: async (credentials) => {
-      const { email, createdAt } = await logIn('/auth/register', credentials)
-      return { email, createdAt }
+    register: ({ email, password, code }) =>
+      logIn('/auth/register', { email, password, verification_code: code }),
+    login: ({ email, password }) => logIn('/auth/login', { email, password }),
+    async sendCode(codeRequest) {
+      const { purpose } = codeRequest
+      if (isPublicCodeRequest(codeRequest)) {
+        await postJson('/auth/email/send-code', { email: codeRequest.email, purpose })
+      } else {
+        const newEmail = 'newEmail' in codeRequest ? codeRequest.newEmail : undefined
+        await protectedPost('/auth/me/send-code', { purpose, new_email: newEmail })
+      }
     },
-    login: (credentials) => logIn('/auth/login', credentials),
-    me: async () => toAccount(await readEnvelope(await authorizedFetch(`${root}/auth/me`))),
+    loginWithCode: (email, code) => logIn('/auth/login/email-code', { email, verification_code: code }),
+    resetPassword: (email, code, newPassword) =>
+      logIn('/auth/password/reset', { email, verification_code: code, new_password: newPassword }),
+    changePassword: (currentPassword, newPassword) =>
+      logIn('/auth/password/change', { current_password: currentPassword, new_password: newPassword }, true),
+    changeEmail: async (newEmail, code) =>
+      toAccount(await protectedPost('/auth/email/change', { new_email: newEmail, verification_code: code })),
+    verifyEmail: async (code) =>
+      toAccount(await protectedPost('/auth/email/verify', { verification_code: code })),
+    async deleteAccount(proof) {
+      await protectedPost(
+        '/auth/delete',
+        'code' in proof ? { verification_code: proof.code } : { password: proof.password },
+      )
+      tokens.clear()
+      sync('account_deleted')
+    },
+    me: async () => toAccount(await protectedCall('/auth/me')),
     async logout({ scope } = {}) {
       const query = scope === undefined ? '' : `?scope=${encodeURIComponent(scope)}`
       let failure: { error: unknown } | undefined
       try {
-        await readEnvelope(
-          await authorizedFetch(`${root}/auth/delete-refresh-token${query}`, { method: 'POST' }),
-        )
+        await protectedCall(`/auth/delete-refresh-token${query}`, { method: 'POST' })
       } catch (error) {
         failure = { error }
       }
@@ -233,11 +347,9 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
       // a scoped logout is about the other devices: its caller must learn that they may still be logged in
       if (failure && scope !== undefined) throw failure.error
     },
-    sessions: async () => toSessions(await readEnvelope(await authorizedFetch(`${root}/auth/sessions`))),
+    sessions: async () => toSessions(await protectedCall('/auth/sessions')),
     async endSession(id) {
-      await readEnvelope(
-        await authorizedFetch(`${root}/auth/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' }),
-      )
+      await protectedCall(`/auth/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' })
     },
     fetch: authorizedFetch,
     getAccessToken: () => tokens.read()?.accessToken ?? null,

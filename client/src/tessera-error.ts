@@ -19,12 +19,24 @@ export class TesseraError extends Error {
    * for a retryable failure.
    */
   readonly retryable: boolean
+  /**
+   * The seconds the service asked to wait before trying again (the answer's `Retry-After`: a 429, such as a code
+   * asked for again too soon, or a 503); null when it named none.
+   */
+  readonly retryAfter: number | null
 
-  constructor(status: number, message: string, errors: FieldError[] = [], cause?: unknown) {
+  constructor(
+    status: number,
+    message: string,
+    errors: FieldError[] = [],
+    cause?: unknown,
+    retryAfter: number | null = null,
+  ) {
     super(message, { cause })
     this.name = 'TesseraError'
     this.status = status
     this.errors = errors
     this.retryable = status === 0 || status === 429 || status >= 500
+    this.retryAfter = retryAfter
   }
 }

@@ -1,11 +1,13 @@
 import type { AddressInfo } from 'node:net'
 import { backends } from '../../test/support/backends.js'
+import { codeIn, emlMailbox, type Mailbox } from '../../test/support/mailbox.js'
 import { startTestService } from '../../test/support/test-service.js'
 import type { RefreshLocks, TokenStorage } from '../src/index.js'
 
 /**
  * The real service (SQLite in a temporary directory) listening on 127.0.0.1, port 0; `env` adds to the tests'
- * settings (AUTH_SESSIONS=per-device, say).
+ * settings (AUTH_SESSIONS=per-device, say). Outside production without SMTP_URL, it writes its mail to
+ * <DATA_DIR>/outbox/, which `mailbox` reads.
  */
 export async function startListeningService(env: Record<string, string> = {}) {
   const sqlite = backends.find((backend) => backend.name === 'sqlite')
@@ -13,8 +15,31 @@ export async function startListeningService(env: Record<string, string> = {}) {
   const service = await startTestService(sqlite, { env })
   await service.app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = service.app.server.address() as AddressInfo
-  return { baseUrl: `http://127.0.0.1:${port}`, close: () => service.close() }
+  let mailbox: Mailbox | undefined
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    /** Its mail (read from the first use on). */
+    get mailbox(): Mailbox {
+      mailbox ??= emlMailbox(service.config.storage.dataDir)
+      return mailbox
+    },
+    async close() {
+      await mailbox?.close()
+      await service.close()
+    },
+  }
 }
+
+/** The code of the next mail to `address` that carries one (a notice, such as "password changed", carries none). */
+export async function mailedCode(mailbox: Mailbox, address: string): Promise<string> {
+  for (;;) {
+    const code = codeIn(await mailbox.next(address))
+    if (code !== null) return code
+  }
+}
+
+/** Another code than `code`: a wrong one, and yet well-formed. */
+export const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0')
 
 let accounts = 0
 /** Credentials of an account no other test uses. */

@@ -266,14 +266,19 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
 
 /**
  * The kinds of event a client can cause at will, as often as it likes, by their reason: a login with an e-mail no
- * account has, a login the throttle refuses, a refresh token that does not verify, and a replayed token whose reuse
- * was recorded already. None names an account it proves anything about.
+ * account has, a login the throttle refuses, a refresh token that does not verify, a replayed token whose reuse
+ * was recorded already, and a code of a public purpose sent, tried or mailed. None names an account it proves anything
+ * about.
  */
 const FLOOD_KINDS: ReadonlySet<SecurityEventReason> = new Set<SecurityEventReason>([
   'unknown_email',
   'throttled',
   'invalid',
   'replayed',
+  // codes and their mail for any address at all (docs/api.md §4.14): named by purpose, they name no account
+  'register',
+  'login',
+  'reset_password',
 ])
 
 interface FloodBoundOptions {

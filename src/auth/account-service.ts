@@ -1,9 +1,10 @@
-import { randomBytes } from 'node:crypto'
 import { clientNetwork, coarseNetwork } from '../client-network.js'
 import type { Clock } from '../clock.js'
+import type { RegisterCodeMode } from '../config/mail-config.js'
 import type { SessionConfig } from '../config/session-config.js'
 import {
   AccessTokenInvalidError,
+  CodeRefusedError,
   EmailTakenError,
   InvalidCredentialsError,
   RateLimitedError,
@@ -18,27 +19,19 @@ import {
   type SecurityEventSink,
   securityEventRecorder,
 } from '../security-event.js'
-import { describeDevice } from '../sessions/device.js'
 import type { SessionStore, StoredSession, UserRecord, UserStore } from '../storage/stores.js'
+import type { Account, Session } from './account.js'
 import { normalizeEmail } from './email.js'
+import type { EmailCodes } from './email-codes.js'
 import type { LoginThrottle } from './login-throttle.js'
 import type { PasswordHasher } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
 import { createReuseMemory } from './reuse-memory.js'
-import { refreshTokenDigest, type TokenPair, type TokenService, type TokenSubject } from './token-service.js'
+import { createSessionStarter, toAccount } from './session-starter.js'
+import { refreshTokenDigest, type TokenService, type TokenSubject } from './token-service.js'
 import { generateUserId } from './user-id.js'
 
-/** The account as the API shows it: never the password hash. */
-export interface Account {
-  id: string
-  email: string
-  createdAt: string
-}
-
-export interface Session {
-  account: Account
-  tokens: Pick<TokenPair, 'accessToken' | 'refreshToken'>
-}
+export type { Account, Session } from './account.js'
 
 /** The slice of a logger the service writes security events to (pino-compatible). */
 export interface SecurityLog {
@@ -58,7 +51,10 @@ export interface AccountService {
    * spec 4.3: creates the account and logs it in. Throws ValidationError, EmailTakenError. The context's address,
    * when there is one, is the Argon2 requester (R8.2) and is remembered for the account (R8.6).
    */
-  register(input: { email: string; password: string }, context: RequestContext): Promise<Session>
+  register(
+    input: { email: string; password: string; verificationCode?: string },
+    context: RequestContext,
+  ): Promise<Session>
   /**
    * spec 4.4: throws InvalidCredentialsError for a wrong e-mail or password alike, RateLimitedError when the
    * throttle refuses the attempt (docs/api.md R8.4, R8.5), and StorageError, whatever the password, when a store
@@ -90,6 +86,13 @@ export interface AccountServiceDeps {
   events: SecurityEventSink
   /** Told of each session ended by reuse detection (the metric tessera_refresh_reuse_detected_total). */
   onReuseDetected?: () => void
+  /**
+   * The e-mail codes a registration may carry (docs/api.md §4.3, §4.14); absent, a registration with a code is
+   * refused as a wrong code would be (an account service built without mail, in tests of the password flows).
+   */
+  emailCodes?: Pick<EmailCodes, 'take'> | null
+  /** AUTH_REGISTER_CODE; `optional` when absent. */
+  registerCode?: RegisterCodeMode
 }
 
 /** Attempts at drawing an unused random id; with 9·10⁹ ids a second attempt is already rare. */
@@ -99,7 +102,6 @@ const REUSES_REMEMBERED = 10_000
 
 export function createAccountService(deps: AccountServiceDeps): AccountService {
   const { users, sessions, sessionConfig, hasher, tokens, clock, log, throttle, events } = deps
-  const sessionLimit = sessionConfig.mode === 'single' ? 'single' : sessionConfig.maxSessions
   const graceMs = sessionConfig.reuseGraceSeconds * 1000
   const record = securityEventRecorder(events, clock)
   /**
@@ -115,45 +117,16 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     return new StorageError('login could not complete: a store failed', { cause })
   }
 
-  /**
-   * spec 3: a new session and its token pair. In single mode it replaces the user's session (the specification's
-   * one current refresh token); per device it is one more, the least recently used ended beyond AUTH_MAX_SESSIONS.
-   */
-  const startSession = async (user: UserRecord, context: RequestContext): Promise<Session> => {
-    const id = randomBytes(16).toString('hex')
-    const pair = tokens.issuePair(user.id, {
-      access: sessionConfig.sidInAccessTokens ? id : null,
-      refresh: sessionConfig.sidInRefreshTokens ? id : null,
-    })
-    const now = clock.now()
-    const stored = await sessions.start(
-      {
-        id,
-        userId: user.id,
-        digest: refreshTokenDigest(pair.refreshToken),
-        expiresAt: pair.refreshExpiresAt,
-        createdAt: now,
-        lastUsedAt: now,
-        device: describeDevice(context.userAgent),
-        clientAddress: context.clientAddress === null ? null : coarseNetwork(context.clientAddress),
-        previousDigest: null,
-        rotatedAt: null,
-      },
-      sessionLimit,
-      now,
-    )
-    // the account was deleted since it was read (tessera users delete): as if it had not been found
-    if (!stored) throw new InvalidCredentialsError()
-    return {
-      account: toAccount(user),
-      tokens: { accessToken: pair.accessToken, refreshToken: pair.refreshToken },
-    }
-  }
+  const startSession = createSessionStarter({ sessions, tokens, sessionConfig, clock })
 
-  const createUser = async (email: string, passwordHash: string): Promise<UserRecord> => {
+  const createUser = async (
+    email: string,
+    passwordHash: string,
+    emailVerified: boolean,
+  ): Promise<UserRecord> => {
     const createdAt = new Date(clock.now()).toISOString()
     for (let attempt = 0; attempt < ID_ATTEMPTS; attempt++) {
-      const user = { id: generateUserId(), email, passwordHash, createdAt }
+      const user = { id: generateUserId(), email, passwordHash, emailVerified, createdAt }
       const result = await users.create(user)
       if (result === 'created') return user
       if (result === 'email_taken') throw new EmailTakenError()
@@ -217,10 +190,20 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       const passwordProblem = newPasswordProblem(input.password)
       if (passwordProblem !== null)
         throw new ValidationError([{ field: '/password', message: passwordProblem }])
+      const code = input.verificationCode ?? null
+      if (code === null && deps.registerCode === 'required')
+        throw new ValidationError([{ field: '/verification_code', message: 'is required' }])
+      // docs/api.md §4.3: the code before the address is looked up, so that only who reads the mailbox learns
+      // whether it is taken (AUTH_REGISTER_CODE=required); a right one proves the address
+      if (code !== null) {
+        const key = { address: email, purpose: 'register', userId: null } as const
+        if (!deps.emailCodes || !(await deps.emailCodes.take(key, code, context)))
+          throw new CodeRefusedError()
+      }
       // the 409 reveals a registered e-mail by design (spec 4.3); checking first spares an Argon2 hash
       if (await users.findByEmail(email)) throw new EmailTakenError()
       const address = context.clientAddress === null ? undefined : clientNetwork(context.clientAddress)
-      const user = await createUser(email, await hasher.hash(input.password, address))
+      const user = await createUser(email, await hasher.hash(input.password, address), code !== null)
       let session: Session
       try {
         session = await startSession(user, context)
@@ -228,6 +211,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         return undoRegistration(user, error)
       }
       record('registered', user.id, context)
+      if (user.emailVerified) record('email_verified', user.id, context)
       // the address that chose the password is one its owner uses (R8.6)
       if (address !== undefined) await throttle.remember(email, address)
       return session
@@ -270,8 +254,14 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         if (storesFailing) throw loginStoreFailure(new Error('a store failed during the login'))
         throw new InvalidCredentialsError()
       }
-      // an address the owner has logged in from (R8.6) waits ahead of a flood from others (R8.2)
-      if (!(await hasher.verify(user.passwordHash, input.password, address, pass.remembered))) {
+      // an address the owner has logged in from (R8.6) waits ahead of a flood from others (R8.2); an account without
+      // a usable password (docs/api.md §4.15) costs the same Argon2 work and gets the same answer as a wrong one
+      const passwordHash = user.passwordHash
+      const verified =
+        passwordHash === null
+          ? await hasher.verifyDummy(input.password, address)
+          : await hasher.verify(passwordHash, input.password, address, pass.remembered)
+      if (!verified) {
         // spec 4.4 rule 3
         log.warn(
           {
@@ -290,7 +280,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       }
       let session: Session
       try {
-        if (hasher.needsRehash(user.passwordHash)) {
+        if (passwordHash !== null && hasher.needsRehash(passwordHash)) {
           // a busy queue skips the re-hash until a later login: a 503 here would answer a right password only
           const rehashed = await hasher.hash(input.password, address).catch((error: unknown) => {
             if (error instanceof ServiceBusyError) return null
@@ -386,8 +376,4 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
 /** The request id under the name the request log gives it, so that the lines of one request can be found. */
 function requestIdField(context: RequestContext): { reqId?: string } {
   return context.requestId === null ? {} : { reqId: context.requestId }
-}
-
-function toAccount(user: UserRecord): Account {
-  return { id: user.id, email: user.email, createdAt: user.createdAt }
 }

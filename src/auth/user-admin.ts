@@ -1,7 +1,15 @@
 import type { Clock } from '../clock.js'
 import { describeCause, OperationFailedError } from '../errors.js'
 import type { SecurityEvent, SecurityEventType } from '../security-event.js'
-import type { AuditStore, SessionStore, StoredSession, UserRecord, UserStore } from '../storage/stores.js'
+import type {
+  AuditStore,
+  EmailCodeStore,
+  OutboxStore,
+  SessionStore,
+  StoredSession,
+  UserRecord,
+  UserStore,
+} from '../storage/stores.js'
 import { normalizeEmail } from './email.js'
 import { isUserId } from './user-id.js'
 
@@ -23,6 +31,9 @@ export interface UserAdminDeps {
   users: UserStore
   sessions: SessionStore
   audit: AuditStore
+  /** The account's codes and queued mail go with it (docs/api.md R6.4.6). */
+  codes: Pick<EmailCodeStore, 'deleteFor'>
+  outbox: Pick<OutboxStore, 'deleteFor'>
   clock: Clock
   /** The refresh-token lifetime: how long a deleted account's user is kept retired (SessionStore.retire). */
   refreshTokenTtlMs: number
@@ -131,6 +142,8 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
       )
       let deleted: boolean
       try {
+        await deps.codes.deleteFor(user.id, user.email)
+        await deps.outbox.deleteFor(user.id, user.email)
         deleted = await users.delete(user.id)
       } catch (error) {
         const reinstated = await sessions.reinstate(user.id).then(

@@ -17,6 +17,7 @@ Commands:
   store backup <file>        a consistent copy of the SQLite store while the service runs
   audit --user <email|id>    a user's security events from the audit trail; see tessera audit --help
   keys generate              write a key pair for EdDSA or ES256 access tokens; see tessera keys --help
+  mail test <address>        send the test message now (SMTP_URL, or an .eml file); see tessera mail --help
   help                       show this text
 
 Options:
@@ -38,6 +39,8 @@ Main environment variables:
   WORKERS                    worker processes on one port (1; auto: one per core)
   METRICS_PORT, METRICS_HOST serve GET /metrics (Prometheus) on a port of its own (off; host 127.0.0.1)
   AUDIT_RETENTION_DAYS       days the audit trail keeps a security event (90; 0 keeps no trail)
+  SMTP_URL, MAIL_FROM        smtp://… (STARTTLS) or smtps://…, user and password in the URL; unset in development,
+                             mail is written as .eml files to DATA_DIR/outbox/
   LOG_LEVEL                  fatal, error, warn, info (default), debug, trace or silent
   SITE_CONFIG_FILE           a site configuration (JSON or YAML) to validate at start and serve
 
@@ -87,6 +90,11 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === 'keys') {
     const { runKeysCommand } = await import('./keys.js')
     process.exitCode = await runKeysCommand(argv.slice(1), output)
+    return
+  }
+  if (argv[0] === 'mail') {
+    const { runMailCommand } = await import('./mail.js')
+    process.exitCode = await runMailCommand(argv.slice(1), { ...output, environment: readEnvironment })
     return
   }
   if (argv[0] === 'audit') {

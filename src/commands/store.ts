@@ -164,6 +164,12 @@ function describeReport(report: CopyReport, seconds: number): string {
             ? `copied ${report.auditEvents.copied} audit events (the target holds ${report.auditEvents.target.count})`
             : `audit events not copied: ${report.auditEvents.notCopied}`,
         ]),
+    ...(report.emailCodes === null || report.outbox === null
+      ? []
+      : [
+          `copied ${report.emailCodes.copied} unexpired e-mail codes and ${report.outbox.copied} outbox messages ` +
+            `(the target holds ${report.emailCodes.target.count} and ${report.outbox.target.count} of them)`,
+        ]),
     report.mismatch === null
       ? `verified: ${accounts.source.count} accounts (sha256 ${accounts.source.sha256}) and ` +
         `${sessions.source.count} sessions (sha256 ${sessions.source.sha256}) alike on both sides`

@@ -15,7 +15,8 @@ Operates on the accounts of the store the service uses: the same DATABASE_URL, R
 
 Commands:
   list [--limit <n>] [--after <id>]  the accounts in id order, <n> at a time (100; at most 1000), after an id
-  show <email|id>                    the account: id, e-mail, created_at, how many sessions it has
+  show <email|id>                    the account: id, e-mail, whether the e-mail is verified and a password set,
+                                     created_at, how many sessions it has
   sessions <email|id>                the account's sessions, most recently used first: id, device, client network,
                                      started, last used, refresh token expiry
   reset-password <email|id>          sets a new password, asked twice without echo on a terminal, otherwise the
@@ -98,6 +99,8 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
         users: stores.users,
         sessions: stores.sessions,
         audit: stores.audit,
+        codes: stores.codes,
+        outbox: stores.outbox,
         clock: io.clock,
         refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
         recordEvents: config.audit.retentionDays > 0,
@@ -194,13 +197,16 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
       print(
         {
           ...publicAccount(user),
+          password_set: user.passwordHash !== null,
           sessions: details.sessions,
           refresh_token_stored: expiresAt !== null,
           refresh_token_expires_at: expiresAt,
         },
         [
           `id             ${details.id}`,
-          `e-mail         ${details.email}`,
+          `e-mail         ${details.email} (${user.emailVerified ? 'verified' : 'not verified'})`,
+          // an account without a usable password logs in with a code, or after a reset (docs/api.md §4.15)
+          `password       ${user.passwordHash === null ? 'none (reset-password sets one)' : 'set'}`,
           `created at     ${details.createdAt}`,
           `sessions       ${details.sessions === 0 ? 'none (logged out)' : `${details.sessions}, the last expiring ${expiresAt}`}`,
         ].join('\n'),
@@ -319,16 +325,17 @@ async function hashPassword(config: Config, password: string): Promise<string> {
 }
 
 function publicAccount(user: UserRecord) {
-  return { id: user.id, email: user.email, created_at: user.createdAt }
+  return { id: user.id, email: user.email, email_verified: user.emailVerified, created_at: user.createdAt }
 }
 
 function listText(page: readonly UserRecord[], nextAfter: string | null, invocation: Invocation): string {
   if (page.length === 0)
     return invocation.after === undefined ? 'No accounts.' : `No accounts after ${invocation.after}.`
   const width = Math.max('E-MAIL'.length, ...page.map((user) => user.email.length))
+  const verified = (user: UserRecord) => (user.emailVerified ? 'yes' : 'no').padEnd('VERIFIED'.length)
   const lines = [
-    `${'ID'.padEnd(10)}  ${'E-MAIL'.padEnd(width)}  CREATED AT`,
-    ...page.map((user) => `${user.id}  ${user.email.padEnd(width)}  ${user.createdAt}`),
+    `${'ID'.padEnd(10)}  ${'E-MAIL'.padEnd(width)}  VERIFIED  CREATED AT`,
+    ...page.map((user) => `${user.id}  ${user.email.padEnd(width)}  ${verified(user)}  ${user.createdAt}`),
   ]
   if (nextAfter !== null)
     lines.push(`More: tessera users list --limit ${invocation.limit} --after ${nextAfter}`)

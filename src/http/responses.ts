@@ -5,13 +5,16 @@ import {
   AuthorizationMalformedError,
   AuthorizationMissingError,
   BodyNotUtf8Error,
+  CodeRefusedError,
   EmailTakenError,
   HttpsRequiredError,
   InternalError,
   InvalidCredentialsError,
+  MailUnavailableError,
   MalformedBodyError,
   MethodNotAllowedError,
   NotFoundError,
+  PasswordIncorrectError,
   PayloadTooLargeError,
   RateLimitedError,
   RefreshTokenInvalidError,
@@ -24,6 +27,8 @@ import {
 } from '../errors.js'
 import { failure } from './envelope.js'
 import {
+  AccountResponse,
+  DoneResponse,
   EndSessionResponse,
   HealthResponse,
   InfoResponse,
@@ -130,6 +135,21 @@ function refusal(description: string, errors: readonly AppError[], headers?: Hea
   }
 }
 
+/** One refusal that stands for the errors of both: `extra`'s examples added to `base`'s, `base`'s description first. */
+function withExamples(extra: ReturnType<typeof refusal>, base: ReturnType<typeof refusal>) {
+  const content = (response: ReturnType<typeof refusal>) => response.content['application/json']
+  return {
+    ...base,
+    description: `${base.description}; or: ${extra.description}`,
+    content: {
+      'application/json': {
+        ...content(base),
+        examples: { ...content(base).examples, ...content(extra).examples },
+      },
+    },
+  }
+}
+
 /** An example's name: the error's stable code, with the field for a validation error. */
 function exampleName(error: AppError): string {
   if (!(error instanceof ValidationError)) return error.code
@@ -187,9 +207,16 @@ export const registerResponses = () => ({
     'Account created and logged in: the normalized e-mail, the creation time and a token pair',
     LIMITED,
   ),
-  400: badBody(
-    [EMAIL_ERROR, invalid('/password', 'must have 8 to 100 characters of well-formed Unicode')],
-    LIMITED,
+  400: withExamples(
+    codeRefused('§4.3'),
+    badBody(
+      [
+        EMAIL_ERROR,
+        invalid('/password', 'must have 8 to 100 characters of well-formed Unicode'),
+        invalid('/verification_code', 'is required'),
+      ],
+      LIMITED,
+    ),
   ),
   403: httpsRequired(),
   409: refusal(
@@ -309,6 +336,176 @@ export const endSessionResponses = () => ({
     [new WriteOutcomeUnknownError()],
     NO_STORE,
   ),
+})
+
+const CODE_ERROR = invalid('/verification_code', 'must match pattern "^[0-9]{6}$"')
+const NEW_PASSWORD_ERROR = invalid('/new_password', 'must have 8 to 100 characters of well-formed Unicode')
+const PER_ADDRESS = ' or more than RATE_LIMIT_PER_MINUTE requests from this client address in a minute (R8.1)'
+const codeRefused = (where: string) =>
+  refusal(
+    `The code is wrong, expired, used, of another purpose, or out of its five tries: one answer for all (${where})`,
+    [new CodeRefusedError()],
+    LIMITED,
+  )
+/** No Retry-After: no retry helps until SMTP_URL is set (R4.14.7). */
+const mailUnavailable = () =>
+  retryLater(
+    'No mail can be sent: production without SMTP_URL, which only a change of configuration ends (R4.14.7); or the code or the mail may or may not have been stored (R7.3): retry',
+    [new MailUnavailableError(), new WriteOutcomeUnknownError()],
+    LIMITED,
+  )
+/** A write whose outcome is unknown (R7.3), with the Argon2 queue full (R8.2) where the operation hashes. */
+const mayHaveChanged = (hashes: boolean) =>
+  retryLater(
+    hashes
+      ? 'The Argon2 queue is full (R8.2), or a write may or may not have been applied (R7.3): retry'
+      : 'A write may or may not have been applied (R7.3): retry',
+    hashes ? [new ServiceBusyError(), new WriteOutcomeUnknownError()] : [new WriteOutcomeUnknownError()],
+    LIMITED,
+  )
+const passwordIncorrect = () =>
+  refusal(
+    "The password is not the account's (or the account has none: set one by reset). A 400: the access token is good",
+    [new PasswordIncorrectError()],
+    LIMITED,
+  )
+
+/** POST /auth/email/send-code (§4.14). */
+export const sendCodeResponses = () => ({
+  200: answer(
+    DoneResponse,
+    'The mail is committed to the outbox; the same answer whether or not the address has an account',
+    LIMITED,
+  ),
+  400: badBody([EMAIL_ERROR, invalid('/purpose', 'must be equal to one of the allowed values')], LIMITED),
+  403: httpsRequired(),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(
+    `A code was sent to this address for this purpose less than EMAIL_CODE_RESEND_SECONDS ago, EMAIL_CODE_HOURLY_LIMIT were sent to it this hour,${PER_ADDRESS}`,
+    LIMITED,
+  ),
+  500: failed(LIMITED),
+  503: mailUnavailable(),
+})
+
+/** POST /auth/me/send-code (§4.14). */
+export const sendAccountCodeResponses = () => ({
+  ...sendCodeResponses(),
+  200: answer(DoneResponse, 'The mail is committed to the outbox', LIMITED),
+  400: badBody(
+    [invalid('/purpose', 'must be equal to one of the allowed values'), invalid('/new_email', 'is required')],
+    LIMITED,
+  ),
+  401: unauthorized(),
+})
+
+/** POST /auth/login/email-code (§4.16). */
+export const codeLoginResponses = () => ({
+  200: answer(LoginResponse, 'Logged in: the account and a new token pair', LIMITED),
+  400: badBody([EMAIL_ERROR, CODE_ERROR], LIMITED),
+  401: refusal(
+    'A wrong, expired or used code, or an address without an account: one answer, the same as a wrong password',
+    [new InvalidCredentialsError()],
+    LIMITED,
+  ),
+  403: httpsRequired(),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(
+    `More than RATE_LIMIT_PER_MINUTE tries from this client address in a minute (R8.1)`,
+    LIMITED,
+  ),
+  500: failed(LIMITED),
+  503: mayHaveChanged(false),
+})
+
+/** POST /auth/password/reset (§4.17). */
+export const resetPasswordResponses = () => ({
+  200: answer(
+    LoginResponse,
+    'The new password is set, every other session ended: the account and a new token pair',
+    LIMITED,
+  ),
+  400: withExamples(codeRefused('§4.17'), badBody([EMAIL_ERROR, CODE_ERROR, NEW_PASSWORD_ERROR], LIMITED)),
+  403: httpsRequired(),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(
+    `More than RATE_LIMIT_PER_MINUTE resets from this client address in a minute (R8.1)`,
+    LIMITED,
+  ),
+  500: failed(LIMITED),
+  503: mayHaveChanged(true),
+})
+
+/** POST /auth/password/change (§4.18). */
+export const changePasswordResponses = () => ({
+  200: answer(
+    LoginResponse,
+    'The new password is set, every other session ended: the account and a new token pair',
+    LIMITED,
+  ),
+  400: withExamples(passwordIncorrect(), badBody([NEW_PASSWORD_ERROR], LIMITED)),
+  401: unauthorized(),
+  403: httpsRequired(),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(`Too many wrong passwords against this account (R8.5),${PER_ADDRESS}`, LIMITED),
+  500: failed(LIMITED),
+  503: mayHaveChanged(true),
+})
+
+/** POST /auth/email/change (§4.19). */
+export const changeEmailResponses = () => ({
+  200: answer(AccountResponse, 'The address is changed and verified; the old one was told', LIMITED),
+  400: withExamples(
+    codeRefused('§4.19'),
+    badBody([invalid('/new_email', 'must be a valid e-mail address'), CODE_ERROR], LIMITED),
+  ),
+  401: unauthorized(),
+  403: httpsRequired(),
+  409: refusal('Another account has the new address', [new EmailTakenError()], LIMITED),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(
+    `More than RATE_LIMIT_PER_MINUTE changes from this client address in a minute (R8.1)`,
+    LIMITED,
+  ),
+  500: failed(LIMITED),
+  503: mayHaveChanged(false),
+})
+
+/** POST /auth/email/verify (§4.20). */
+export const verifyEmailResponses = () => ({
+  200: answer(AccountResponse, 'The address is verified', LIMITED),
+  400: withExamples(codeRefused('§4.20'), badBody([CODE_ERROR], LIMITED)),
+  401: unauthorized(),
+  403: httpsRequired(),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(
+    `More than RATE_LIMIT_PER_MINUTE tries from this client address in a minute (R8.1)`,
+    LIMITED,
+  ),
+  500: failed(LIMITED),
+  503: mayHaveChanged(false),
+})
+
+/** POST /auth/delete (§4.21). */
+export const deleteAccountResponses = () => ({
+  200: answer(DoneResponse, 'The account, its sessions, codes and queued mail are gone', LIMITED),
+  400: withExamples(
+    withExamples(codeRefused('§4.21'), passwordIncorrect()),
+    badBody([invalid('/password', 'exactly one of password and verification_code is required')], LIMITED),
+  ),
+  401: unauthorized(),
+  403: httpsRequired(),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(`Too many wrong passwords against this account (R8.5),${PER_ADDRESS}`, LIMITED),
+  500: failed(LIMITED),
+  503: mayHaveChanged(true),
 })
 
 /** GET /auth/me (§4.7). */

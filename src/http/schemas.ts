@@ -27,15 +27,41 @@ const UserId = Type.String({
 const AccessToken = Type.String({ description: 'JWT, token_type Access; 15 minutes by default' })
 const RefreshToken = Type.String({ description: 'JWT, token_type Refresh; 7 days by default; usable once' })
 
+const NewPassword = Type.String({
+  'x-password': 'new',
+  format: 'password',
+  minLength: PASSWORD_MIN_LENGTH,
+  maxLength: PASSWORD_MAX_LENGTH,
+  description: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} Unicode characters (code points), well-formed`,
+})
+/** A password given to prove who one is: any non-empty text up to the longest a password can be. */
+const GivenPassword = (description: string) =>
+  Type.String({
+    'x-password': 'login',
+    format: 'password',
+    minLength: 1,
+    maxLength: PASSWORD_MAX_LENGTH,
+    description,
+  })
+const VerificationCode = Type.String({
+  pattern: '^[0-9]{6}$',
+  description: 'The six digits of a code mailed by POST /auth/email/send-code or POST /auth/me/send-code',
+  examples: ['042917'],
+})
+const EmailVerified = Type.Boolean({
+  description: 'Whether the owner proved the address with a code sent there (docs/api.md §4.15)',
+})
+
 export const RegisterBody = Type.Object({
   email: Email,
-  password: Type.String({
-    'x-password': 'new',
-    format: 'password',
-    minLength: PASSWORD_MIN_LENGTH,
-    maxLength: PASSWORD_MAX_LENGTH,
-    description: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} Unicode characters (code points), well-formed`,
-  }),
+  password: NewPassword,
+  verification_code: Type.Optional(
+    Type.String({
+      ...VerificationCode,
+      description:
+        'A code of purpose `register` sent to the address: proves it (email_verified). Required with AUTH_REGISTER_CODE=required',
+    }),
+  ),
 })
 export type RegisterBody = Static<typeof RegisterBody>
 
@@ -50,6 +76,64 @@ export const LoginBody = Type.Object({
   }),
 })
 export type LoginBody = Static<typeof LoginBody>
+
+export const SendCodeBody = Type.Object({
+  email: Email,
+  purpose: Type.Unsafe<'register' | 'login' | 'reset_password'>({
+    type: 'string',
+    enum: ['register', 'login', 'reset_password'],
+    description: 'What the code is for: POST /auth/register, /auth/login/email-code or /auth/password/reset',
+  }),
+})
+export type SendCodeBody = Static<typeof SendCodeBody>
+
+export const SendAccountCodeBody = Type.Object({
+  purpose: Type.Unsafe<'verify_email' | 'change_email' | 'delete_account'>({
+    type: 'string',
+    enum: ['verify_email', 'change_email', 'delete_account'],
+    description:
+      "What the code is for: POST /auth/email/verify, /auth/email/change (sent to new_email) or /auth/delete (sent to the account's address)",
+  }),
+  new_email: Type.Optional({
+    ...Email,
+    description: 'With change_email (required there): the address to prove',
+  }),
+})
+export type SendAccountCodeBody = Static<typeof SendAccountCodeBody>
+
+export const CodeLoginBody = Type.Object({ email: Email, verification_code: VerificationCode })
+export type CodeLoginBody = Static<typeof CodeLoginBody>
+
+export const ResetPasswordBody = Type.Object({
+  email: Email,
+  verification_code: VerificationCode,
+  new_password: NewPassword,
+})
+export type ResetPasswordBody = Static<typeof ResetPasswordBody>
+
+export const ChangePasswordBody = Type.Object({
+  current_password: GivenPassword("The account's password now"),
+  new_password: NewPassword,
+})
+export type ChangePasswordBody = Static<typeof ChangePasswordBody>
+
+export const ChangeEmailBody = Type.Object({ new_email: Email, verification_code: VerificationCode })
+export type ChangeEmailBody = Static<typeof ChangeEmailBody>
+
+export const VerifyEmailBody = Type.Object({ verification_code: VerificationCode })
+export type VerifyEmailBody = Static<typeof VerifyEmailBody>
+
+export const DeleteAccountBody = Type.Object(
+  {
+    password: Type.Optional(GivenPassword("The account's password")),
+    verification_code: Type.Optional({
+      ...VerificationCode,
+      description: 'Instead of the password: a code of purpose delete_account',
+    }),
+  },
+  { description: 'Exactly one of `password` and `verification_code`' },
+)
+export type DeleteAccountBody = Static<typeof DeleteAccountBody>
 
 export const RefreshBody = Type.Object({
   refresh_token: Type.String({ minLength: 1, maxLength: 4096 }),
@@ -67,7 +151,9 @@ function Envelope<T extends TSchema>(data: T) {
 
 export const RegisterResponse = Envelope(
   Type.Object({
+    id: UserId,
     email: Email,
+    email_verified: EmailVerified,
     created_at: CreatedAt,
     access_token: AccessToken,
     refresh_token: RefreshToken,
@@ -77,6 +163,7 @@ export const LoginResponse = Envelope(
   Type.Object({
     id: UserId,
     email: Email,
+    email_verified: EmailVerified,
     created_at: CreatedAt,
     access_token: AccessToken,
     refresh_token: RefreshToken,
@@ -86,7 +173,17 @@ export const RefreshResponse = Envelope(
   Type.Object({ access_token: AccessToken, refresh_token: RefreshToken }),
 )
 export const LogoutResponse = Envelope(Type.Null())
-export const MeResponse = Envelope(Type.Object({ id: UserId, email: Email, created_at: CreatedAt }))
+const AccountData = Type.Object({
+  id: UserId,
+  email: Email,
+  email_verified: EmailVerified,
+  created_at: CreatedAt,
+})
+export const MeResponse = Envelope(AccountData)
+/** The answer of a change to the account (POST /auth/email/change, /auth/email/verify): the account as it is now. */
+export const AccountResponse = Envelope(AccountData)
+/** `data: null`: a code sent, an account deleted. */
+export const DoneResponse = Envelope(Type.Null())
 
 const Instant = (description: string) =>
   Type.String({ format: 'date-time', description, examples: ['2026-11-20T08:15:30.123Z'] })

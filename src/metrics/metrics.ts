@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client'
 import { type Argon2Metrics, createArgon2Metrics } from './argon2-metrics.js'
 import { answerMetricsRequests } from './cluster-metrics.js'
 import { type ConnectionMetrics, createConnectionMetrics } from './connection-metrics.js'
+import { createMailMetrics, type MailMetrics } from './mail-metrics.js'
 import { type MetricsListen, type MetricsLog, startMetricsServer } from './metrics-server.js'
 import { createRequestMetrics, type RequestMetrics } from './request-metrics.js'
 import { createSessionMetrics, type SessionMetrics } from './session-metrics.js'
@@ -22,6 +23,8 @@ export interface Metrics {
   readonly argon2: Argon2Metrics
   readonly connections: ConnectionMetrics
   readonly sessions: SessionMetrics
+  /** Mail and e-mail codes: the mail domain's observer, the outbox's gauges, codes sent and refused. */
+  readonly mail: MailMetrics
   /**
    * Serves the metrics on `listen`, or in a worker of WORKERS > 1 answers the primary instead, which serves the sum
    * over its workers (src/cluster.ts). Rejects with a ConfigError naming METRICS_PORT when it cannot listen.
@@ -45,6 +48,7 @@ export function createMetrics(): Metrics {
     argon2: createArgon2Metrics(registry),
     connections: createConnectionMetrics(registry),
     sessions: createSessionMetrics(registry),
+    mail: createMailMetrics(registry),
     async expose(listen, options) {
       if (options.inWorker) {
         const stop = answerMetricsRequests(registry)

@@ -91,6 +91,9 @@ export function createStoreMetrics(registry: Registry): StoreMetrics {
         users: meterMethods(stores.users, placement.users, 'users'),
         sessions: meterMethods(stores.sessions, placement.sessions, 'sessions'),
         audit: meterMethods(stores.audit, placement.audit, 'audit'),
+        codes: meterMethods(stores.codes, placement.mail, 'codes'),
+        outbox: meterMethods(stores.outbox, placement.mail, 'outbox'),
+        sharedCounters: meterMethods(stores.sharedCounters, placement.sharedCounters, 'sharedCounters'),
         rateCounters:
           stores.rateCounters && rateCounters !== null
             ? meterMethods(stores.rateCounters, rateCounters, 'rateCounters')

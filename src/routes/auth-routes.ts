@@ -1,18 +1,41 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import type { AccountService, LoginContext } from '../auth/account-service.js'
-import { SessionNotFoundError } from '../errors.js'
+import type { Account, AccountService, LoginContext, Session } from '../auth/account-service.js'
+import type { EmailAccountService } from '../auth/email-account-service.js'
+import { SessionNotFoundError, ValidationError } from '../errors.js'
 import { success } from '../http/envelope.js'
 import {
+  changeEmailResponses,
+  changePasswordResponses,
+  codeLoginResponses,
+  deleteAccountResponses,
   endSessionResponses,
   loginResponses,
   logoutResponses,
   meResponses,
   refreshResponses,
   registerResponses,
+  resetPasswordResponses,
+  sendAccountCodeResponses,
+  sendCodeResponses,
   sessionsResponses,
+  verifyEmailResponses,
 } from '../http/responses.js'
-import { LoginBody, LogoutQuery, RefreshBody, RegisterBody, SessionParams } from '../http/schemas.js'
+import {
+  ChangeEmailBody,
+  ChangePasswordBody,
+  CodeLoginBody,
+  DeleteAccountBody,
+  LoginBody,
+  LogoutQuery,
+  RefreshBody,
+  RegisterBody,
+  ResetPasswordBody,
+  SendAccountCodeBody,
+  SendCodeBody,
+  SessionParams,
+  VerifyEmailBody,
+} from '../http/schemas.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
 
 /** The API document's security requirements: none for a public operation, the access token for a protected one. */
@@ -30,11 +53,28 @@ const requestContext = (request: FastifyRequest): LoginContext => ({
   userAgent: request.headers['user-agent'] ?? null,
 })
 
+/** The account as every answer shows it (docs/api.md §2.1). */
+const accountData = (account: Account) => ({
+  id: account.id,
+  email: account.email,
+  email_verified: account.emailVerified,
+  created_at: account.createdAt,
+})
+
+/** A login answer: the account and the new token pair (spec 4.4, and every way of logging in beside it). */
+const loginData = ({ account, tokens }: Session) => ({
+  ...accountData(account),
+  access_token: tokens.accessToken,
+  refresh_token: tokens.refreshToken,
+})
+
 /** The access token's account and session, as the guard read them. */
 const caller = (request: FastifyRequest): Caller => ({ userId: request.userId, sessionId: request.sessionId })
 
 export interface AuthRoutesOptions {
   accounts: AccountService
+  /** Codes, sign-in by code, reset, change, verification and deletion (docs/api.md §4.14 to §4.21). */
+  emailAccounts: EmailAccountService
   /**
    * Per-route rate limit of register and refresh, every attempt counted (docs/api.md R8.1); null when limiting is
    * off. Login is limited on failures by the account service instead (R8.4).
@@ -45,7 +85,7 @@ export interface AuthRoutesOptions {
 /** spec 4.3 to 4.5: the public auth endpoints. */
 export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app,
-  { accounts, rateLimit },
+  { accounts, emailAccounts, rateLimit },
 ) => {
   const config = { rateLimit: rateLimit ?? false }
 
@@ -65,13 +105,10 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
       },
     },
     async (request) => {
-      const { account, tokens } = await accounts.register(request.body, requestContext(request))
-      return success({
-        email: account.email,
-        created_at: account.createdAt,
-        access_token: tokens.accessToken,
-        refresh_token: tokens.refreshToken,
-      })
+      const { email, password, verification_code: verificationCode } = request.body
+      const input =
+        verificationCode === undefined ? { email, password } : { email, password, verificationCode }
+      return success(loginData(await accounts.register(input, requestContext(request))))
     },
   )
 
@@ -90,16 +127,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
         response: loginResponses(),
       },
     },
-    async (request) => {
-      const { account, tokens } = await accounts.login(request.body, requestContext(request))
-      return success({
-        id: account.id,
-        email: account.email,
-        created_at: account.createdAt,
-        access_token: tokens.accessToken,
-        refresh_token: tokens.refreshToken,
-      })
-    },
+    async (request) => success(loginData(await accounts.login(request.body, requestContext(request)))),
   )
 
   app.post(
@@ -122,6 +150,71 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
       return success({ access_token: tokens.accessToken, refresh_token: tokens.refreshToken })
     },
   )
+
+  app.post(
+    '/auth/email/send-code',
+    {
+      config,
+      schema: {
+        operationId: 'sendCode',
+        tags: ['auth'],
+        summary: 'Mail a one-time code to an address',
+        description:
+          'Mails a six-digit code for registering the address, signing in to its account, or resetting its password. The answer is the same whether or not the address has an account: a `login` or `reset_password` code for an address without one is never sent, and a `register` code for an address that has one is replaced by a mail saying so. A code is good for EMAIL_CODE_TTL_SECONDS, once, for five tries; a new one replaces it. At most one send per address and purpose every EMAIL_CODE_RESEND_SECONDS and EMAIL_CODE_HOURLY_LIMIT sends per address an hour (429 with Retry-After).',
+        security: PUBLIC,
+        body: SendCodeBody,
+        response: sendCodeResponses(),
+      },
+    },
+    async (request) => {
+      const { email, purpose } = request.body
+      await emailAccounts.sendPublicCode(email, purpose, requestContext(request))
+      return success(null)
+    },
+  )
+
+  app.post(
+    '/auth/login/email-code',
+    {
+      config,
+      schema: {
+        operationId: 'loginWithCode',
+        tags: ['auth'],
+        summary: 'Log in with a code mailed to the address',
+        description:
+          "Answers like POST /auth/login. A wrong, expired or used code and an address without an account get the same 401. Proving an unverified account's address ends what was set up before the proof: its sessions, and the password set before it (docs/api.md §4.15).",
+        security: PUBLIC,
+        body: CodeLoginBody,
+        response: codeLoginResponses(),
+      },
+    },
+    async (request) => {
+      const { email, verification_code: code } = request.body
+      return success(loginData(await emailAccounts.loginWithCode(email, code, requestContext(request))))
+    },
+  )
+
+  app.post(
+    '/auth/password/reset',
+    {
+      config,
+      schema: {
+        operationId: 'resetPassword',
+        tags: ['auth'],
+        summary: 'Set a new password with a code mailed to the address',
+        description:
+          'Sets the new password, ends every session of the account, mails a notice, and answers like POST /auth/login with a new session. A code that is wrong, expired or used, or an address without an account, is the same 400.',
+        security: PUBLIC,
+        body: ResetPasswordBody,
+        response: resetPasswordResponses(),
+      },
+    },
+    async (request) => {
+      const { email, verification_code: code, new_password: newPassword } = request.body
+      const input = { email, code, newPassword }
+      return success(loginData(await emailAccounts.resetPassword(input, requestContext(request))))
+    },
+  )
 }
 
 /**
@@ -129,8 +222,9 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
  * the authentication guard.
  */
 export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
-  Pick<AuthRoutesOptions, 'accounts'> & { sessions: SessionService }
-> = async (app, { accounts, sessions }) => {
+  AuthRoutesOptions & { sessions: SessionService }
+> = async (app, { accounts, emailAccounts, sessions, rateLimit }) => {
+  const config = { rateLimit: rateLimit ?? false }
   app.post(
     '/auth/delete-refresh-token',
     {
@@ -214,9 +308,128 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
         response: meResponses(),
       },
     },
+    async (request) => success(accountData(await accounts.me(request.userId))),
+  )
+
+  app.post(
+    '/auth/me/send-code',
+    {
+      config,
+      schema: {
+        operationId: 'sendAccountCode',
+        tags: ['auth'],
+        summary: "Mail a one-time code for a change to the caller's account",
+        description:
+          "Mails a six-digit code to the account's address (verify_email, delete_account) or to `new_email` (change_email). Same lifetime, tries and send limits as POST /auth/email/send-code.",
+        security: BEARER_AUTH,
+        body: SendAccountCodeBody,
+        response: sendAccountCodeResponses(),
+      },
+    },
     async (request) => {
-      const account = await accounts.me(request.userId)
-      return success({ id: account.id, email: account.email, created_at: account.createdAt })
+      const { purpose, new_email: newEmail } = request.body
+      await emailAccounts.sendAccountCode(caller(request), purpose, newEmail ?? null, requestContext(request))
+      return success(null)
+    },
+  )
+
+  app.post(
+    '/auth/password/change',
+    {
+      config,
+      schema: {
+        operationId: 'changePassword',
+        tags: ['auth'],
+        summary: 'Change the password',
+        description:
+          'Checks the current password, sets the new one, ends every other session, mails a notice, and answers like POST /auth/login with the session the client goes on with. A wrong current password is a 400 (the access token is good). An account without a usable password sets one by reset.',
+        security: BEARER_AUTH,
+        body: ChangePasswordBody,
+        response: changePasswordResponses(),
+      },
+    },
+    async (request) => {
+      const { current_password: currentPassword, new_password: newPassword } = request.body
+      const input = { currentPassword, newPassword }
+      return success(
+        loginData(await emailAccounts.changePassword(caller(request), input, requestContext(request))),
+      )
+    },
+  )
+
+  app.post(
+    '/auth/email/change',
+    {
+      config,
+      schema: {
+        operationId: 'changeEmail',
+        tags: ['auth'],
+        summary: "Change the account's address",
+        description:
+          'With a change_email code sent to the new address: the account takes it, verified, and the old address gets a notice. Another account with that address is a 409.',
+        security: BEARER_AUTH,
+        body: ChangeEmailBody,
+        response: changeEmailResponses(),
+      },
+    },
+    async (request) => {
+      const { new_email: newEmail, verification_code: code } = request.body
+      const account = await emailAccounts.changeEmail(
+        caller(request),
+        { newEmail, code },
+        requestContext(request),
+      )
+      return success(accountData(account))
+    },
+  )
+
+  app.post(
+    '/auth/email/verify',
+    {
+      config,
+      schema: {
+        operationId: 'verifyEmail',
+        tags: ['auth'],
+        summary: "Prove the account's address",
+        description: "With a verify_email code sent to the account's address: email_verified becomes true.",
+        security: BEARER_AUTH,
+        body: VerifyEmailBody,
+        response: verifyEmailResponses(),
+      },
+    },
+    async (request) => {
+      const code = request.body.verification_code
+      return success(
+        accountData(await emailAccounts.verifyEmail(caller(request), code, requestContext(request))),
+      )
+    },
+  )
+
+  app.post(
+    '/auth/delete',
+    {
+      config,
+      schema: {
+        operationId: 'deleteAccount',
+        tags: ['auth'],
+        summary: 'Delete the account',
+        description:
+          'With the password, or a delete_account code: removes the account, its sessions, codes and queued mail. The audit trail keeps its events without their client addresses.',
+        security: BEARER_AUTH,
+        body: DeleteAccountBody,
+        response: deleteAccountResponses(),
+      },
+    },
+    async (request) => {
+      const { password, verification_code: code } = request.body
+      if ((password === undefined) === (code === undefined)) {
+        throw new ValidationError([
+          { field: '/password', message: 'exactly one of password and verification_code is required' },
+        ])
+      }
+      const proof = password === undefined ? { code: code as string } : { password }
+      await emailAccounts.deleteAccount(caller(request), proof, requestContext(request))
+      return success(null)
     },
   )
 }

@@ -46,6 +46,12 @@ export interface SessionService {
    * mode the user's one session), `others` every other one, `all` all of them.
    */
   logout(caller: Caller, scope: LogoutScope, context: RequestContext): Promise<void>
+  /**
+   * Ends every session of the account but `except` (a session id; null ends all): what a password reset, a
+   * password change and the proof of an impostor's address end (docs/api.md §4.15 to §4.18). Records no event: the
+   * flow that calls it records its own. Resolves with how many ended.
+   */
+  endAccountSessions(userId: string, except: string | null): Promise<number>
 }
 
 export function createSessionService(deps: SessionServiceDeps): SessionService {
@@ -93,5 +99,7 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       await store.endAll(userId, now)
       record('logout', userId, context, 'all')
     },
+
+    endAccountSessions: (userId, except) => store.endAll(userId, clock.now(), except ?? undefined),
   }
 }

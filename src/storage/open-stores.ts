@@ -5,6 +5,9 @@ import { quoted } from '../printable.js'
 import { migrate } from './sql/migrate.js'
 import { createSqlAuditStore } from './sql/sql-audit-store.js'
 import type { SqlDatabase, SqlEngine } from './sql/sql-database.js'
+import { createSqlEmailCodeStore } from './sql/sql-email-code-store.js'
+import { createSqlOutboxStore } from './sql/sql-outbox-store.js'
+import { createSqlRateCounterStore } from './sql/sql-rate-counter-store.js'
 import { createSqlSessionStore } from './sql/sql-session-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
 import { isExistingSqliteStore, openSqliteDatabase } from './sqlite/sqlite-database.js'
@@ -31,8 +34,9 @@ export interface OpenStoresOptions {
 
 /**
  * DATABASE_URL and REDIS_URL to concrete stores, migrated and connected: the only module that knows every backend.
- * Users live in the SQL database; sessions there too, or in Redis when REDIS_URL is set (with the rate-limit
- * counters and the login attempts, which are kept in each process otherwise); Stores.placement says so. A store
+ * Users, the audit trail, the e-mail codes and the outbox live in the SQL database; sessions there too, or in Redis
+ * when REDIS_URL is set (with the rate-limit counters and the login attempts, which are kept in each process
+ * otherwise); the shared counters in Redis when it is set, else in the SQL database. Stores.placement says so. A store
  * that cannot be reached at start, or that does not exist when `existing` asks for one that does, is a ConfigError
  * naming its variable.
  */
@@ -57,16 +61,22 @@ export async function openStores(
     throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   }
   const probeDatabase = async () => void (await call('database.ping', () => database.run('SELECT 1', [])))
-  // the audit trail stays in SQL whatever REDIS_URL says: it is a record to keep, not a cache
-  const audit = createSqlAuditStore(database, call)
+  // the audit trail, the codes and the outbox stay in SQL whatever REDIS_URL says: records to keep, not a cache (a
+  // queued mail the answer said was sent must survive a restart)
+  const inSql = {
+    users: createSqlUserStore(database, call),
+    audit: createSqlAuditStore(database, call),
+    codes: createSqlEmailCodeStore(database, call),
+    outbox: createSqlOutboxStore(database, call),
+  }
   const placement = placementOf(database.engine, storage.redisUrl !== null)
   if (storage.redisUrl === null) {
     return {
-      users: createSqlUserStore(database, call),
+      ...inSql,
       sessions: createSqlSessionStore(database, call),
-      audit,
       probes: { database: probeDatabase },
       rateCounters: null,
+      sharedCounters: createSqlRateCounterStore(database, call, clock),
       loginAttempts: null,
       placement,
       description: database.description,
@@ -88,15 +98,17 @@ export async function openStores(
   const redisCall = createStorageCall(storage.operationTimeoutMs)
   const redisLocation = new URL(storage.redisUrl)
   const inRedis = { keyPrefix: storage.redisKeyPrefix, call: redisCall }
+  // one store of counters: the rate limits' and the shared ones count under keys of their own
+  const counters = createRedisRateCounterStore(redis, inRedis)
   return {
-    users: createSqlUserStore(database, call),
+    ...inSql,
     sessions: createRedisSessionStore(redis, inRedis),
-    audit,
     probes: {
       database: probeDatabase,
       redis: async () => void (await redisCall('redis.ping', () => redis.ping())),
     },
-    rateCounters: createRedisRateCounterStore(redis, inRedis),
+    rateCounters: counters,
+    sharedCounters: counters,
     loginAttempts: createRedisLoginAttemptStore(redis, inRedis),
     placement,
     description: `${database.description}, sessions in redis ${redisLocation.host}${redisLocation.pathname}`,
@@ -108,9 +120,9 @@ export async function openStores(
 }
 
 /**
- * Which engine holds each store, as openStores chooses them: the accounts and the audit trail in the SQL database
- * always; sessions there too, or with the rate-limit counters and the login attempts in Redis (otherwise kept
- * in each process).
+ * Which engine holds each store, as openStores chooses them: the accounts, the audit trail, the codes and the outbox
+ * in the SQL database always; sessions and the shared counters there too, or with the rate-limit counters and the
+ * login attempts in Redis (otherwise kept in each process).
  */
 function placementOf(engine: SqlEngine, redis: boolean): StorePlacement {
   const shared = redis ? 'redis' : null
@@ -118,6 +130,8 @@ function placementOf(engine: SqlEngine, redis: boolean): StorePlacement {
     users: engine,
     sessions: shared ?? engine,
     audit: engine,
+    mail: engine,
+    sharedCounters: shared ?? engine,
     rateCounters: shared,
     loginAttempts: shared,
     probes: redis ? { database: engine, redis: 'redis' } : { database: engine },

@@ -1,4 +1,7 @@
+import type { CodePurpose } from '../code-purpose.js'
 import type { SecurityEvent } from '../security-event.js'
+
+export type { CodePurpose } from '../code-purpose.js'
 
 /** A user account as stored (spec 2.1). */
 export interface UserRecord {
@@ -6,8 +9,13 @@ export interface UserRecord {
   id: string
   /** Normalized (trimmed, lower-cased) e-mail; unique. */
   email: string
-  /** Argon2id PHC string. */
-  passwordHash: string
+  /**
+   * Argon2id PHC string; null when the account has no usable password: the one set before its address was proved by
+   * someone not signed in to it was cancelled (docs/api.md §4.15), or none was ever set. Stored as '' in SQL.
+   */
+  passwordHash: string | null
+  /** Whether the owner of `email` proved it, with a code sent there (migration 0005; false for older accounts). */
+  emailVerified: boolean
   /** ISO 8601 UTC with milliseconds. */
   createdAt: string
 }
@@ -23,8 +31,22 @@ export interface UserStore {
   create(user: UserRecord): Promise<CreateUserResult>
   findByEmail(email: string): Promise<UserRecord | null>
   findById(id: string): Promise<UserRecord | null>
-  /** Replaces the password hash (re-hash after a change of Argon2 parameters). */
-  updatePasswordHash(id: string, passwordHash: string): Promise<void>
+  /** Replaces the password hash (re-hash, reset, change); null leaves the account without a usable password. */
+  updatePasswordHash(id: string, passwordHash: string | null): Promise<void>
+  /**
+   * The first proof of the address by someone not signed in to the account (docs/api.md §4.15, "an impostor's
+   * setup ends"): in one statement, marks the address verified and cancels the password, only if the address was
+   * not verified yet. True when it was not (this call made the change), false when it was already verified or there
+   * is no such account.
+   */
+  claimAddress(id: string): Promise<boolean>
+  /** Marks the address verified, the password unchanged (POST /auth/email/verify); true when the account exists. */
+  markEmailVerified(id: string): Promise<boolean>
+  /**
+   * Replaces the account's e-mail with `email` (normalized) and marks it verified (POST /auth/email/change).
+   * 'email_taken' when another account has it (a unique violation, nothing changed); 'missing' without the account.
+   */
+  changeEmail(id: string, email: string): Promise<'changed' | 'email_taken' | 'missing'>
   /**
    * At most `limit` accounts in id order, those after the id `after` (all when it is absent): a page of
    * `tessera users list`, the next one starting after the last id of this one.
@@ -120,6 +142,85 @@ export interface SessionStore {
   reinstate(userId: string): Promise<void>
 }
 
+/**
+ * Whose code it is: the address it was sent to, its purpose, and the account that asked for it (POST
+ * /auth/me/send-code) or null (POST /auth/email/send-code). One key holds at most one code: a new one replaces it.
+ */
+export interface CodeKey {
+  /** Normalized e-mail address the code was sent to. */
+  address: string
+  purpose: CodePurpose
+  /** The account that asked for it; null for the public purposes. Stored as '' in SQL. */
+  userId: string | null
+}
+
+/**
+ * One-time e-mail codes (docs/api.md §4.14), in the SQL database whatever REDIS_URL says (migration 0005). A code is
+ * stored only as its keyed digest (HMAC-SHA-256 hex, computed by the caller). Methods throw StorageError when the
+ * backend fails.
+ */
+export interface EmailCodeStore {
+  /** Stores the code of `key`, replacing any previous one of that key (its tries with it): no try used yet. */
+  put(key: CodeKey, digest: string, expiresAt: number): Promise<void>
+  /**
+   * One try at the code of `key` with `digest`: counts the try only if the code expires after `now` and has had
+   * fewer than `maxTries` tries; then, if `digest` is its digest, removes it (used up) and resolves true. False in
+   * every other case (no code, expired, out of tries, another digest). Of concurrent tries, from any number of
+   * processes, at most `maxTries` are ever counted on one code and at most one resolves true.
+   */
+  take(key: CodeKey, digest: string, now: number, maxTries: number): Promise<boolean>
+  /** Removes every code asked for by the account `userId` or sent to `address` (account deletion). */
+  deleteFor(userId: string, address: string): Promise<void>
+  /** Removes the codes that expired at or before `now`; resolves with how many. */
+  prune(now: number): Promise<number>
+}
+
+/** A message waiting in the outbox (docs/api.md §6.4). */
+export interface OutboxMessage {
+  /** 32 lowercase hexadecimal digits, random; also the mail's Message-ID, so a duplicate can be recognized. */
+  id: string
+  /** The account the message is about, when there is one: its deletion removes the message. */
+  userId: string | null
+  /** Normalized e-mail address the message goes to. */
+  recipient: string
+  /** The message, sealed (encrypted and authenticated) by the mail domain: opaque here. At most 8 KiB of ASCII. */
+  payload: string
+  /** Epoch milliseconds: when it was queued. */
+  createdAt: number
+  /** Delivery attempts that failed so far. */
+  attempts: number
+  /** Epoch milliseconds: not to be tried before then. */
+  nextAttemptAt: number
+}
+
+/**
+ * The outbox (docs/api.md §6.4), in the SQL database whatever REDIS_URL says (migration 0005): what makes a mail the
+ * answer said was sent impossible to lose. Methods throw StorageError when the backend fails.
+ */
+export interface OutboxStore {
+  /** Commits the message (attempts 0, due at once); resolves once it is durable. */
+  enqueue(
+    message: Pick<OutboxMessage, 'id' | 'userId' | 'recipient' | 'payload' | 'createdAt'>,
+  ): Promise<void>
+  /**
+   * Claims at most `limit` messages due at `now` (nextAttemptAt at or before it) that nobody holds (no claim, or a
+   * claim whose lease ended at or before `now`), for `claimant` (a random value of this call) until `leaseUntil`;
+   * resolves with them, the longest due first (by nextAttemptAt, then id). Of concurrent claims from any number of
+   * processes, each message goes to at most one.
+   */
+  claim(claimant: string, now: number, leaseUntil: number, limit: number): Promise<OutboxMessage[]>
+  /** Removes the message (delivered, or given up) if `claimant` still holds it; true when it did. */
+  remove(id: string, claimant: string): Promise<boolean>
+  /** A delivery failed: counts the attempt, makes it due at `nextAttemptAt` and releases the claim, if held. */
+  failed(id: string, claimant: string, nextAttemptAt: number): Promise<void>
+  /** Releases the claim of messages not tried after all, if held: due again at once, no attempt counted. */
+  release(ids: readonly string[], claimant: string): Promise<void>
+  /** Removes every message about the account `userId` or to `address` (account deletion); resolves with how many. */
+  deleteFor(userId: string, address: string): Promise<number>
+  /** How many messages wait, and when the longest waiting one was queued (epoch ms; null when none). */
+  stats(): Promise<{ queued: number; oldestCreatedAt: number | null }>
+}
+
 /** A count of hits in a window, as RateCounterStore.increment reports it. */
 export interface RateCount {
   /** Hits on the key in the current window, this one included. */
@@ -139,6 +240,12 @@ export interface RateCounterStore {
    * Throws StorageError when the store fails; what an uncounted request means is the caller's decision.
    */
   increment(key: string, windowMs: number): Promise<RateCount>
+  /**
+   * Removes the counters whose window ended at or before `now` (epoch ms); resolves with how many. Only where ended
+   * windows stay until removed: the SQL table of Stores.sharedCounters (migration 0005), which whoever runs the
+   * periodic pruning calls it on. Absent where they expire on their own (Redis, a process's memory).
+   */
+  prune?(now: number): Promise<number>
 }
 
 /** How a key's attempts are spaced out: a few free, then a wait that doubles with each further attempt. */
@@ -213,6 +320,10 @@ export interface StorePlacement {
   sessions: StoreEngine
   /** The audit trail: always the SQL database, whatever REDIS_URL says. */
   audit: DatabaseEngine
+  /** The e-mail codes and the outbox: always the SQL database. */
+  mail: DatabaseEngine
+  /** Redis when REDIS_URL is set, else the SQL database. */
+  sharedCounters: StoreEngine
   /** Redis when REDIS_URL is set; null when each process counts for itself (Stores.rateCounters is null). */
   rateCounters: 'redis' | null
   /** Redis when REDIS_URL is set; null when each process counts for itself (Stores.loginAttempts is null). */
@@ -231,6 +342,15 @@ export interface Stores {
   probes: Readonly<Record<string, HealthProbe>>
   /** Rate-limit counters shared by every instance (in Redis); null when each process counts for itself. */
   rateCounters: RateCounterStore | null
+  /**
+   * Hit counters shared by every instance in every configuration: Redis's when REDIS_URL is set, else a table of
+   * the SQL database (migration 0005). The e-mail send limits count with them (docs/api.md R8.8).
+   */
+  sharedCounters: RateCounterStore
+  /** One-time e-mail codes, in the SQL database. */
+  codes: EmailCodeStore
+  /** Mail waiting to be delivered, in the SQL database. */
+  outbox: OutboxStore
   /** Login attempts shared by every instance (in Redis); null when each process counts for itself. */
   loginAttempts: LoginAttemptStore | null
   /** Which engine holds each of these stores. */

@@ -78,6 +78,8 @@ describe.each(backends)('deleting an account during a login or a refresh [$name]
       users: stores.users,
       sessions: stores.sessions,
       audit: stores.audit,
+      codes: stores.codes,
+      outbox: stores.outbox,
       clock: systemClock,
       refreshTokenTtlMs: service.config.auth.refreshTokenTtlSeconds * 1000,
       recordEvents: true,

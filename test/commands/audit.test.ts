@@ -41,6 +41,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
       id: user.id,
       email: user.email,
       passwordHash: '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA',
+      emailVerified: false,
       createdAt: new Date(now - 10 * DAY).toISOString(),
     })
     await stores.audit.append([

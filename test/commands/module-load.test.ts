@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -11,6 +12,8 @@ const RECORDER = fileURLToPath(new URL('../support/record-loaded-modules.mjs', i
 /** The packages a command that needs no HTTP server and no other database must not load. */
 const SERVER_PACKAGES = ['fastify', '@fastify/swagger', '@fastify/swagger-ui', 'fast-jwt', 'pino']
 const OTHER_DRIVERS = ['pg', 'mysql2', 'ioredis']
+/** The mail libraries: loaded only when mail is configured (SMTP_URL) or a message is composed. */
+const MAIL_PACKAGES = ['nodemailer']
 
 /** Runs the built `tessera` with `args` and returns the packages (node_modules/<name>) and src files it loaded. */
 function modulesLoadedBy(args: string[], env: Record<string, string>, dir: string) {
@@ -21,6 +24,50 @@ function modulesLoadedBy(args: string[], env: Record<string, string>, dir: strin
     timeout: 30_000,
   })
   expect(result.status, result.stderr).toBe(0)
+  return loadedIn(record)
+}
+
+/**
+ * Starts the built `tessera serve`, waits until it listens (its sender started, a first pass made), stops it with
+ * SIGTERM and returns what it loaded.
+ */
+async function modulesLoadedByServe(name: string, env: Record<string, string>, dir: string) {
+  const record = join(dir, `loaded-serve-${name}.txt`)
+  const child = spawn(process.execPath, ['--import', RECORDER, BIN, 'serve'], {
+    env: childEnv({
+      DATABASE_URL: `sqlite:${join(dir, `${name}.db`)}`,
+      DATA_DIR: dir,
+      ...env,
+      TESSERA_LOADED_MODULES: record,
+    }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  const exited = once(child, 'exit')
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${output}`)), 30_000)
+    const onData = (chunk: Buffer) => {
+      output += chunk
+      if (!/listening on/.test(output)) return
+      clearTimeout(timer)
+      resolve()
+    }
+    child.stdout.on('data', onData)
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk
+    })
+    void exited.then(() => reject(new Error(`serve exited: ${output}`)))
+  })
+  // a second for the sender's first passes over the (empty) outbox
+  await new Promise((resolve) => setTimeout(resolve, 1_000))
+  child.kill('SIGTERM')
+  const [code] = await exited
+  expect(code, output).toBe(0)
+  return loadedIn(record)
+}
+
+/** The packages (node_modules/<name>) and the files named in a record. */
+function loadedIn(record: string) {
   const paths = readFileSync(record, 'utf8').split('\n').filter(Boolean)
   const packages = new Set(
     paths.flatMap((path) => {
@@ -39,6 +86,22 @@ describe('what a command loads', () => {
     const { packages, paths } = modulesLoadedBy(['--help'], {}, dir())
     // the recorder saw the dispatcher: an empty record would pass every check below
     expect(paths.some((path) => path.endsWith('/dist/commands/cli.js'))).toBe(true)
+    for (const name of [...SERVER_PACKAGES, ...OTHER_DRIVERS, ...MAIL_PACKAGES, 'better-sqlite3', 'kysely'])
+      expect(packages, name).not.toContain(name)
+  })
+
+  it('tessera serve without SMTP_URL loads no mail library; with SMTP_URL it loads nodemailer at start', async () => {
+    const withoutSmtp = await modulesLoadedByServe('without-smtp', {}, dir())
+    expect(withoutSmtp.paths.some((path) => path.endsWith('/dist/mail/open-mail.js'))).toBe(true)
+    for (const name of MAIL_PACKAGES) expect(withoutSmtp.packages, name).not.toContain(name)
+    // nothing listens there: the transport connects only to send
+    const withSmtp = await modulesLoadedByServe('with-smtp', { SMTP_URL: 'smtp://127.0.0.1:9' }, dir())
+    expect(withSmtp.packages).toContain('nodemailer')
+  })
+
+  it('tessera mail test loads nodemailer, and neither the HTTP server nor any database driver', () => {
+    const { packages } = modulesLoadedBy(['mail', 'test', 'owner@example.com'], { DATA_DIR: dir() }, dir())
+    expect(packages).toContain('nodemailer')
     for (const name of [...SERVER_PACKAGES, ...OTHER_DRIVERS, 'better-sqlite3', 'kysely'])
       expect(packages, name).not.toContain(name)
   })

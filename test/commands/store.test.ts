@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { loadBetterSqlite3 } from '../../src/storage/sqlite/better-sqlite3.js'
-import { seedSqliteStore } from '../storage/copy/seed-accounts.js'
+import { seedSqliteStore, undoMigration0005 } from '../storage/copy/seed-accounts.js'
 import { runCli } from '../support/process.js'
 import { useTempDir } from '../support/temp-dir.js'
 
@@ -199,6 +199,7 @@ describe('tessera store copy: refusals and verification', () => {
     const old = new BetterSqlite3(file)
     try {
       // the store as a version before migration 0004 left it: one refresh token per account
+      undoMigration0005(old)
       old.exec(`
         CREATE TABLE refresh_tokens (
           user_id TEXT NOT NULL PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,

@@ -52,7 +52,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
 
   it('list: every account in id order, page by page, as a table or JSON', async () => {
     const mine = await Promise.all([1, 2, 3].map(() => registerUser(service.app)))
-    const listed: Array<{ id: string; email: string; created_at: string }> = []
+    const listed: Array<{ id: string; email: string; email_verified: boolean; created_at: string }> = []
     let after: string | null = null
     let pages = 0
     do {
@@ -75,16 +75,21 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(ids).toEqual([...ids].sort())
     expect(new Set(ids).size).toBe(ids.length)
     for (const user of mine) {
-      expect(listed).toContainEqual({ id: user.id, email: user.email, created_at: user.createdAt })
+      expect(listed).toContainEqual({
+        id: user.id,
+        email: user.email,
+        email_verified: false,
+        created_at: user.createdAt,
+      })
     }
 
     const table = await users(['list'])
     expect(table.code).toBe(0)
     const lines = table.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^ID {10}E-MAIL +CREATED AT$/)
+    expect(lines[0]).toMatch(/^ID {10}E-MAIL +VERIFIED {2}CREATED AT$/)
     for (const user of mine) {
       expect(lines).toContainEqual(
-        expect.stringMatching(new RegExp(`^${user.id}  ${user.email} +${user.createdAt}$`)),
+        expect.stringMatching(new RegExp(`^${user.id}  ${user.email} +no {8}${user.createdAt}$`)),
       )
     }
     expect(table.stdout).not.toContain('argon2')
@@ -98,7 +103,9 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(shown).toEqual({
       id: user.id,
       email: user.email,
+      email_verified: false,
       created_at: user.createdAt,
+      password_set: true,
       sessions: 1,
       refresh_token_stored: true,
       refresh_token_expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
@@ -111,7 +118,8 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     const human = await users(['show', user.id])
     expect(human.code).toBe(0)
     expect(human.stdout).toBe(
-      `id             ${user.id}\ne-mail         ${user.email}\ncreated at     ${user.createdAt}\n` +
+      `id             ${user.id}\ne-mail         ${user.email} (not verified)\npassword       set\n` +
+        `created at     ${user.createdAt}\n` +
         `sessions       1, the last expiring ${shown.refresh_token_expires_at}\n`,
     )
 
@@ -125,6 +133,26 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect((await users(['show', user.email])).stdout).toContain('\nsessions       none (logged out)\n')
   })
 
+  it('show and list: an account whose address was proved and whose password was cancelled says so', async () => {
+    const user = await registerUser(service.app)
+    expect(await service.stores.users.claimAddress(user.id)).toBe(true)
+    const shown = JSON.parse((await users(['show', user.id, '--json'])).stdout)
+    expect(shown).toMatchObject({ email_verified: true, password_set: false })
+    expect((await users(['show', user.email])).stdout).toContain(
+      `\ne-mail         ${user.email} (verified)\npassword       none (reset-password sets one)\n`,
+    )
+    const listed = JSON.parse((await users(['list', '--json', '--limit', '1000'])).stdout)
+    expect(listed.users).toContainEqual({
+      id: user.id,
+      email: user.email,
+      email_verified: true,
+      created_at: user.createdAt,
+    })
+    expect((await users(['list', '--limit', '1000'])).stdout).toMatch(
+      new RegExp(`\n${user.id}  ${user.email} +yes {7}${user.createdAt}\n`),
+    )
+  })
+
   it('sessions <email|id>: the sessions, most recently used first, as lines or JSON', async () => {
     const user = await registerUser(service.app)
     const json = JSON.parse((await users(['sessions', user.email, '--json'])).stdout)
@@ -132,6 +160,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(json).toEqual({
       id: user.id,
       email: user.email,
+      email_verified: false,
       created_at: user.createdAt,
       sessions: [
         {
@@ -180,6 +209,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(answer).toEqual({
       id: user.id,
       email: user.email,
+      email_verified: false,
       created_at: user.createdAt,
       password_reset: true,
       refresh_token_revoked: true,
@@ -257,6 +287,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(JSON.parse(json.stdout)).toEqual({
       id: user.id,
       email: user.email,
+      email_verified: false,
       created_at: user.createdAt,
       refresh_token_revoked: true,
       sessions_ended: 1,
@@ -310,6 +341,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(answer).toEqual({
       id: user.id,
       email: user.email,
+      email_verified: false,
       created_at: user.createdAt,
       deleted: true,
       audit_addresses_erased: expect.any(Number),

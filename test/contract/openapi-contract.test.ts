@@ -5,6 +5,7 @@ import type { Stores } from '../../src/storage/stores.js'
 import { backends } from '../support/backends.js'
 import { withInjectedFailures } from '../support/failing-stores.js'
 import { PASSWORD } from '../support/http.js'
+import { codeIn, emlMailbox, type Mailbox } from '../support/mailbox.js'
 import { startTestService, type TestService, type TestServiceOptions } from '../support/test-service.js'
 import { ApiDocument } from './api-document.js'
 
@@ -27,6 +28,26 @@ const NOT_EXERCISED: Readonly<Record<string, string>> = {
 const backend = backends[0]!
 /** Register and refresh allow this many requests a minute: rate limiting on, so its headers are sent. */
 const RATE_LIMIT = { RATE_LIMIT_PER_MINUTE: '100' }
+const NEW_PASSWORD = 'staple battery horse'
+/** The paths of docs/api.md §4.14 to §4.21 that take an access token. */
+const PROTECTED_EMAIL_PATHS = [
+  '/auth/me/send-code',
+  '/auth/password/change',
+  '/auth/email/change',
+  '/auth/email/verify',
+  '/auth/delete',
+] as const
+
+/** The code of the next mail to `to` that carries one; the notices taken on the way carry none. */
+async function mailedCode(mailbox: Mailbox, to: string): Promise<string> {
+  for (;;) {
+    const code = codeIn(await mailbox.next(to))
+    if (code !== null) return code
+  }
+}
+
+/** A code that is not `code`. */
+const otherThan = (code: string) => (code === '000000' ? '000001' : '000000')
 
 interface Listening {
   service: TestService
@@ -45,6 +66,17 @@ interface Send {
 describe('R4.9.7 the API document is the contract: every answer of a realistic sequence is valid against it', () => {
   let api: ApiDocument
   const services: TestService[] = []
+  const mailboxes: Mailbox[] = []
+
+  /**
+   * The development outbox of a service without SMTP_URL, where its codes arrive as `.eml` files (closed after the
+   * tests).
+   */
+  function mailboxOf(service: TestService): Mailbox {
+    const mailbox = emlMailbox(service.config.storage.dataDir)
+    mailboxes.push(mailbox)
+    return mailbox
+  }
 
   /** A service on a free port of 127.0.0.1, whose answers are checked against the document. */
   async function listen(options: TestServiceOptions): Promise<Listening> {
@@ -87,6 +119,7 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     }
   })
   afterAll(async () => {
+    for (const mailbox of mailboxes) await mailbox.close()
     for (const service of services) await service.close()
   })
 
@@ -99,14 +132,20 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
         return Date.now()
       },
     }
-    const { send } = await listen({
+    const { service, send } = await listen({
       env: RATE_LIMIT,
       clock,
       wrapStores: (stores: Stores) => {
         const failing = withInjectedFailures(
-          withInjectedFailures(stores, () => failure === 'lost'),
+          withInjectedFailures(stores, () => failure === 'lost', {
+            stores: ['users', 'sessions', 'codes', 'outbox', 'sharedCounters'],
+          }),
           () => failure === 'outcome unknown',
-          { writes: ['create', 'start', 'rotate', 'end', 'endAll'], outcomeUnknown: true },
+          {
+            writes: ['create', 'start', 'rotate', 'end', 'endAll', 'put', 'take', 'enqueue'],
+            outcomeUnknown: true,
+            stores: ['users', 'sessions', 'codes', 'outbox'],
+          },
         )
         const database = stores.probes.database!
         const probes = {
@@ -158,13 +197,14 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       (await send('POST', '/auth/login', { json: { email, password: 'x'.repeat(17_000) } })).status,
     ).toBe(413)
 
-    // who am I, and the four 401s of R5.2 on both protected endpoints
+    // who am I, and the four 401s of R5.2 on every protected endpoint
     expect((await send('GET', '/auth/me', { token: access })).body.data.email).toBe(email)
     for (const [method, path] of [
       ['GET', '/auth/me'],
       ['POST', '/auth/delete-refresh-token'],
       ['GET', '/auth/sessions'],
       ['DELETE', `/auth/sessions/${'0'.repeat(32)}`],
+      ...PROTECTED_EMAIL_PATHS.map((protectedPath) => ['POST', protectedPath] as const),
     ] as const) {
       for (const authorization of [
         undefined,
@@ -202,6 +242,126 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect(sessions.body.data).toHaveLength(1)
     expect((await send('DELETE', `/auth/sessions/${'0'.repeat(32)}`, { token })).status).toBe(404)
 
+    // accounts by e-mail (§4.14 to §4.21), each code read from the development outbox
+    const mailbox = mailboxOf(service)
+    const sendCode = (json: unknown) => send('POST', '/auth/email/send-code', { json })
+    const sendAccountCode = (accessToken: string, json: unknown) =>
+      send('POST', '/auth/me/send-code', { token: accessToken, json })
+    for (const json of [{ email: 'a@b@c', purpose: 'login' }, { email, purpose: 'verify_email' }, {}]) {
+      expect((await sendCode(json)).status).toBe(400)
+    }
+
+    // register with a code (§4.3): a wrong one refused, the right one proves the address
+    const owner = `owner-${randomUUID()}@example.com`
+    expect((await sendCode({ email: owner, purpose: 'register' })).status).toBe(200)
+    const registerCode = await mailedCode(mailbox, owner)
+    const withCode = (code: string) => ({
+      json: { email: owner, password: PASSWORD, verification_code: code },
+    })
+    expect((await send('POST', '/auth/register', withCode(otherThan(registerCode)))).status).toBe(400)
+    expect((await send('POST', '/auth/register', withCode(registerCode))).body.data.email_verified).toBe(true)
+
+    // sign in by code (§4.16): a wrong code is the 401 of a wrong password
+    expect((await sendCode({ email: owner, purpose: 'login' })).status).toBe(200)
+    const loginCode = await mailedCode(mailbox, owner)
+    const codeLogin = (code: string) =>
+      send('POST', '/auth/login/email-code', { json: { email: owner, verification_code: code } })
+    expect((await codeLogin(otherThan(loginCode))).status).toBe(401)
+    expect((await codeLogin('12345')).status).toBe(400)
+    expect((await codeLogin(loginCode)).status).toBe(200)
+
+    // reset (§4.17): a refused code and a new password too short are 400
+    expect((await sendCode({ email: owner, purpose: 'reset_password' })).status).toBe(200)
+    const resetCode = await mailedCode(mailbox, owner)
+    const reset = (code: string, newPassword = NEW_PASSWORD) =>
+      send('POST', '/auth/password/reset', {
+        json: { email: owner, verification_code: code, new_password: newPassword },
+      })
+    expect((await reset(otherThan(resetCode))).status).toBe(400)
+    expect((await reset(resetCode, 'short')).status).toBe(400)
+    const afterReset = await reset(resetCode)
+    expect(afterReset.status).toBe(200)
+    const ownerToken = afterReset.body.data.access_token
+
+    // change of password (§4.18): a wrong current password is a 400, not a 401
+    const changePassword = (current: string, next: string) =>
+      send('POST', '/auth/password/change', {
+        token: ownerToken,
+        json: { current_password: current, new_password: next },
+      })
+    expect((await changePassword(PASSWORD, PASSWORD)).status).toBe(400)
+    expect((await changePassword(NEW_PASSWORD, 'short')).status).toBe(400)
+    expect((await changePassword(NEW_PASSWORD, PASSWORD)).status).toBe(200)
+
+    // an account registered without a code proves its address (§4.20); a code of no account purpose, or
+    // change_email without new_email, is a 400
+    const other = `other-${randomUUID()}@example.com`
+    const plain = await send('POST', '/auth/register', { json: { email: other, password: PASSWORD } })
+    expect(plain.body.data.email_verified).toBe(false)
+    const otherToken = plain.body.data.access_token
+    for (const json of [{ purpose: 'login' }, { purpose: 'change_email' }]) {
+      expect((await sendAccountCode(otherToken, json)).status).toBe(400)
+    }
+    expect((await sendAccountCode(otherToken, { purpose: 'verify_email' })).status).toBe(200)
+    const verifyCode = await mailedCode(mailbox, other)
+    const verify = (code: string) =>
+      send('POST', '/auth/email/verify', { token: otherToken, json: { verification_code: code } })
+    expect((await verify(otherThan(verifyCode))).status).toBe(400)
+    expect((await verify('x')).status).toBe(400)
+    expect((await verify(verifyCode)).body.data.email_verified).toBe(true)
+
+    // change of address (§4.19): to another account's address a 409, to a new one proved by its code a 200
+    const changeEmail = (newEmail: string, code: string) =>
+      send('POST', '/auth/email/change', {
+        token: ownerToken,
+        json: { new_email: newEmail, verification_code: code },
+      })
+    expect((await sendAccountCode(ownerToken, { purpose: 'change_email', new_email: other })).status).toBe(
+      200,
+    )
+    expect((await changeEmail(other, await mailedCode(mailbox, other))).status).toBe(409)
+    const moved = `moved-${randomUUID()}@example.com`
+    expect((await sendAccountCode(ownerToken, { purpose: 'change_email', new_email: moved })).status).toBe(
+      200,
+    )
+    const changeCode = await mailedCode(mailbox, moved)
+    expect((await changeEmail(moved, otherThan(changeCode))).status).toBe(400)
+    expect((await changeEmail('a@b@c', changeCode)).status).toBe(400)
+    expect((await changeEmail(moved, changeCode)).body.data).toMatchObject({
+      email: moved,
+      email_verified: true,
+    })
+
+    // the bodies every e-mail endpoint refuses: not JSON, over 16 KiB (each protected one with a valid token)
+    for (const path of ['/auth/email/send-code', '/auth/login/email-code', '/auth/password/reset']) {
+      expect((await send('POST', path, { body: 'x', contentType: 'text/plain' })).status).toBe(415)
+      expect((await send('POST', path, { json: huge })).status).toBe(413)
+    }
+    for (const path of PROTECTED_EMAIL_PATHS) {
+      expect(
+        (await send('POST', path, { token: ownerToken, body: 'x', contentType: 'text/plain' })).status,
+      ).toBe(415)
+      expect((await send('POST', path, { token: ownerToken, json: huge })).status).toBe(413)
+    }
+
+    // leaving (§4.21): neither proof or both, a wrong password and a refused code are 400; the code deletes, and
+    // then the token of the account gone is a 401; the password deletes too
+    expect((await sendAccountCode(otherToken, { purpose: 'delete_account' })).status).toBe(200)
+    const deleteCode = await mailedCode(mailbox, other)
+    const leave = (accessToken: string, json: unknown) =>
+      send('POST', '/auth/delete', { token: accessToken, json })
+    for (const json of [
+      {},
+      { password: PASSWORD, verification_code: deleteCode },
+      { password: 'wrong password' },
+      { verification_code: otherThan(deleteCode) },
+    ]) {
+      expect((await leave(otherToken, json)).status).toBe(400)
+    }
+    expect((await leave(otherToken, { verification_code: deleteCode })).status).toBe(200)
+    expect((await leave(otherToken, { password: PASSWORD })).status).toBe(401)
+    expect((await leave(ownerToken, { password: PASSWORD })).status).toBe(200)
+
     // requests that match no operation
     expect((await send('GET', '/nope')).status).toBe(404)
     expect((await send('GET', '/auth/me/')).status).toBe(404)
@@ -223,6 +383,22 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('POST', '/auth/delete-refresh-token', { token })).status).toBe(500)
     expect((await send('GET', '/auth/sessions', { token })).status).toBe(500)
     expect((await send('DELETE', `/auth/sessions/${sessions.body.data[0].id}`, { token })).status).toBe(500)
+    const lost = `lost-${randomUUID()}@example.com`
+    const someCode = '000000'
+    expect((await sendCode({ email: lost, purpose: 'login' })).status).toBe(500)
+    expect((await sendAccountCode(token, { purpose: 'verify_email' })).status).toBe(500)
+    expect(
+      (await send('POST', '/auth/login/email-code', { json: { email, verification_code: someCode } })).status,
+    ).toBe(500)
+    const resetJson = { email, verification_code: someCode, new_password: NEW_PASSWORD }
+    expect((await send('POST', '/auth/password/reset', { json: resetJson })).status).toBe(500)
+    const changeJson = { current_password: PASSWORD, new_password: NEW_PASSWORD }
+    expect((await send('POST', '/auth/password/change', { token, json: changeJson })).status).toBe(500)
+    const emailJson = { new_email: lost, verification_code: someCode }
+    expect((await send('POST', '/auth/email/change', { token, json: emailJson })).status).toBe(500)
+    const verifyJson = { verification_code: someCode }
+    expect((await send('POST', '/auth/email/verify', { token, json: verifyJson })).status).toBe(500)
+    expect((await send('POST', '/auth/delete', { token, json: { password: PASSWORD } })).status).toBe(500)
     // a write sent with no answer (R7.3): 503, retry
     failure = 'outcome unknown'
     expect(
@@ -234,6 +410,17 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     ).toBe(503)
     expect((await send('POST', '/auth/delete-refresh-token', { token })).status).toBe(503)
     expect((await send('DELETE', `/auth/sessions/${sessions.body.data[0].id}`, { token })).status).toBe(503)
+    // the code stored, or a try at one counted, or the session of a changed password: each may have happened
+    expect((await sendCode({ email: lost, purpose: 'login' })).status).toBe(503)
+    expect((await sendAccountCode(token, { purpose: 'verify_email' })).status).toBe(503)
+    expect(
+      (await send('POST', '/auth/login/email-code', { json: { email, verification_code: someCode } })).status,
+    ).toBe(503)
+    expect((await send('POST', '/auth/password/reset', { json: resetJson })).status).toBe(503)
+    expect((await send('POST', '/auth/password/change', { token, json: changeJson })).status).toBe(503)
+    expect((await send('POST', '/auth/email/change', { token, json: emailJson })).status).toBe(503)
+    expect((await send('POST', '/auth/email/verify', { token, json: verifyJson })).status).toBe(503)
+    expect((await send('POST', '/auth/delete', { token, json: verifyJson })).status).toBe(503)
     failure = 'probe'
     expect((await send('GET', '/health')).status).toBe(503)
     failure = 'none'
@@ -249,22 +436,45 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('POST', '/auth/delete-refresh-token', { token })).status).toBe(200)
   })
 
-  it('429: past RATE_LIMIT_PER_MINUTE on register and refresh (R8.1), and on failed logins from one address (R8.4)', async () => {
+  it('429: past RATE_LIMIT_PER_MINUTE on register, refresh and the e-mail endpoints (R8.1), past the send limits (R4.14.6), and on failed logins from one address (R8.4)', async () => {
     const { send } = await listen({ env: { RATE_LIMIT_PER_MINUTE: '2' } })
-    const statuses = async (path: string, json: unknown) => {
+    /** The statuses of one request per body, in turn. */
+    const statuses = async (path: string, bodies: unknown[], token?: string) => {
       const seen: number[] = []
-      for (let i = 0; i < 3; i++) seen.push((await send('POST', path, { json })).status)
+      for (const json of bodies) seen.push((await send('POST', path, { json, token })).status)
       return seen
     }
-    expect(await statuses('/auth/register', {})).toEqual([400, 400, 429])
-    expect(await statuses('/auth/refresh', { refresh_token: 'not.a.token' })).toEqual([401, 401, 429])
+    const thrice = (json: unknown) => [json, json, json]
+    // the account of the protected endpoints below: register's first request of the minute
+    const email = `limited-${randomUUID()}@example.com`
+    const registered = await send('POST', '/auth/register', { json: { email, password: PASSWORD } })
+    expect(registered.status).toBe(200)
+    const token = registered.body.data.access_token
+    expect(await statuses('/auth/register', thrice({}))).toEqual([400, 429, 429])
+    expect(await statuses('/auth/refresh', thrice({ refresh_token: 'not.a.token' }))).toEqual([401, 401, 429])
+    // a second code to one address for one purpose within EMAIL_CODE_RESEND_SECONDS, then the route's own limit
+    const code = { email, purpose: 'login' }
+    const elsewhere = { email: `elsewhere-${email}`, purpose: 'login' }
+    expect(await statuses('/auth/email/send-code', [code, code, elsewhere])).toEqual([200, 429, 429])
+    const verify = { purpose: 'verify_email' }
+    const deletion = { purpose: 'delete_account' }
+    expect(await statuses('/auth/me/send-code', [verify, verify, deletion], token)).toEqual([200, 429, 429])
+    // addresses without a code: refused every time, until the route's limit
+    const nobody = `nobody-${randomUUID()}@example.com`
+    const noCode = { email: nobody, verification_code: '000000' }
+    expect(await statuses('/auth/login/email-code', thrice(noCode))).toEqual([401, 401, 429])
+    const reset = { ...noCode, new_password: PASSWORD }
+    expect(await statuses('/auth/password/reset', thrice(reset))).toEqual([400, 400, 429])
+    for (const path of PROTECTED_EMAIL_PATHS.slice(1)) {
+      expect(await statuses(path, thrice({}), token)).toEqual([400, 400, 429])
+    }
     // an e-mail without an account: no address is remembered for it (R8.6)
     const unknown = { email: `nobody-${randomUUID()}@example.com`, password: PASSWORD }
-    expect(await statuses('/auth/login', unknown)).toEqual([401, 401, 429])
+    expect(await statuses('/auth/login', thrice(unknown))).toEqual([401, 401, 429])
   })
 
-  it('503: the Argon2 queue full, for register and login (R8.2)', async () => {
-    const { send } = await listen({
+  it('503: the Argon2 queue full, for register, login, password reset and change, and deletion (R8.2)', async () => {
+    const { service, send } = await listen({
       // one thread, nothing waiting, an expensive hash: of 8 requests arriving together, most are turned away
       env: {
         ...RATE_LIMIT,
@@ -276,8 +486,8 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     })
     const email = `busy-${randomUUID()}@example.com`
     expect((await send('POST', '/auth/register', { json: { email, password: PASSWORD } })).status).toBe(200)
-    const together = (path: string, body: (i: number) => unknown) =>
-      Promise.all(Array.from({ length: 8 }, (_, i) => send('POST', path, { json: body(i) })))
+    const together = (path: string, body: (i: number) => unknown, token?: string) =>
+      Promise.all(Array.from({ length: 8 }, (_, i) => send('POST', path, { json: body(i), token })))
     const logins = await together('/auth/login', () => ({ email, password: PASSWORD }))
     expect(logins.map((answer) => answer.status)).toContain(503)
     const registrations = await together('/auth/register', (i) => ({
@@ -285,6 +495,49 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       password: PASSWORD,
     }))
     expect(registrations.map((answer) => answer.status)).toContain(503)
+
+    // reset, change and deletion hash or check a password too: accounts made one after the other (0 to 7 reset, each
+    // with a code of its own, 8 changes its password, 9 leaves)
+    const mailbox = mailboxOf(service)
+    const accounts: Array<{ email: string; token: string }> = []
+    for (let i = 0; i < 10; i++) {
+      const address = `account-${i}-${email}`
+      const made = await send('POST', '/auth/register', { json: { email: address, password: PASSWORD } })
+      expect(made.status).toBe(200)
+      accounts.push({ email: address, token: made.body.data.access_token })
+    }
+    const resets = accounts.slice(0, 8)
+    for (const account of resets) {
+      const sent = await send('POST', '/auth/email/send-code', {
+        json: { email: account.email, purpose: 'reset_password' },
+      })
+      expect(sent.status).toBe(200)
+    }
+    const resetBodies: unknown[] = []
+    for (const account of resets) {
+      const code = await mailedCode(mailbox, account.email)
+      resetBodies.push({ email: account.email, verification_code: code, new_password: NEW_PASSWORD })
+    }
+    const resetAnswers = await together('/auth/password/reset', (i) => resetBodies[i])
+    expect(resetAnswers.map((answer) => answer.status)).toContain(503)
+    const change = { current_password: PASSWORD, new_password: NEW_PASSWORD }
+    const changes = await together('/auth/password/change', () => change, accounts[8]!.token)
+    expect(changes.map((answer) => answer.status)).toContain(503)
+    const deletions = await together('/auth/delete', () => ({ password: PASSWORD }), accounts[9]!.token)
+    expect(deletions.map((answer) => answer.status)).toContain(503)
+  })
+
+  it('503: no mail can be sent, in production without SMTP_URL (R4.14.7)', async () => {
+    const { send } = await listen({ env: { ...RATE_LIMIT, NODE_ENV: 'production' } })
+    const email = `unmailed-${randomUUID()}@example.com`
+    expect((await send('POST', '/auth/email/send-code', { json: { email, purpose: 'login' } })).status).toBe(
+      503,
+    )
+    const registered = await send('POST', '/auth/register', { json: { email, password: PASSWORD } })
+    expect(registered.status).toBe(200)
+    const token = registered.body.data.access_token
+    const json = { purpose: 'verify_email' }
+    expect((await send('POST', '/auth/me/send-code', { token, json })).status).toBe(503)
   })
 
   it('403: production behind TRUST_PROXY, a request with credentials that did not come over HTTPS (R5.7.2)', async () => {
@@ -299,6 +552,13 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('GET', '/auth/me', { token: 'x' })).status).toBe(403)
     expect((await send('GET', '/auth/sessions', { token: 'x' })).status).toBe(403)
     expect((await send('DELETE', `/auth/sessions/${'0'.repeat(32)}`, { token: 'x' })).status).toBe(403)
+    const code = { email: json.email, verification_code: '000000' }
+    const expectRefused = async (path: string, body: unknown, token?: string) =>
+      expect((await send('POST', path, { json: body, token })).status).toBe(403)
+    await expectRefused('/auth/email/send-code', { email: json.email, purpose: 'login' })
+    await expectRefused('/auth/login/email-code', code)
+    await expectRefused('/auth/password/reset', { ...code, new_password: PASSWORD })
+    for (const path of PROTECTED_EMAIL_PATHS) await expectRefused(path, {}, 'x')
   })
 
   it('R4.13.1 the key sets of EdDSA and ES256, and their discovery documents', async () => {

@@ -9,6 +9,7 @@ import { createFixedClock } from '../../src/clock.js'
 import { CLIENT_NOT_BUILT, DEMO_NOT_BUILT, demoRoutes } from '../../src/routes/demo-routes.js'
 import { backends } from '../support/backends.js'
 import { chromiumAvailable, launchChromium } from '../support/chromium.js'
+import { codeIn, emlMailbox, type Mailbox } from '../support/mailbox.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
 const available = chromiumAvailable('the browser tests of /demo')
@@ -16,6 +17,7 @@ const available = chromiumAvailable('the browser tests of /demo')
 /** Where the screenshots go (outside the repository): look at them after a change to the page. */
 const SCREENSHOTS = process.env.DEMO_SCREENSHOTS ?? join(tmpdir(), 'tessera-demo-screenshots')
 const PASSWORD = 'correct horse battery'
+const NEW_PASSWORD = 'a brand new passphrase'
 const MINUTE = 60_000
 /** The client's storage item (createTesseraClient's default storageKey), read in the page. */
 const STORED_PAIR = "localStorage.getItem('tessera.tokens')"
@@ -25,6 +27,8 @@ const CHROME_ON_LINUX =
 const FIREFOX_ON_LINUX = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0'
 const SAFARI_ON_IOS =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1'
+/** Another code than `code`: a wrong one, and yet well-formed. */
+const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0')
 /** ISO 8601 in UTC with milliseconds, as the API writes every instant. */
 const INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
@@ -34,6 +38,14 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
   let service: TestService
   let browser: Browser
   let base: string
+  /**
+   * A service in development without SMTP_URL, for the flows with a mailed code: it writes each message as an `.eml`
+   * file to <DATA_DIR>/outbox/, which `mailbox` reads. Its clock is the system's, so that codes expire and resends
+   * are spaced as they are for a person.
+   */
+  let mailing: TestService
+  let mailingBase: string
+  let mailbox: Mailbox
   let context: BrowserContext
   /** Page errors, console errors and CSP violations of every page of the test. */
   let problems: string[]
@@ -44,6 +56,10 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
     service = await startTestService(backends[0]!, { clock })
     await service.app.listen({ host: '127.0.0.1', port: 0 })
     base = `http://127.0.0.1:${(service.app.server.address() as AddressInfo).port}`
+    mailing = await startTestService(backends[0]!, { env: { NODE_ENV: 'development' } })
+    await mailing.app.listen({ host: '127.0.0.1', port: 0 })
+    mailingBase = `http://127.0.0.1:${(mailing.app.server.address() as AddressInfo).port}`
+    mailbox = emlMailbox(mailing.config.storage.dataDir)
     browser = await launchChromium([
       // two pages of one context run side by side: neither is a throttled background tab
       '--disable-background-timer-throttling',
@@ -54,6 +70,8 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
   afterAll(async () => {
     await browser?.close()
     await service?.close()
+    await mailbox?.close()
+    await mailing?.close()
   })
   afterEach(async () => {
     await context?.close()
@@ -491,6 +509,155 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
     expect(await text(opened, '#sessions-state')).toBe('Not listed in this tab yet: press Refresh.')
   })
 
+  it('resets a forgotten password, then logs in with a code, each code read from the mail the service wrote', async () => {
+    const email = await registered(mailingBase)
+    await newContext()
+    const page = await openDemo(mailingBase)
+
+    // "Forgot password?": first the address alone
+    await page.click('#mode-reset')
+    expect(await page.evaluate('document.activeElement.id')).toBe('flow-title')
+    expect(await text(page, '#flow-title')).toBe('Reset your password')
+    expect(await page.locator('#auth-tabs').isHidden()).toBe(true)
+    expect(await page.locator('#code-field').isHidden()).toBe(true)
+    expect(await page.locator('#password-field').isHidden()).toBe(true)
+    expect(await text(page, '#submit')).toBe('Send the code')
+    await page.fill('#email', email)
+    let mark = mailing.logLines.length
+    await page.click('#submit')
+    await idle(page)
+    expect(requestsSince(mark, mailing)).toEqual(['POST /auth/email/send-code 200'])
+    expect(await text(page, '#notice-title')).toBe('Code sent')
+    expect(await text(page, '#notice-text')).toBe(
+      `If an account has the address ${email}, a six-digit code is on its way to it.`,
+    )
+    // then the code, with the new password
+    expect(await page.evaluate('document.activeElement.id')).toBe('code')
+    expect(await page.getAttribute('#code', 'autocomplete')).toBe('one-time-code')
+    expect(await text(page, '#password-label')).toBe('New password')
+    expect(await page.getAttribute('#password', 'autocomplete')).toBe('new-password')
+    expect(await text(page, '#submit')).toBe('Set the password and log in')
+    await page.screenshot({ path: join(SCREENSHOTS, '15-reset-code-sent.png'), fullPage: true })
+    const resetCode = await mailedCode(email)
+
+    // a wrong code: the service's message, and the form stays as it was
+    await page.fill('#code', wrongCode(resetCode))
+    await page.fill('#password', NEW_PASSWORD)
+    mark = mailing.logLines.length
+    await page.click('#submit')
+    await idle(page)
+    expect(requestsSince(mark, mailing)).toEqual(['POST /auth/password/reset 400'])
+    expect(await text(page, '#notice-title')).toBe('Setting the password failed')
+    expect(await text(page, '#notice-text')).toBe('Invalid or expired verification code')
+    expect(await text(page, '#session-pill')).toBe('Logged out')
+    expect(await page.locator('#code-field').isVisible()).toBe(true)
+
+    await page.fill('#code', resetCode)
+    mark = mailing.logLines.length
+    await page.click('#submit')
+    await idle(page)
+    expect(requestsSince(mark, mailing)).toEqual(['POST /auth/password/reset 200', 'GET /auth/sessions 200'])
+    expect(await text(page, '#notice-title')).toBe('Password changed')
+    expect(await text(page, '#session-pill')).toBe(`Logged in as ${email}`)
+    expect(await text(page, '#tokens-changed-why')).toBe('(logged in)')
+    expect(await page.evaluate(STORED_PAIR)).not.toBeNull()
+    await page.screenshot({ path: join(SCREENSHOTS, '16-password-reset.png'), fullPage: true })
+
+    await page.click('#logout')
+    await idle(page)
+    // the form is back to its login, with the other ways offered
+    expect(await text(page, '#submit')).toBe('Log in')
+    expect(await page.locator('#auth-tabs').isVisible()).toBe(true)
+
+    // "Log in with a code": the address, then the code alone
+    await page.click('#mode-code')
+    expect(await text(page, '#flow-title')).toBe('Log in with a code')
+    await page.fill('#email', email)
+    mark = mailing.logLines.length
+    await page.click('#submit')
+    await idle(page)
+    expect(await page.locator('#password-field').isHidden()).toBe(true)
+    expect(await text(page, '#submit')).toBe('Log in')
+    const loginCode = await mailedCode(email)
+
+    // another code asked for at once: the resend interval, and how long to wait
+    await page.click('#resend-code')
+    await idle(page)
+    expect(await text(page, '#notice-title')).toBe('Sending the code failed')
+    expect(await text(page, '#notice-text')).toMatch(
+      /^Too many requests, retry later: try again in (\d+ s|1 min \d+ s)$/,
+    )
+    expect(await text(page, '#result-status')).toBe('429')
+
+    await page.fill('#code', loginCode)
+    await page.click('#submit')
+    await idle(page)
+    expect(requestsSince(mark, mailing)).toEqual([
+      'POST /auth/email/send-code 200',
+      'POST /auth/email/send-code 429',
+      'POST /auth/login/email-code 200',
+      'GET /auth/sessions 200',
+    ])
+    expect(await text(page, '#notice-title')).toBe('Logged in')
+    expect(await text(page, '#session-pill')).toBe(`Logged in as ${email}`)
+    expect(await page.locator('#sessions li').count()).toBe(1)
+    await page.screenshot({ path: join(SCREENSHOTS, '17-logged-in-with-code.png'), fullPage: true })
+
+    // the new password is the account's; the old one no longer
+    await call(mailingBase, '/auth/login', { email, password: PASSWORD }, { status: 401 })
+    await call(mailingBase, '/auth/login', { email, password: NEW_PASSWORD })
+  })
+
+  it('shows whether the address is verified, and verifies it with the code mailed to it', async () => {
+    await newContext()
+    const page = await openDemo(mailingBase)
+    const email = newEmail()
+    await submit(page, 'register', email, PASSWORD)
+    expect(await text(page, '#account-verified')).toBe('No')
+    expect(await page.locator('#verify').isVisible()).toBe(true)
+    expect(await page.locator('#verify-form').isHidden()).toBe(true)
+
+    let mark = mailing.logLines.length
+    await page.click('#verify')
+    await idle(page)
+    expect(requestsSince(mark, mailing)).toEqual(['POST /auth/me/send-code 200'])
+    expect(await text(page, '#notice-title')).toBe('Code sent')
+    expect(await text(page, '#notice-text')).toBe(`A six-digit code is on its way to ${email}.`)
+    expect(await page.locator('#verify').isHidden()).toBe(true)
+    expect(await page.evaluate('document.activeElement.id')).toBe('verify-code')
+    expect(await page.getAttribute('#verify-code', 'autocomplete')).toBe('one-time-code')
+    await page.screenshot({ path: join(SCREENSHOTS, '18-verify-code-sent.png'), fullPage: true })
+    const code = await mailedCode(email)
+
+    await page.fill('#verify-code', wrongCode(code))
+    await page.click('#verify-submit')
+    await idle(page)
+    expect(await text(page, '#notice-title')).toBe('Verification failed')
+    expect(await text(page, '#notice-text')).toBe('Invalid or expired verification code')
+    expect(await text(page, '#account-verified')).toBe('No')
+
+    mark = mailing.logLines.length
+    await page.fill('#verify-code', code)
+    await page.click('#verify-submit')
+    await idle(page)
+    expect(requestsSince(mark, mailing)).toEqual(['POST /auth/email/verify 200'])
+    expect(await text(page, '#notice-title')).toBe('Address verified')
+    expect(await text(page, '#account-verified')).toBe('Yes')
+    expect(await page.locator('#verify').isHidden()).toBe(true)
+    expect(await page.locator('#verify-form').isHidden()).toBe(true)
+    // the form is gone with the button pressed: the keyboard's focus stays in the section
+    expect(await page.evaluate('document.activeElement.id')).toBe('account-title')
+    expect(JSON.parse(await text(page, '#result'))).toMatchObject({ email, emailVerified: true })
+
+    // the service says so too, to a tab that asks
+    const other = await openDemo(mailingBase)
+    expect(await text(other, '#account-verified')).toBe('—')
+    await other.click('#whoami')
+    await idle(other)
+    expect(await text(other, '#account-verified')).toBe('Yes')
+    await page.screenshot({ path: join(SCREENSHOTS, '19-verified.png'), fullPage: true })
+  })
+
   it('says how to build the client when it is missing', async () => {
     const bare = Fastify()
     await bare.register(demoRoutes, { clientFile: new URL('./no-such-client/index.js', import.meta.url) })
@@ -537,6 +704,14 @@ describe.skipIf(!available)('GET /demo in a browser', () => {
     const email = newEmail()
     await call(at, '/auth/register', { email, password: PASSWORD }, { userAgent })
     return email
+  }
+
+  /** The code of the next mail to `address` that carries one (a notice, such as "password reset", carries none). */
+  async function mailedCode(address: string) {
+    for (;;) {
+      const code = codeIn(await mailbox.next(address))
+      if (code !== null) return code
+    }
   }
 
   /** The id of the session of `accessToken`, as `GET /auth/sessions` marks it current. */

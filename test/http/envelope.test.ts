@@ -24,21 +24,12 @@ describe('envelope: one shape for every auth answer and every error', () => {
     const logout = await call(service.app, 'POST', '/auth/delete-refresh-token', {
       headers: bearer(refresh.body.data.access_token),
     })
-    expect(Object.keys(register.body.data).sort()).toEqual([
-      'access_token',
-      'created_at',
-      'email',
-      'refresh_token',
-    ])
-    expect(Object.keys(login.body.data).sort()).toEqual([
-      'access_token',
-      'created_at',
-      'email',
-      'id',
-      'refresh_token',
-    ])
+    // every answer that logs in shows the account as GET /auth/me does, beside the tokens
+    const loginAnswer = ['access_token', 'created_at', 'email', 'email_verified', 'id', 'refresh_token']
+    expect(Object.keys(register.body.data).sort()).toEqual(loginAnswer)
+    expect(Object.keys(login.body.data).sort()).toEqual(loginAnswer)
     expect(Object.keys(refresh.body.data).sort()).toEqual(['access_token', 'refresh_token'])
-    expect(Object.keys(me.body.data).sort()).toEqual(['created_at', 'email', 'id'])
+    expect(Object.keys(me.body.data).sort()).toEqual(['created_at', 'email', 'email_verified', 'id'])
     expect(logout.body.data).toBeNull()
     for (const reply of [register, login, refresh, me, logout]) {
       expect(reply.status).toBe(200)

@@ -84,6 +84,14 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       'GET /auth/me': ['getCurrentUser', [{ bearerAuth: [] }]],
       'GET /auth/sessions': ['listSessions', [{ bearerAuth: [] }]],
       'DELETE /auth/sessions/{id}': ['endSession', [{ bearerAuth: [] }]],
+      'POST /auth/email/send-code': ['sendCode', []],
+      'POST /auth/login/email-code': ['loginWithCode', []],
+      'POST /auth/password/reset': ['resetPassword', []],
+      'POST /auth/me/send-code': ['sendAccountCode', [{ bearerAuth: [] }]],
+      'POST /auth/password/change': ['changePassword', [{ bearerAuth: [] }]],
+      'POST /auth/email/change': ['changeEmail', [{ bearerAuth: [] }]],
+      'POST /auth/email/verify': ['verifyEmail', [{ bearerAuth: [] }]],
+      'POST /auth/delete': ['deleteAccount', [{ bearerAuth: [] }]],
     })
   })
 
@@ -105,6 +113,14 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       getCurrentUser: ['200', '401', '403', '500'],
       listSessions: ['200', '401', '403', '500'],
       endSession: ['200', '401', '403', '404', '500', '503'],
+      sendCode: ['200', '400', '403', '413', '415', '429', '500', '503'],
+      loginWithCode: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
+      resetPassword: ['200', '400', '403', '413', '415', '429', '500', '503'],
+      sendAccountCode: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
+      changePassword: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
+      changeEmail: ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503'],
+      verifyEmail: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
+      deleteAccount: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
     })
     const descriptions = operations().flatMap(({ operation }) =>
       Object.values(operation.responses).map((response: any) => response.description),

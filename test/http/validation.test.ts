@@ -56,12 +56,8 @@ describe('validation: the 400 of a request that does not fit its schema', () => 
     const email = uniqueEmail()
     const reply = await post('/auth/register', { email, password: PASSWORD, role: 'admin', id: '1' })
     expect(reply.status).toBe(200)
-    expect(Object.keys(reply.body.data).sort()).toEqual([
-      'access_token',
-      'created_at',
-      'email',
-      'refresh_token',
-    ])
+    expect(reply.body.data.id).not.toBe('1')
+    expect(reply.body.data).not.toHaveProperty('role')
     const login = await post('/auth/login', { email, password: PASSWORD })
     expect(login.body.data.id).not.toBe('1')
   })

@@ -105,7 +105,7 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
   describe('R4.3 POST /auth/register', () => {
     const register = (body: unknown) => call(service.app, 'POST', '/auth/register', { body })
 
-    it('R4.3.1 200 with data {email, created_at, access_token, refresh_token}: created and logged in at once', async () => {
+    it('R4.3.1 200 with data {email, created_at, access_token, refresh_token} (and id, email_verified): created and logged in at once', async () => {
       const email = uniqueEmail()
       const reply = await register({ email, password: PASSWORD })
       expect(reply.status).toBe(200)
@@ -113,7 +113,9 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
         code: 200,
         message: 'Success',
         data: {
+          id: expect.stringMatching(/^[1-9]\d{9}$/),
           email,
+          email_verified: false,
           created_at: expect.stringMatching(/Z$/),
           access_token: expect.any(String),
           refresh_token: expect.any(String),
@@ -159,6 +161,7 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
         data: {
           id: expect.stringMatching(/^[1-9]\d{9}$/),
           email,
+          email_verified: false,
           created_at: registered.body.data.created_at,
           access_token: expect.any(String),
           refresh_token: expect.any(String),
@@ -314,13 +317,13 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
   })
 
   describe('R4.7 GET /auth/me', () => {
-    it('R4.7.1 200 with data {id, email, created_at} of the caller', async () => {
+    it('R4.7.1 200 with data {id, email, email_verified, created_at} of the caller', async () => {
       const user = await registerUser(service.app)
       const reply = await call(service.app, 'GET', '/auth/me', { headers: bearer(user.accessToken) })
       expect(reply.body).toEqual({
         code: 200,
         message: 'Success',
-        data: { id: user.id, email: user.email, created_at: user.createdAt },
+        data: { id: user.id, email: user.email, email_verified: false, created_at: user.createdAt },
       })
     })
 

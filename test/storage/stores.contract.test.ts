@@ -35,6 +35,7 @@ describe.each(backends)('storage contract [$name]', (backend) => {
     id: generateUserId(),
     email: `contract-${Date.now()}-${serial++}@example.com`,
     passwordHash: '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA',
+    emailVerified: false,
     createdAt: new Date().toISOString(),
     ...overrides,
   })
@@ -124,6 +125,81 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       const user = await created()
       await stores.users.updatePasswordHash(user.id, '$argon2id$new')
       expect(await stores.users.findById(user.id)).toEqual({ ...user, passwordHash: '$argon2id$new' })
+    })
+
+    it('an account without a password and a verified one round-trip; updatePasswordHash sets and clears it', async () => {
+      const user = await created({ passwordHash: null, emailVerified: true })
+      expect(await stores.users.findById(user.id)).toEqual(user)
+      expect(await stores.users.findByEmail(user.email)).toEqual(user)
+      await stores.users.updatePasswordHash(user.id, '$argon2id$set')
+      expect(await stores.users.findById(user.id)).toEqual({ ...user, passwordHash: '$argon2id$set' })
+      await stores.users.updatePasswordHash(user.id, null)
+      expect(await stores.users.findById(user.id)).toEqual(user)
+    })
+
+    it('claimAddress: the first verifies the address and cancels the password, true once; false for no account', async () => {
+      const user = await created()
+      const other = await created()
+      expect(await stores.users.claimAddress(user.id)).toBe(true)
+      expect(await stores.users.findById(user.id)).toEqual({
+        ...user,
+        passwordHash: null,
+        emailVerified: true,
+      })
+      // a password set afterwards (a reset) is not cancelled by a later proof
+      await stores.users.updatePasswordHash(user.id, '$argon2id$after')
+      expect(await stores.users.claimAddress(user.id)).toBe(false)
+      expect((await stores.users.findById(user.id))?.passwordHash).toBe('$argon2id$after')
+      expect(await stores.users.claimAddress('1000000001')).toBe(false)
+      expect(await stores.users.findById(other.id)).toEqual(other)
+    })
+
+    it('of 10 concurrent claimAddress calls exactly one is true', async () => {
+      const user = await created()
+      const results = await Promise.all(Array.from({ length: 10 }, () => stores.users.claimAddress(user.id)))
+      expect(results.filter(Boolean)).toHaveLength(1)
+    })
+
+    it('markEmailVerified keeps the password; true for an account, verified or not, false for none', async () => {
+      const user = await created()
+      expect(await stores.users.markEmailVerified(user.id)).toBe(true)
+      expect(await stores.users.findById(user.id)).toEqual({ ...user, emailVerified: true })
+      expect(await stores.users.markEmailVerified(user.id)).toBe(true)
+      expect(await stores.users.claimAddress(user.id)).toBe(false)
+      expect(await stores.users.markEmailVerified('1000000001')).toBe(false)
+    })
+
+    it('changeEmail: changed and verified; email_taken leaves both accounts as they were; missing without one', async () => {
+      const user = await created()
+      const other = await created()
+      const email = newUser().email
+      expect(await stores.users.changeEmail(user.id, email)).toBe('changed')
+      const changed = { ...user, email, emailVerified: true }
+      expect(await stores.users.findById(user.id)).toEqual(changed)
+      expect(await stores.users.findByEmail(email)).toEqual(changed)
+      expect(await stores.users.findByEmail(user.email)).toBeNull()
+      // its own address again is no conflict
+      expect(await stores.users.changeEmail(user.id, email)).toBe('changed')
+      expect(await stores.users.changeEmail(user.id, other.email)).toBe('email_taken')
+      expect(await stores.users.findById(user.id)).toEqual(changed)
+      expect(await stores.users.findById(other.id)).toEqual(other)
+      expect(await stores.users.changeEmail('1000000001', newUser().email)).toBe('missing')
+      // the old address is free for another account
+      expect(await stores.users.create(newUser({ email: user.email }))).toBe('created')
+    })
+
+    it('of concurrent changes of two accounts to one e-mail exactly one is changed', async () => {
+      const [first, second] = [await created(), await created()]
+      const email = newUser().email
+      const results = await Promise.all(
+        [first, second].flatMap((user) => [1, 2, 3].map(() => stores.users.changeEmail(user.id, email))),
+      )
+      const winners = new Set(
+        results.flatMap((result, i) => (result === 'changed' ? [i < 3 ? first.id : second.id] : [])),
+      )
+      expect(winners.size).toBe(1)
+      expect(results.filter((result) => result === 'email_taken')).toHaveLength(3)
+      expect((await stores.users.findByEmail(email))?.id).toBe([...winners][0])
     })
 
     it('list: every account once, in id order, page by page after the last id', async () => {

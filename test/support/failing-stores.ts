@@ -1,16 +1,19 @@
 import { StorageError } from '../../src/errors.js'
 import type { Stores } from '../../src/storage/stores.js'
 
+/** The stores a failure can be injected into. */
+type FailingStore = 'users' | 'sessions' | 'codes' | 'outbox' | 'sharedCounters'
+
 /**
- * The stores, with every user and session call failing like a lost connection while `failing()` is true.
- * `writes` narrows the failure to the methods named there (`create`, `start`, `rotate`, `end`…), and
- * `outcomeUnknown` makes it a write whose outcome is unknown (sent, no answer: docs/api.md R7.3) instead of one that
- * was not made.
+ * The stores, with every call of the stores named in `stores` (the users and sessions by default) failing like a
+ * lost connection while `failing()` is true. `writes` narrows the failure to the methods named there (`create`,
+ * `start`, `rotate`, `end`…), and `outcomeUnknown` makes it a write whose outcome is unknown (sent, no answer:
+ * docs/api.md R7.3) instead of one that was not made.
  */
 export function withInjectedFailures(
   stores: Stores,
   failing: () => boolean,
-  options: { writes?: readonly string[]; outcomeUnknown?: boolean } = {},
+  options: { writes?: readonly string[]; outcomeUnknown?: boolean; stores?: readonly FailingStore[] } = {},
 ): Stores {
   const wrap = <T extends object>(target: T): T =>
     new Proxy(target, {
@@ -29,5 +32,10 @@ export function withInjectedFailures(
         }
       },
     })
-  return { ...stores, users: wrap(stores.users), sessions: wrap(stores.sessions) }
+  const wrapped: Stores = { ...stores }
+  for (const name of options.stores ?? ['users', 'sessions']) {
+    // each store keeps its own type; the record view only lets one loop wrap them all
+    ;(wrapped as unknown as Record<FailingStore, object>)[name] = wrap(stores[name])
+  }
+  return wrapped
 }

@@ -56,6 +56,8 @@ export interface TestService {
   logLines: string[]
   /** Parsed log records. */
   logs(): Array<Record<string, unknown>>
+  /** Writes the security events recorded so far to the audit trail. */
+  flushAudit(): Promise<void>
   close(): Promise<void>
 }
 
@@ -96,6 +98,7 @@ export async function startTestService(
     config,
     logLines,
     logs: () => logLines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    flushAudit: () => service.auditSink.flush(),
     async close() {
       await service.close()
       if (ownsInstance) await instance.teardown()

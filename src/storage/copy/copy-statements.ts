@@ -1,3 +1,4 @@
+import type { TableMetadata } from 'kysely'
 import { legacySession } from '../redis/session-record.js'
 import {
   SESSION_COLUMNS,
@@ -8,14 +9,27 @@ import {
 } from '../sql/session-rows.js'
 import type { SqlEngine } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
+import { USER_COLUMNS } from '../sql/user-rows.js'
 import type { StoredSession } from '../stores.js'
 
-/** An account as the copy moves it: the `users` row, column for column. */
+/** An account as the copy moves it: the `users` row, column for column (password_hash '' stays ''). */
 export interface AccountRow {
   id: string
   email: string
   passwordHash: string
+  emailVerified: boolean
   createdAt: string
+}
+
+/**
+ * The columns of `users` a copy reads (USER_COLUMNS), as a source's table has them (`tables`: its schema): a store of
+ * a version before migration 0005 (only read: never migrated by a copy) has no email_verified, and every one of its
+ * accounts is unverified, as the migration would make it.
+ */
+export function accountColumnsOf(tables: readonly TableMetadata[]): string {
+  const users = tables.find((table) => table.name === 'users')
+  if (users?.columns.some((column) => column.name === 'email_verified')) return USER_COLUMNS
+  return USER_COLUMNS.replace('email_verified', '0 AS email_verified')
 }
 
 /**
@@ -27,7 +41,7 @@ export interface SessionRow extends StoredSession {
   slot: string | null
 }
 
-/** Rows per batch at most: 4 columns × 5,000 rows stays under SQLite's 32,766 bound parameters. */
+/** Rows per batch at most: 5 columns × 5,000 rows stays under SQLite's 32,766 bound parameters. */
 export const MAX_BATCH_SIZE = 5_000
 
 /**
@@ -71,17 +85,30 @@ export function valuesList(engine: SqlEngine, rows: number, columns: number): st
 }
 
 /**
+ * A multi-row INSERT of `rows` rows of `width` values into `columns` that leaves a row already there (by any unique
+ * key) as it is: what a resumed or forced copy writes, and its verification then compares.
+ */
+export function insertLeavingExisting(
+  engine: SqlEngine,
+  table: string,
+  columns: string,
+  rows: number,
+  width: number,
+): string {
+  const values = valuesList(engine, rows, width)
+  if (engine === 'mysql') return `INSERT IGNORE INTO ${table} (${columns}) VALUES ${values}`
+  return `INSERT INTO ${table} (${columns}) VALUES ${values} ON CONFLICT DO NOTHING`
+}
+
+/**
  * The statements of `tessera store copy`, in one engine's SQL: reads by keyset on the id (user ids are 10 digits, so
  * every engine orders them alike) and multi-row inserts that leave a row already there as it is (a resumed or forced
  * copy), which verification then compares.
  */
-export function copyStatements(engine: SqlEngine) {
+export function copyStatements(engine: SqlEngine, accountColumns = USER_COLUMNS) {
   const placeholder = placeholderFor(engine)
-  const insert = (table: string, columns: string, rows: number, width: number) => {
-    const values = valuesList(engine, rows, width)
-    if (engine === 'mysql') return `INSERT IGNORE INTO ${table} (${columns}) VALUES ${values}`
-    return `INSERT INTO ${table} (${columns}) VALUES ${values} ON CONFLICT DO NOTHING`
-  }
+  const insert = (table: string, columns: string, rows: number, width: number) =>
+    insertLeavingExisting(engine, table, columns, rows, width)
 
   return {
     /** Opens a read transaction whose reads all see the database as it was when it began. */
@@ -107,7 +134,7 @@ export function copyStatements(engine: SqlEngine) {
     /** Up to `limit` accounts with an id after `afterId` ('' for the first), in id order. */
     accountsAfter(afterId: string, limit: number): SqlQuery {
       return {
-        sql: `SELECT id, email, password_hash, created_at FROM users WHERE id > ${placeholder(1)}
+        sql: `SELECT ${accountColumns} FROM users WHERE id > ${placeholder(1)}
           ORDER BY id LIMIT ${Math.trunc(limit)}`,
         parameters: [afterId],
       }
@@ -115,7 +142,7 @@ export function copyStatements(engine: SqlEngine) {
     /** The accounts with an id from `first` to `last`, in id order. */
     accountsBetween(first: string, last: string): SqlQuery {
       return {
-        sql: `SELECT id, email, password_hash, created_at FROM users
+        sql: `SELECT ${accountColumns} FROM users
           WHERE id >= ${placeholder(1)} AND id <= ${placeholder(2)} ORDER BY id`,
         parameters: [first, last],
       }
@@ -144,10 +171,18 @@ export function copyStatements(engine: SqlEngine) {
     },
     lastAccountId: { sql: 'SELECT MAX(id) AS id FROM users', parameters: [] } satisfies SqlQuery,
     anyAccount: { sql: 'SELECT id FROM users LIMIT 1', parameters: [] } satisfies SqlQuery,
+    /** The accounts, in one multi-row insert; the flag a boolean for PostgreSQL, 1 or 0 for the others. */
     insertAccounts(rows: readonly AccountRow[]): SqlQuery {
+      const flag = (verified: boolean) => (engine === 'postgres' ? verified : verified ? 1 : 0)
       return {
-        sql: insert('users', 'id, email, password_hash, created_at', rows.length, 4),
-        parameters: rows.flatMap((row) => [row.id, row.email, row.passwordHash, row.createdAt]),
+        sql: insert('users', USER_COLUMNS, rows.length, 5),
+        parameters: rows.flatMap((row) => [
+          row.id,
+          row.email,
+          row.passwordHash,
+          flag(row.emailVerified),
+          row.createdAt,
+        ]),
       }
     },
     /**
@@ -181,6 +216,8 @@ export function toAccountRow(row: Record<string, unknown>): AccountRow {
     id: String(row.id),
     email: String(row.email),
     passwordHash: String(row.password_hash),
+    // PostgreSQL returns a boolean, the others 0 or 1
+    emailVerified: row.email_verified === true || Number(row.email_verified) === 1,
     createdAt: String(row.created_at),
   }
 }

@@ -13,8 +13,10 @@ import type { SqlQuery } from '../sql/sql-statements.js'
 import type { Tables } from '../sql/tables.js'
 import { type Checksum, runningChecksum } from './checksum.js'
 import { type AuditCopy, auditColumnsOf, copyAuditEvents } from './copy-audit-events.js'
+import { copyMail, type RowsCopy } from './copy-mail.js'
 import {
   type AccountRow,
+  accountColumnsOf,
   type CopyStatements,
   copyStatements,
   legacyTokenToSessionRow,
@@ -85,6 +87,10 @@ export interface CopyReport {
   sessions: { copied: number; source: Checksum; target: Checksum }
   /** The audit trail, when the source has one (null when it has not). */
   auditEvents: AuditCopy | null
+  /** The unexpired e-mail codes, when the source has them (migration 0005; null when it has not). */
+  emailCodes: RowsCopy | null
+  /** The messages waiting in the outbox, when the source has one (migration 0005; null when it has not). */
+  outbox: RowsCopy | null
   /** Why the target does not hold what the source does, or null when it does. */
   mismatch: string | null
 }
@@ -92,11 +98,12 @@ export interface CopyReport {
 /**
  * Copies the accounts and their unexpired sessions from one store to another, in batches of `batchSize` accounts in
  * id order, each written in one transaction (its sessions first when they go to Redis, so that a copy interrupted
- * between the two has written them and a resumed one writes them again). The source is read in one snapshot (a read
- * transaction), so the copy is consistent as of its start. A source of a version before sessions (a SQL store
- * before migration 0004, Redis keys of one refresh token per user) is read as sessions, as the service would read
- * it. Then every account and session of the source is read again, from the same snapshot, and compared with the
- * target's: counts and SHA-256 digests.
+ * between the two has written them and a resumed one writes them again); then the audit trail, the unexpired e-mail
+ * codes and the outbox. The source is read in one snapshot (a read transaction), so the copy is consistent as of its
+ * start. A source of a version before sessions (a SQL store before migration 0004, Redis keys of one refresh token
+ * per user) is read as sessions, as the service would read it; one before migration 0005 as unverified accounts,
+ * without codes or outbox. Then every account and session of the source is read again, from the same snapshot, and
+ * compared with the target's: counts and SHA-256 digests.
  */
 export async function copyStore(options: CopyOptions, progress: CopyProgress): Promise<CopyReport> {
   const names = { ...SIDE_NAMES, ...options.names }
@@ -137,7 +144,7 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       : null
 
     return await withSnapshot(source, async (readSource) => {
-      const from = copyStatements(source.engine)
+      const from = copyStatements(source.engine, accountColumnsOf(sourceSchema))
       // a batch is every source account from its first id to its last, so a range read is exactly its rows on the
       // source; on the target, which may hold other accounts (--force), only the batch's ids are kept
       const sourceSessions = async (ids: readonly string[]): Promise<SessionRow[]> => {
@@ -198,6 +205,13 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
             options,
           )
         : null
+      const mail = await copyMail(
+        readSource,
+        readTarget,
+        { engine: source.engine, tables: sourceTables },
+        target,
+        { batchSize: options.batchSize, now },
+      )
 
       // the verification, over every account of the source
       const sums = {
@@ -240,11 +254,15 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
         },
         sessions: { copied: sessionsCopied, source: sessionsSource, target: sessionsTarget },
         auditEvents,
+        ...mail,
         mismatch:
           describeMismatch(accountsSource, accountsTarget, sessionsSource, sessionsTarget, {
             targetTotal,
             extraAllowed: options.force,
-          }) ?? describeAuditMismatch(auditEvents),
+          }) ??
+          describeAuditMismatch(auditEvents) ??
+          describeRowsMismatch('e-mail codes', mail.emailCodes) ??
+          describeRowsMismatch('outbox messages', mail.outbox),
       }
     })
   } finally {
@@ -293,7 +311,8 @@ async function withSnapshot<T>(database: SqlDatabase, work: (read: Read) => Prom
   })
 }
 
-const accountLine = (row: AccountRow) => `${row.id}\t${row.email}\t${row.passwordHash}\t${row.createdAt}\n`
+const accountLine = (row: AccountRow) =>
+  `${row.id}\t${row.email}\t${row.passwordHash}\t${row.emailVerified ? 1 : 0}\t${row.createdAt}\n`
 /**
  * A batch's sessions as lines of the checksum, in user id and id order whatever order each side returned them in:
  * every field of StoredSession, as JSON (a device is any printable text). The slot is not among them: Redis has
@@ -341,7 +360,11 @@ function describeAuditMismatch(audit: AuditCopy | null): string | null {
   return describeDifference('audit events', audit.source, audit.target)
 }
 
-/** How the target's `rows` (accounts, sessions, audit events) differ from the source's, or null. */
+function describeRowsMismatch(rows: string, copy: RowsCopy | null): string | null {
+  return copy === null ? null : describeDifference(rows, copy.source, copy.target)
+}
+
+/** How the target's `rows` (accounts, sessions, audit events …) differ from the source's, or null. */
 function describeDifference(rows: string, source: Checksum, target: Checksum): string | null {
   if (source.count !== target.count) {
     return `the target holds ${target.count} of the source's ${source.count} ${rows}`

@@ -104,7 +104,13 @@ function writeConnection(connection: PoolConnection): WriteConnection {
       new Promise((resolve, reject) => {
         connection.query<ResultSetHeader>(text, [...parameters], (error, result) => {
           if (error) reject(error)
-          else resolve({ rows: [], changes: result.affectedRows ?? 0 })
+          // an insert id past 2^53 comes as a string
+          else
+            resolve({
+              rows: [],
+              changes: result.affectedRows ?? 0,
+              lastInsertId: BigInt(result.insertId ?? 0),
+            })
         })
       }),
     release: () => connection.release(),

@@ -1,11 +1,15 @@
+import { codeKeyValues, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
+import { PACKED_COUNT_FACTOR } from '../sql/rate-counter-rows.js'
 import { SESSION_INSERT_COLUMNS, SESSION_ORDER, sessionValues } from '../sql/session-rows.js'
 import type { SqlStatements } from '../sql/sql-statements.js'
 
 /**
  * The SQL stores' statements for MySQL and MariaDB: `?` placeholders, INSERT … ON DUPLICATE KEY UPDATE for the
- * upsert. Its new values are bound a second time rather than read with VALUES(), which MySQL 8.0.20 deprecated,
- * or with a row alias, which MariaDB does not have.
+ * upserts. Their new values are bound a second time rather than read with VALUES(), which MySQL 8.0.20 deprecated,
+ * or with a row alias, which MariaDB does not have. Neither has UPDATE … RETURNING (MariaDB's RETURNING is for INSERT
+ * and DELETE only): a write reports through its LAST_INSERT_ID, or is followed by a read. An UPDATE's SET assigns
+ * left to right, each expression seeing the columns assigned before it.
  */
 export const mysqlStatements: SqlStatements = {
   ...questionMarkStatements,
@@ -34,5 +38,45 @@ export const mysqlStatements: SqlStatements = {
   pruneAuditEvents: (before, batch) => ({
     sql: 'DELETE FROM audit_events WHERE occurred_at < ? ORDER BY occurred_at LIMIT ?',
     parameters: [before, batch],
+  }),
+  putEmailCode: (key, digest, expiresAt) => ({
+    sql: `INSERT INTO email_codes (address, purpose, user_id, code_digest, expires_at, tries)
+      VALUES (?, ?, ?, ?, ?, 0)
+      ON DUPLICATE KEY UPDATE code_digest = ?, expires_at = ?, tries = 0`,
+    parameters: [...codeKeyValues(key), digest, expiresAt, digest, expiresAt],
+  }),
+  // both refuse LIMIT in an IN subquery; a single-table UPDATE takes ORDER BY and LIMIT itself. It locks each row
+  // it reads, in outbox_due's order: a concurrent claim waits for the rows this one holds, then reads them as
+  // committed (held: no longer matched) and goes on past them
+  claimOutbox: (claimant, now, leaseUntil, limit) => ({
+    sql: `UPDATE outbox SET claimant = ?, lease_until = ? WHERE next_attempt_at <= ? AND lease_until <= ?
+      ORDER BY ${OUTBOX_ORDER} LIMIT ?`,
+    parameters: [claimant, leaseUntil, now, now, limit],
+  }),
+  // what the claim took is due (outbox_due's range) and held by its claimant, a value no other claim has
+  claimedOutbox: (claimant, now) => ({
+    sql: `SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE next_attempt_at <= ? AND claimant = ?`,
+    parameters: [now, claimant],
+  }),
+  releaseOutbox: (ids, claimant) => ({
+    sql: `UPDATE outbox SET claimant = NULL, lease_until = 0
+      WHERE claimant = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+    parameters: [claimant, ...ids],
+  }),
+  // the count, then the window (restarted when the count did, so seeing the new hits), and the pair packed into
+  // LAST_INSERT_ID(expr), which the answer carries (rate-counter-rows.ts); on insert, the window's end is now plus
+  // the packed value's upper half, the window
+  incrementRateCounter: (key, windowMs, now) => ({
+    sql: `INSERT INTO rate_counters (counter_key, window_ends, hits)
+      VALUES (?, ? + LAST_INSERT_ID(? * ${PACKED_COUNT_FACTOR} + 1) DIV ${PACKED_COUNT_FACTOR}, 1)
+      ON DUPLICATE KEY UPDATE
+        hits = IF(window_ends > ?, hits + 1, 1),
+        window_ends = ? + LAST_INSERT_ID(
+          IF(hits = 1, ?, window_ends - ?) * ${PACKED_COUNT_FACTOR} + hits) DIV ${PACKED_COUNT_FACTOR}`,
+    parameters: [key, now, windowMs, now, now, windowMs, now],
+  }),
+  pruneRateCounters: (now, batch) => ({
+    sql: 'DELETE FROM rate_counters WHERE window_ends <= ? ORDER BY window_ends LIMIT ?',
+    parameters: [now, batch],
   }),
 }

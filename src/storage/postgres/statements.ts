@@ -1,4 +1,5 @@
 import { AUDIT_COLUMNS, auditColumnValues } from '../sql/audit-rows.js'
+import { codeKeyValues, OUTBOX_COLUMNS, OUTBOX_ORDER, outboxValues } from '../sql/mail-rows.js'
 import {
   SESSION_COLUMNS,
   SESSION_INSERT_COLUMNS,
@@ -8,28 +9,47 @@ import {
   sessionValues,
 } from '../sql/session-rows.js'
 import type { SqlStatements } from '../sql/sql-statements.js'
+import { storedPasswordHash, USER_COLUMNS } from '../sql/user-rows.js'
 
 /** The SQL stores' statements for PostgreSQL: `$n` placeholders (a value used twice bound once), INSERT … ON CONFLICT for the upsert. */
 export const postgresStatements: SqlStatements = {
   findUserById: (id) => ({
-    sql: 'SELECT id, email, password_hash, created_at FROM users WHERE id = $1',
+    sql: `SELECT ${USER_COLUMNS} FROM users WHERE id = $1`,
     parameters: [id],
   }),
   findUserByEmail: (email) => ({
-    sql: 'SELECT id, email, password_hash, created_at FROM users WHERE email = $1',
+    sql: `SELECT ${USER_COLUMNS} FROM users WHERE email = $1`,
     parameters: [email],
   }),
   insertUser: (user) => ({
-    sql: 'INSERT INTO users (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4)',
-    parameters: [user.id, user.email, user.passwordHash, user.createdAt],
+    sql: `INSERT INTO users (${USER_COLUMNS}) VALUES ($1, $2, $3, $4, $5)`,
+    parameters: [
+      user.id,
+      user.email,
+      storedPasswordHash(user.passwordHash),
+      user.emailVerified,
+      user.createdAt,
+    ],
   }),
   updatePasswordHash: (id, passwordHash) => ({
     sql: 'UPDATE users SET password_hash = $1 WHERE id = $2',
     parameters: [passwordHash, id],
   }),
+  claimAddress: (id) => ({
+    sql: "UPDATE users SET email_verified = TRUE, password_hash = '' WHERE id = $1 AND NOT email_verified",
+    parameters: [id],
+  }),
+  markEmailVerified: (id) => ({
+    sql: 'UPDATE users SET email_verified = TRUE WHERE id = $1',
+    parameters: [id],
+  }),
+  changeEmail: (id, email) => ({
+    sql: 'UPDATE users SET email = $1, email_verified = TRUE WHERE id = $2',
+    parameters: [email, id],
+  }),
   // ids are 10 digits without a leading 0, so their text order is their numeric order
   listUsers: (after, limit) => ({
-    sql: 'SELECT id, email, password_hash, created_at FROM users WHERE id > $1 ORDER BY id LIMIT $2',
+    sql: `SELECT ${USER_COLUMNS} FROM users WHERE id > $1 ORDER BY id LIMIT $2`,
     parameters: [after, limit],
   }),
   deleteUser: (id) => ({
@@ -119,5 +139,85 @@ export const postgresStatements: SqlStatements = {
   eraseAuditClientAddresses: (userId) => ({
     sql: 'UPDATE audit_events SET client_address = NULL WHERE user_id = $1 AND client_address IS NOT NULL',
     parameters: [userId],
+  }),
+  putEmailCode: (key, digest, expiresAt) => ({
+    sql: `INSERT INTO email_codes (address, purpose, user_id, code_digest, expires_at, tries)
+      VALUES ($1, $2, $3, $4, $5, 0)
+      ON CONFLICT (address, purpose, user_id) DO UPDATE SET
+        code_digest = excluded.code_digest, expires_at = excluded.expires_at, tries = 0`,
+    parameters: [...codeKeyValues(key), digest, expiresAt],
+  }),
+  countEmailCodeTry: (key, now, maxTries) => ({
+    sql: `UPDATE email_codes SET tries = tries + 1
+      WHERE address = $1 AND purpose = $2 AND user_id = $3 AND expires_at > $4 AND tries < $5`,
+    parameters: [...codeKeyValues(key), now, maxTries],
+  }),
+  useEmailCode: (key, digest, now) => ({
+    sql: `DELETE FROM email_codes
+      WHERE address = $1 AND purpose = $2 AND user_id = $3 AND code_digest = $4 AND expires_at > $5`,
+    parameters: [...codeKeyValues(key), digest, now],
+  }),
+  deleteEmailCodes: (userId, address) => ({
+    sql: 'DELETE FROM email_codes WHERE user_id = $1 OR address = $2',
+    parameters: [userId, address],
+  }),
+  pruneEmailCodes: (now) => ({
+    sql: 'DELETE FROM email_codes WHERE expires_at <= $1',
+    parameters: [now],
+  }),
+  enqueueOutbox: (message) => ({
+    sql: `INSERT INTO outbox (id, user_id, recipient, payload, created_at, next_attempt_at)
+      VALUES ($1, $2, $3, $4, $5, $6)`,
+    parameters: outboxValues(message),
+  }),
+  findDueOutbox: (now) => ({
+    sql: 'SELECT id FROM outbox WHERE next_attempt_at <= $1 AND lease_until <= $1 LIMIT 1',
+    parameters: [now],
+  }),
+  // SKIP LOCKED: a concurrent claim passes over the rows this one has locked instead of waiting for them; a row
+  // claimed and committed since this statement's snapshot is read again as it now is (held: no longer matched)
+  claimOutbox: (claimant, now, leaseUntil, limit) => ({
+    sql: `UPDATE outbox SET claimant = $1, lease_until = $2 WHERE id IN (
+        SELECT id FROM outbox WHERE next_attempt_at <= $3 AND lease_until <= $3
+        ORDER BY ${OUTBOX_ORDER} LIMIT $4 FOR UPDATE SKIP LOCKED)
+      RETURNING ${OUTBOX_COLUMNS}`,
+    parameters: [claimant, leaseUntil, now, limit],
+  }),
+  claimedOutbox: () => null,
+  removeOutbox: (id, claimant) => ({
+    sql: 'DELETE FROM outbox WHERE id = $1 AND claimant = $2',
+    parameters: [id, claimant],
+  }),
+  failOutbox: (id, claimant, nextAttemptAt) => ({
+    sql: `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, claimant = NULL, lease_until = 0
+      WHERE id = $2 AND claimant = $3`,
+    parameters: [nextAttemptAt, id, claimant],
+  }),
+  // the ids as one array: one text whatever their number
+  releaseOutbox: (ids, claimant) => ({
+    sql: 'UPDATE outbox SET claimant = NULL, lease_until = 0 WHERE claimant = $1 AND id = ANY($2::bpchar[])',
+    parameters: [claimant, ids],
+  }),
+  deleteOutbox: (userId, address) => ({
+    sql: 'DELETE FROM outbox WHERE user_id = $1 OR recipient = $2',
+    parameters: [userId, address],
+  }),
+  outboxStats: () => ({
+    sql: 'SELECT COUNT(*) AS queued, MIN(created_at) AS oldest FROM outbox',
+    parameters: [],
+  }),
+  incrementRateCounter: (key, windowMs, now) => ({
+    sql: `INSERT INTO rate_counters (counter_key, window_ends, hits) VALUES ($1, $2, 1)
+      ON CONFLICT (counter_key) DO UPDATE SET
+        hits = CASE WHEN rate_counters.window_ends > $3 THEN rate_counters.hits + 1 ELSE 1 END,
+        window_ends = CASE WHEN rate_counters.window_ends > $3 THEN rate_counters.window_ends
+          ELSE excluded.window_ends END
+      RETURNING hits, window_ends`,
+    parameters: [key, now + windowMs, now],
+  }),
+  pruneRateCounters: (now, batch) => ({
+    sql: `DELETE FROM rate_counters WHERE counter_key IN (
+      SELECT counter_key FROM rate_counters WHERE window_ends <= $1 LIMIT $2)`,
+    parameters: [now, batch],
   }),
 }

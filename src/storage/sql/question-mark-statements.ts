@@ -1,35 +1,59 @@
 import { AUDIT_COLUMNS, auditRowValues, auditValuesList } from './audit-rows.js'
+import { questionMarkMailStatements } from './question-mark-mail-statements.js'
 import { SESSION_COLUMNS, SESSION_ORDER, SINGLE_SLOT } from './session-rows.js'
 import type { SqlStatements } from './sql-statements.js'
+import { USER_COLUMNS, userValues } from './user-rows.js'
 
 /**
- * The statements that SQLite and MySQL/MariaDB write alike, with `?` placeholders: all but the upsert of a session,
- * the eviction of sessions and the pruning of audit events, which each engine spells its own way
- * (sqlite/statements.ts, mysql/statements.ts). PostgreSQL numbers its placeholders and has its own file.
+ * The statements that SQLite and MySQL/MariaDB write alike, with `?` placeholders: all but the upserts, the
+ * statements bounded by a LIMIT, and the outbox's claim and release, which each engine spells its own way
+ * (sqlite/statements.ts, mysql/statements.ts). PostgreSQL numbers its placeholders and has its own file. A flag is
+ * 1 or 0: SQLite has no boolean, and MySQL's BOOLEAN is a TINYINT.
  */
 export const questionMarkStatements: Omit<
   SqlStatements,
-  'startSession' | 'evictSessions' | 'pruneAuditEvents'
+  | 'startSession'
+  | 'evictSessions'
+  | 'pruneAuditEvents'
+  | 'putEmailCode'
+  | 'claimOutbox'
+  | 'claimedOutbox'
+  | 'releaseOutbox'
+  | 'incrementRateCounter'
+  | 'pruneRateCounters'
 > = {
+  ...questionMarkMailStatements,
   findUserById: (id) => ({
-    sql: 'SELECT id, email, password_hash, created_at FROM users WHERE id = ?',
+    sql: `SELECT ${USER_COLUMNS} FROM users WHERE id = ?`,
     parameters: [id],
   }),
   findUserByEmail: (email) => ({
-    sql: 'SELECT id, email, password_hash, created_at FROM users WHERE email = ?',
+    sql: `SELECT ${USER_COLUMNS} FROM users WHERE email = ?`,
     parameters: [email],
   }),
   insertUser: (user) => ({
-    sql: 'INSERT INTO users (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)',
-    parameters: [user.id, user.email, user.passwordHash, user.createdAt],
+    sql: `INSERT INTO users (${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?)`,
+    parameters: userValues(user),
   }),
   updatePasswordHash: (id, passwordHash) => ({
     sql: 'UPDATE users SET password_hash = ? WHERE id = ?',
     parameters: [passwordHash, id],
   }),
+  claimAddress: (id) => ({
+    sql: "UPDATE users SET email_verified = 1, password_hash = '' WHERE id = ? AND email_verified = 0",
+    parameters: [id],
+  }),
+  markEmailVerified: (id) => ({
+    sql: 'UPDATE users SET email_verified = 1 WHERE id = ?',
+    parameters: [id],
+  }),
+  changeEmail: (id, email) => ({
+    sql: 'UPDATE users SET email = ?, email_verified = 1 WHERE id = ?',
+    parameters: [email, id],
+  }),
   // ids are 10 digits without a leading 0, so their text order is their numeric order
   listUsers: (after, limit) => ({
-    sql: 'SELECT id, email, password_hash, created_at FROM users WHERE id > ? ORDER BY id LIMIT ?',
+    sql: `SELECT ${USER_COLUMNS} FROM users WHERE id > ? ORDER BY id LIMIT ?`,
     parameters: [after, limit],
   }),
   deleteUser: (id) => ({

@@ -7,10 +7,18 @@ import type { Tables } from './tables.js'
 /** The SQL engines Tessera runs on; also the folder of each one's migrations (migrations/<engine>/). */
 export type SqlEngine = 'sqlite' | 'postgres' | 'mysql'
 
-/** What a statement returned: its rows (a SELECT) and how many rows it changed (an INSERT, UPDATE, DELETE). */
+/**
+ * What a statement returned: its rows (a SELECT, or a write's RETURNING) and how many rows it changed (an INSERT,
+ * UPDATE, DELETE; one per row a RETURNING returns).
+ */
 export interface SqlResult {
   rows: Record<string, unknown>[]
   changes: number
+  /**
+   * A write's LAST_INSERT_ID, from MySQL's answer (its OK packet): how a MySQL statement, which has no RETURNING,
+   * reports a value it computed, with LAST_INSERT_ID(expr). Absent from the other engines, and from reads.
+   */
+  lastInsertId?: bigint
 }
 
 /** One open SQL database: what the shared SQL stores and the migrations need from an engine. */

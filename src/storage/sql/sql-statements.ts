@@ -1,5 +1,5 @@
 import type { SecurityEvent } from '../../security-event.js'
-import type { SessionRotation, StoredSession, UserRecord } from '../stores.js'
+import type { CodeKey, OutboxMessage, SessionRotation, StoredSession, UserRecord } from '../stores.js'
 
 /** One statement: its text, and its values in the order of the text's placeholders. */
 export interface SqlQuery {
@@ -13,13 +13,23 @@ export interface SqlQuery {
  * for the life of its connection.
  */
 export interface SqlStatements {
-  /** The account's row (id, email, password_hash, created_at), or none. */
+  /** The account's row (USER_COLUMNS), or none. */
   findUserById(id: string): SqlQuery
-  /** The account's row (id, email, password_hash, created_at), or none. */
+  /** The account's row (USER_COLUMNS), or none. */
   findUserByEmail(email: string): SqlQuery
   /** Inserts the account; fails with a unique violation when its id or e-mail is taken. */
   insertUser(user: UserRecord): SqlQuery
+  /** Sets the account's password_hash ('' for none: storedPasswordHash). */
   updatePasswordHash(id: string, passwordHash: string): SqlQuery
+  /**
+   * Marks the account's address verified and sets its password_hash to '' (none), only while the address is
+   * unverified: changes the row or none, so that of concurrent claims one changes it.
+   */
+  claimAddress(id: string): SqlQuery
+  /** Marks the account's address verified; counts the row whether or not it was already (MySQL: FOUND_ROWS). */
+  markEmailVerified(id: string): SqlQuery
+  /** Sets the account's e-mail and marks it verified; fails with a unique violation when another account has it. */
+  changeEmail(id: string, email: string): SqlQuery
   /** At most `limit` account rows (as findUserById's) with an id greater than `after`, in id order. */
   listUsers(after: string, limit: number): SqlQuery
   /** Deletes the account; its sessions go with it (ON DELETE CASCADE). */
@@ -78,4 +88,55 @@ export interface SqlStatements {
   pruneAuditEvents(before: number, batch: number): SqlQuery
   /** Sets the client address of the user's events to null where it is not already. */
   eraseAuditClientAddresses(userId: string): SqlQuery
+
+  /** Stores the code of `key` (migration 0005), replacing the key's code and its tries in one upsert. */
+  putEmailCode(key: CodeKey, digest: string, expiresAt: number): SqlQuery
+  /**
+   * Counts one try on the code of `key` if it expires after `now` and has had fewer than `maxTries`: changes its row
+   * or none. The row lock serializes concurrent tries, and each re-reads the count the one before it left, so no
+   * more than `maxTries` are ever counted.
+   */
+  countEmailCodeTry(key: CodeKey, now: number, maxTries: number): SqlQuery
+  /** Deletes the code of `key` if its digest is `digest` and it expires after `now`: one row deleted, or none. */
+  useEmailCode(key: CodeKey, digest: string, now: number): SqlQuery
+  /** Deletes the codes asked for by `userId` or sent to `address`. */
+  deleteEmailCodes(userId: string, address: string): SqlQuery
+  /** Deletes the codes that expired at or before `now`. */
+  pruneEmailCodes(now: number): SqlQuery
+
+  /** Inserts the message (migration 0005), unheld, no attempt made, due at its creation. */
+  enqueueOutbox(
+    message: Pick<OutboxMessage, 'id' | 'userId' | 'recipient' | 'payload' | 'createdAt'>,
+  ): SqlQuery
+  /** One row if a message is due at `now` and unheld, else none: the read an idle poll costs, on outbox_due only. */
+  findDueOutbox(now: number): SqlQuery
+  /**
+   * Gives at most `limit` messages due at `now` and unheld (lease_until at or before `now`), in OUTBOX_ORDER, to
+   * `claimant` until `leaseUntil`. One statement, whose row locks (or SQLite's one writer) keep concurrent claims
+   * from taking one message twice. Where the engine has UPDATE … RETURNING, it returns the claimed rows
+   * (OUTBOX_COLUMNS).
+   */
+  claimOutbox(claimant: string, now: number, leaseUntil: number, limit: number): SqlQuery
+  /** The messages `claimant` holds that are due at `now`, read after claimOutbox; null where claimOutbox returns them. */
+  claimedOutbox(claimant: string, now: number): SqlQuery | null
+  /** Deletes the message if `claimant` holds it. */
+  removeOutbox(id: string, claimant: string): SqlQuery
+  /** Counts a failed attempt, makes the message due at `nextAttemptAt` and unheld, if `claimant` holds it. */
+  failOutbox(id: string, claimant: string, nextAttemptAt: number): SqlQuery
+  /** Makes the messages `ids` (one or more) unheld, if `claimant` holds them. */
+  releaseOutbox(ids: readonly string[], claimant: string): SqlQuery
+  /** Deletes the messages about `userId` or to `address`. */
+  deleteOutbox(userId: string, address: string): SqlQuery
+  /** `queued`, the number of messages, and `oldest`, the earliest created_at (null when none). */
+  outboxStats(): SqlQuery
+
+  /**
+   * Counts one hit on `key` (a storedCounterKey) at `now` in one upsert: the row's window goes on while it ends after
+   * `now`, else a new one of `windowMs` starts at 1. The row lock serializes concurrent hits, so each gets its own
+   * count. It reports the count and the window's end as a row (hits, window_ends) where the engine has RETURNING,
+   * else packed into its LAST_INSERT_ID (rate-counter-rows.ts).
+   */
+  incrementRateCounter(key: string, windowMs: number, now: number): SqlQuery
+  /** Deletes at most `batch` counters whose window ended at or before `now`. */
+  pruneRateCounters(now: number, batch: number): SqlQuery
 }

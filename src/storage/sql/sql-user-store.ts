@@ -1,66 +1,68 @@
 import type { StorageCall } from '../storage-call.js'
-import type { UserRecord, UserStore } from '../stores.js'
+import type { UserStore } from '../stores.js'
 import type { SqlDatabase } from './sql-database.js'
-
-interface UserRow {
-  id: string
-  email: string
-  password_hash: string
-  created_at: string
-}
+import type { SqlQuery } from './sql-statements.js'
+import { storedPasswordHash, toUser } from './user-rows.js'
 
 /** UserStore in the `users` table of any SQL engine, with that engine's statements. */
 export function createSqlUserStore(database: SqlDatabase, call: StorageCall): UserStore {
   const { statements } = database
 
-  const findOne = async (operation: string, sql: string, parameters: readonly unknown[]) => {
+  const findOne = async (operation: string, { sql, parameters }: SqlQuery) => {
     const { rows } = await call(operation, () => database.run(sql, parameters))
-    const row = rows[0] as UserRow | undefined
-    return row ? toUser(row) : null
+    const [row] = rows
+    return row === undefined ? null : toUser(row)
   }
-  const findByEmail = (email: string) => {
-    const { sql, parameters } = statements.findUserByEmail(email)
-    return findOne('users.findByEmail', sql, parameters)
-  }
+  const findByEmail = (email: string) => findOne('users.findByEmail', statements.findUserByEmail(email))
+  /** Runs the write; how many rows it changed. */
+  const write = async (operation: string, { sql, parameters }: SqlQuery) =>
+    (await call(operation, (attempt) => database.write(sql, parameters, attempt))).changes
+  /** Runs the write; false instead of the error when it violates a unique constraint (nothing was written). */
+  const writeUnlessTaken = (operation: string, { sql, parameters }: SqlQuery) =>
+    call(operation, (attempt) =>
+      database.write(sql, parameters, attempt).then(
+        (result) => result.changes,
+        (error: unknown) => {
+          if (database.isUniqueViolation(error)) return false
+          throw error
+        },
+      ),
+    )
 
   return {
     async create(user) {
-      const { sql, parameters } = statements.insertUser(user)
-      const inserted = await call('users.create', (attempt) =>
-        database.write(sql, parameters, attempt).then(
-          () => true,
-          (error: unknown) => {
-            if (database.isUniqueViolation(error)) return false
-            throw error
-          },
-        ),
-      )
-      if (inserted) return 'created'
+      if ((await writeUnlessTaken('users.create', statements.insertUser(user))) !== false) return 'created'
       // which constraint failed is read back rather than parsed from engine-specific error text
       return (await findByEmail(user.email)) ? 'email_taken' : 'id_taken'
     },
     findByEmail,
-    findById(id) {
-      const { sql, parameters } = statements.findUserById(id)
-      return findOne('users.findById', sql, parameters)
-    },
+    findById: (id) => findOne('users.findById', statements.findUserById(id)),
     async updatePasswordHash(id, passwordHash) {
-      const { sql, parameters } = statements.updatePasswordHash(id, passwordHash)
-      await call('users.updatePasswordHash', (attempt) => database.write(sql, parameters, attempt))
+      await write(
+        'users.updatePasswordHash',
+        statements.updatePasswordHash(id, storedPasswordHash(passwordHash)),
+      )
+    },
+    // one conditional UPDATE: of concurrent claims, the row lock lets one change the row and the others match none
+    async claimAddress(id) {
+      return (await write('users.claimAddress', statements.claimAddress(id))) === 1
+    },
+    async markEmailVerified(id) {
+      return (await write('users.markEmailVerified', statements.markEmailVerified(id))) === 1
+    },
+    // the only unique constraint an UPDATE of the e-mail can violate is the e-mail's, of another account's row
+    async changeEmail(id, email) {
+      const changed = await writeUnlessTaken('users.changeEmail', statements.changeEmail(id, email))
+      if (changed === false) return 'email_taken'
+      return changed === 1 ? 'changed' : 'missing'
     },
     async list({ after = '', limit }) {
       const { sql, parameters } = statements.listUsers(after, limit)
       const { rows } = await call('users.list', () => database.run(sql, parameters))
-      return (rows as unknown as UserRow[]).map(toUser)
+      return rows.map(toUser)
     },
     async delete(id) {
-      const { sql, parameters } = statements.deleteUser(id)
-      const { changes } = await call('users.delete', (attempt) => database.write(sql, parameters, attempt))
-      return changes === 1
+      return (await write('users.delete', statements.deleteUser(id))) === 1
     },
   }
-}
-
-function toUser(row: UserRow): UserRecord {
-  return { id: row.id, email: row.email, passwordHash: row.password_hash, createdAt: row.created_at }
 }

@@ -8,7 +8,10 @@ export interface Tables {
   users: {
     id: string
     email: string
+    /** '' for an account without a usable password. */
     password_hash: string
+    /** Migration 0005: a BOOLEAN in PostgreSQL, 0 or 1 in SQLite and MySQL. */
+    email_verified: ColumnType<boolean | number, boolean | number | undefined, boolean | number>
     /** ISO 8601 UTC with milliseconds: the value the API returns, identical in every engine. */
     created_at: string
   }
@@ -28,5 +31,38 @@ export interface Tables {
     client_address: string | null
     previous_digest: string | null
     rotated_at: ColumnType<number | string | null, number | null, number | null>
+  }
+  /** Migration 0005: one-time e-mail codes (EmailCodeStore), by (address, purpose, user_id). */
+  email_codes: {
+    address: string
+    purpose: string
+    /** The account that asked for the code; '' for none. */
+    user_id: string
+    /** Keyed digest (HMAC-SHA-256 hex) of the code. */
+    code_digest: string
+    expires_at: EpochMs
+    tries: ColumnType<number, number | undefined, number>
+  }
+  /** Migration 0005: mail waiting to be delivered (OutboxStore). */
+  outbox: {
+    /** 32 lowercase hexadecimal digits. */
+    id: string
+    user_id: string | null
+    recipient: string
+    /** The sealed message, at most 8 KiB of ASCII. */
+    payload: string
+    created_at: EpochMs
+    attempts: ColumnType<number, number | undefined, number>
+    next_attempt_at: EpochMs
+    /** The random value of the claim that holds the message, or null. */
+    claimant: string | null
+    /** Epoch milliseconds: until when the claimant holds it; 0 when nobody does. */
+    lease_until: ColumnType<number | string, number | undefined, number>
+  }
+  /** Migration 0005: hit counters in fixed windows (RateCounterStore) of a store without Redis. */
+  rate_counters: {
+    counter_key: string
+    window_ends: EpochMs
+    hits: number
   }
 }

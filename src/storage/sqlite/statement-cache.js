@@ -6,6 +6,7 @@
  * The slices of a better-sqlite3 statement and connection that the cache uses.
  * @typedef {{
  *   reader: boolean,
+ *   readonly: boolean,
  *   all(...parameters: unknown[]): unknown[],
  *   run(...parameters: unknown[]): { changes: number },
  * }} SqliteStatement
@@ -34,9 +35,10 @@ export function createStatementCache(connection) {
         statement = connection.prepare(sql)
         statements.set(sql, statement)
       }
-      return statement.reader
-        ? { rows: /** @type {Record<string, unknown>[]} */ (statement.all(...parameters)), changes: 0 }
-        : { rows: [], changes: statement.run(...parameters).changes }
+      if (!statement.reader) return { rows: [], changes: statement.run(...parameters).changes }
+      const rows = /** @type {Record<string, unknown>[]} */ (statement.all(...parameters))
+      // a write with RETURNING returns one row per row it changed
+      return { rows, changes: statement.readonly ? 0 : rows.length }
     },
   }
 }

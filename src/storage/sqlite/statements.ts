@@ -1,3 +1,4 @@
+import { codeKeyValues, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
 import {
   SESSION_INSERT_COLUMNS,
@@ -8,8 +9,10 @@ import {
 import type { SqlStatements } from '../sql/sql-statements.js'
 
 /**
- * The SQL stores' statements for SQLite: `?` placeholders, INSERT … ON CONFLICT for the upsert, subqueries with
- * LIMIT to bound the eviction and the pruning.
+ * The SQL stores' statements for SQLite: `?` placeholders, INSERT … ON CONFLICT for the upserts, subqueries with
+ * LIMIT to bound the eviction, the pruning and the outbox's claim, RETURNING for what a write reports. Every write
+ * runs on the one writer thread of the process, and processes sharing the file take its write lock in turn, so a
+ * statement's subquery and its change are never split by another write.
  */
 export const sqliteStatements: SqlStatements = {
   ...questionMarkStatements,
@@ -29,5 +32,39 @@ export const sqliteStatements: SqlStatements = {
     sql: `DELETE FROM audit_events WHERE id IN (
       SELECT id FROM audit_events WHERE occurred_at < ? ORDER BY occurred_at LIMIT ?)`,
     parameters: [before, batch],
+  }),
+  putEmailCode: (key, digest, expiresAt) => ({
+    sql: `INSERT INTO email_codes (address, purpose, user_id, code_digest, expires_at, tries)
+      VALUES (?, ?, ?, ?, ?, 0)
+      ON CONFLICT (address, purpose, user_id) DO UPDATE SET
+        code_digest = excluded.code_digest, expires_at = excluded.expires_at, tries = 0`,
+    parameters: [...codeKeyValues(key), digest, expiresAt],
+  }),
+  claimOutbox: (claimant, now, leaseUntil, limit) => ({
+    sql: `UPDATE outbox SET claimant = ?, lease_until = ? WHERE id IN (
+        SELECT id FROM outbox WHERE next_attempt_at <= ? AND lease_until <= ? ORDER BY ${OUTBOX_ORDER} LIMIT ?)
+      RETURNING ${OUTBOX_COLUMNS}`,
+    parameters: [claimant, leaseUntil, now, now, limit],
+  }),
+  claimedOutbox: () => null,
+  // the ids as one JSON array: one text whatever their number, prepared once
+  releaseOutbox: (ids, claimant) => ({
+    sql: `UPDATE outbox SET claimant = NULL, lease_until = 0
+      WHERE claimant = ? AND id IN (SELECT value FROM json_each(?))`,
+    parameters: [claimant, JSON.stringify(ids)],
+  }),
+  // the existing row's columns are named bare, the proposed row's as excluded.*
+  incrementRateCounter: (key, windowMs, now) => ({
+    sql: `INSERT INTO rate_counters (counter_key, window_ends, hits) VALUES (?, ?, 1)
+      ON CONFLICT (counter_key) DO UPDATE SET
+        hits = CASE WHEN window_ends > ? THEN hits + 1 ELSE 1 END,
+        window_ends = CASE WHEN window_ends > ? THEN window_ends ELSE excluded.window_ends END
+      RETURNING hits, window_ends`,
+    parameters: [key, now + windowMs, now, now],
+  }),
+  pruneRateCounters: (now, batch) => ({
+    sql: `DELETE FROM rate_counters WHERE counter_key IN (
+      SELECT counter_key FROM rate_counters WHERE window_ends <= ? LIMIT ?)`,
+    parameters: [now, batch],
   }),
 }

@@ -91,6 +91,19 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
   return { ids, expiredSessions, expired }
 }
 
+/**
+ * Turns a seeded SQLite store (`connection`, open on it) into one as version 4 left it: without migration 0005's
+ * column and tables, and without its record.
+ */
+export function undoMigration0005(connection: { exec(sql: string): unknown }): void {
+  connection.exec(`
+    DROP TABLE email_codes;
+    DROP TABLE outbox;
+    DROP TABLE rate_counters;
+    ALTER TABLE users DROP COLUMN email_verified;
+    DELETE FROM schema_migrations WHERE version = 5`)
+}
+
 /** `count` distinct random user ids: 10 digits, the first not 0. */
 function distinctIds(count: number): string[] {
   const ids = new Set<string>()

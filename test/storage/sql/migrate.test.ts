@@ -1,9 +1,10 @@
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { systemClock } from '../../../src/clock.js'
-import { loadConfig } from '../../../src/config.js'
+import { type Config, loadConfig } from '../../../src/config.js'
 import { migrateDatabase, openDatabase, openStores } from '../../../src/storage/open-stores.js'
 import { readMigrations, splitStatements } from '../../../src/storage/sql/migrate.js'
+import type { SqlDatabase } from '../../../src/storage/sql/sql-database.js'
 import { type BackendInstance, backends } from '../../support/backends.js'
 
 describe('splitStatements', () => {
@@ -52,6 +53,22 @@ describe.each(backends)('migrate [$name]', (backend) => {
   })
 })
 
+/** The store of `storage` as version `version` left it (its migrations applied and recorded), open. */
+async function openAtVersion(storage: Config['storage'], version: number): Promise<SqlDatabase> {
+  const database = await openDatabase(storage, { warn() {}, info() {} })
+  await sql`CREATE TABLE schema_migrations (
+    version INTEGER NOT NULL PRIMARY KEY,
+    name VARCHAR(255) NOT NULL,
+    applied_at VARCHAR(32) NOT NULL
+  )`.execute(database.db)
+  for (const migration of (await readMigrations(database.engine)).filter((m) => m.version <= version)) {
+    for (const statement of migration.statements) await sql.raw(statement).execute(database.db)
+    await sql`INSERT INTO schema_migrations (version, name, applied_at)
+      VALUES (${migration.version}, ${migration.name}, ${new Date().toISOString()})`.execute(database.db)
+  }
+  return database
+}
+
 /**
  * Migration 0004 turns the one refresh token per user of 0001 into sessions: a store of version 3 holding tokens
  * starts (and migrates) with each token a session that refreshes once.
@@ -69,20 +86,8 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0004 [$na
     const users = ['1000000001', '1000000002', '1000000003']
     const digest = (n: number) => n.toString(16).padStart(64, '0')
     // the store as version 3 left it, as `migrate` would have recorded it
-    const database = await openDatabase(storage, { warn() {}, info() {} })
+    const database = await openAtVersion(storage, 3)
     try {
-      await sql`CREATE TABLE schema_migrations (
-        version INTEGER NOT NULL PRIMARY KEY,
-        name VARCHAR(255) NOT NULL,
-        applied_at VARCHAR(32) NOT NULL
-      )`.execute(database.db)
-      for (const migration of (await readMigrations(database.engine)).filter((m) => m.version <= 3)) {
-        for (const statement of migration.statements) await sql.raw(statement).execute(database.db)
-        await sql`INSERT INTO schema_migrations (version, name, applied_at)
-          VALUES (${migration.version}, ${migration.name}, ${new Date(now).toISOString()})`.execute(
-          database.db,
-        )
-      }
       for (const [index, id] of users.entries()) {
         await sql`INSERT INTO users (id, email, password_hash, created_at)
           VALUES (${id}, ${`user${index}@example.com`}, ${'$argon2id$x'}, ${new Date(now).toISOString()})`.execute(
@@ -150,6 +155,73 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0004 [$na
       expect(tables).not.toContain('refresh_tokens')
     } finally {
       await migrated.close()
+    }
+  })
+})
+
+/**
+ * Migration 0005 adds e-mail verification, the codes, the outbox and the shared counters to a store of version 4:
+ * its accounts start unverified, each with its password, and the new stores work at once.
+ */
+describe.each(backends.filter((backend) => !backend.redis))('migration 0005 [$name]', (backend) => {
+  let instance: BackendInstance
+  beforeEach(async () => {
+    instance = await backend.setup()
+  })
+  afterEach(() => instance.teardown())
+
+  it('the accounts become unverified with their passwords intact; codes, outbox and counters work', async () => {
+    const storage = loadConfig(instance.env).storage
+    const now = Date.now()
+    const accounts = [
+      { id: '1000000001', email: 'first@example.com', hash: '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$Zmlyc3Q' },
+      { id: '1000000002', email: "o'neil@example.com", hash: `$argon2id$${'y'.repeat(300)}` },
+    ]
+    const database = await openAtVersion(storage, 4)
+    try {
+      for (const { id, email, hash } of accounts) {
+        await sql`INSERT INTO users (id, email, password_hash, created_at)
+          VALUES (${id}, ${email}, ${hash}, ${new Date(now).toISOString()})`.execute(database.db)
+      }
+    } finally {
+      await database.close()
+    }
+
+    const stores = await openStores(storage, systemClock)
+    try {
+      for (const { id, email, hash } of accounts) {
+        const expected = {
+          id,
+          email,
+          passwordHash: hash,
+          emailVerified: false,
+          createdAt: new Date(now).toISOString(),
+        }
+        expect(await stores.users.findById(id)).toEqual(expected)
+        expect(await stores.users.findByEmail(email)).toEqual(expected)
+      }
+      expect(await stores.users.claimAddress('1000000001')).toBe(true)
+      expect(await stores.users.findById('1000000001')).toMatchObject({
+        passwordHash: null,
+        emailVerified: true,
+      })
+
+      const key = { address: 'first@example.com', purpose: 'login' as const, userId: null }
+      await stores.codes.put(key, 'a'.repeat(64), now + 60_000)
+      expect(await stores.codes.take(key, 'a'.repeat(64), now, 5)).toBe(true)
+      const message = {
+        id: 'b'.repeat(32),
+        userId: '1000000002',
+        recipient: "o'neil@example.com",
+        payload: 'p',
+      }
+      await stores.outbox.enqueue({ ...message, createdAt: now })
+      expect(await stores.outbox.claim('c'.repeat(32), now, now + 60_000, 10)).toEqual([
+        { ...message, createdAt: now, attempts: 0, nextAttemptAt: now },
+      ])
+      expect((await stores.sharedCounters.increment('migrated', 60_000)).count).toBe(1)
+    } finally {
+      await stores.close()
     }
   })
 })

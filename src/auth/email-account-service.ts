@@ -1,0 +1,299 @@
+import { clientNetwork } from '../client-network.js'
+import type { Clock } from '../clock.js'
+import type { AccountCodePurpose, PublicCodePurpose } from '../code-purpose.js'
+import {
+  AccessTokenInvalidError,
+  CodeRefusedError,
+  EmailTakenError,
+  InvalidCredentialsError,
+  PasswordIncorrectError,
+  ValidationError,
+} from '../errors.js'
+import type { Mailer, MailIntent } from '../mail/mail-intent.js'
+import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
+import type { Caller, SessionService } from '../sessions/session-service.js'
+import type {
+  AuditStore,
+  EmailCodeStore,
+  OutboxStore,
+  SessionStore,
+  UserRecord,
+  UserStore,
+} from '../storage/stores.js'
+import type { Account, Session } from './account.js'
+import type { SecurityLog } from './account-service.js'
+import { normalizeEmail } from './email.js'
+import type { EmailCodes } from './email-codes.js'
+import type { LoginThrottle } from './login-throttle.js'
+import type { PasswordHasher } from './password-hasher.js'
+import { newPasswordProblem } from './password-policy.js'
+import { type StartSession, toAccount } from './session-starter.js'
+
+export interface EmailAccountServiceDeps {
+  users: UserStore
+  codes: EmailCodes
+  /** The stores an account's deletion empties besides the account (docs/api.md §4.21). */
+  stores: {
+    sessions: Pick<SessionStore, 'retire' | 'reinstate'>
+    codes: Pick<EmailCodeStore, 'deleteFor'>
+    outbox: Pick<OutboxStore, 'deleteFor'>
+    audit: Pick<AuditStore, 'eraseClientAddresses'>
+  }
+  /** Ends sessions: the one way access is ended (docs/api.md §3). */
+  sessions: Pick<SessionService, 'endAccountSessions'>
+  startSession: StartSession
+  hasher: PasswordHasher
+  /** A password given to confirm a change or a deletion is guessed at the pace of a login (docs/api.md R8.4 to R8.6). */
+  throttle: LoginThrottle
+  mailer: Mailer
+  clock: Clock
+  record: RecordSecurityEvent
+  log: SecurityLog & { error(fields: Record<string, unknown>, message: string): void }
+  /** The refresh-token lifetime: how long a deleted account's user is kept retired (SessionStore.retire). */
+  refreshTokenTtlMs: number
+}
+
+/**
+ * The account by its e-mail address (docs/api.md §4.14 to §4.21): codes, sign-in by code, password reset and
+ * change, e-mail change and verification, and leaving. Every method that takes a code refuses a wrong, expired,
+ * used, out-of-tries or other-purpose one with one answer (CodeRefusedError; InvalidCredentialsError at sign-in).
+ */
+export interface EmailAccountService {
+  /** POST /auth/email/send-code: the same work and answer whether or not the address has an account. */
+  sendPublicCode(email: string, purpose: PublicCodePurpose, context: RequestContext): Promise<void>
+  /** POST /auth/me/send-code: to the account's address, or to `newEmail` for `change_email`. */
+  sendAccountCode(
+    caller: Caller,
+    purpose: AccountCodePurpose,
+    newEmail: string | null,
+    context: RequestContext,
+  ): Promise<void>
+  /** POST /auth/login/email-code: a wrong or expired code and an unknown address get the same 401. */
+  loginWithCode(email: string, code: string, context: RequestContext): Promise<Session>
+  /** POST /auth/password/reset: the new password, every session ended, a new one answered, a notice mailed. */
+  resetPassword(
+    input: { email: string; code: string; newPassword: string },
+    context: RequestContext,
+  ): Promise<Session>
+  /** POST /auth/password/change: the new password, every other session ended, a notice mailed. */
+  changePassword(
+    caller: Caller,
+    input: { currentPassword: string; newPassword: string },
+    context: RequestContext,
+  ): Promise<Session>
+  /** POST /auth/email/change: the proved new address; the old one is told. */
+  changeEmail(
+    caller: Caller,
+    input: { newEmail: string; code: string },
+    context: RequestContext,
+  ): Promise<Account>
+  /** POST /auth/email/verify. */
+  verifyEmail(caller: Caller, code: string, context: RequestContext): Promise<Account>
+  /** POST /auth/delete: the account, its sessions, codes and queued mail. */
+  deleteAccount(
+    caller: Caller,
+    proof: { password: string } | { code: string },
+    context: RequestContext,
+  ): Promise<void>
+}
+
+export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailAccountService {
+  const { users, codes, sessions, startSession, hasher, throttle, mailer, record, log } = deps
+
+  /** The address a request names, normalized; the schema has checked it, a call off HTTP gets the same 400. */
+  const address = (email: string, field: string) => {
+    const normalized = normalizeEmail(email)
+    if (normalized === null) throw new ValidationError([{ field, message: 'must be a valid e-mail address' }])
+    return normalized
+  }
+  const checkNewPassword = (password: string) => {
+    const problem = newPasswordProblem(password)
+    if (problem !== null) throw new ValidationError([{ field: '/new_password', message: problem }])
+  }
+  /** The caller's account; a token whose account is gone is refused like any invalid token. */
+  const callerAccount = async (caller: Caller) => {
+    const user = await users.findById(caller.userId)
+    if (user === null) throw new AccessTokenInvalidError()
+    return user
+  }
+  const requester = (context: RequestContext) =>
+    context.clientAddress === null ? undefined : clientNetwork(context.clientAddress)
+
+  /**
+   * docs/api.md §4.15: the address of an unverified account was proved by someone not signed in to it. Whoever
+   * registered it before may not be its owner: their sessions end and their password stops working, in the one
+   * statement of claimAddress (so a login cannot slip between the two). An account already verified is left alone.
+   */
+  const proveAddress = async (user: UserRecord, context: RequestContext): Promise<UserRecord> => {
+    if (user.emailVerified) return user
+    if (!(await users.claimAddress(user.id))) return { ...user, emailVerified: true }
+    await sessions.endAccountSessions(user.id, null)
+    record('email_verified', user.id, context, 'claimed')
+    log.warn(
+      { event: 'email_verified', reason: 'claimed', userId: user.id },
+      'an unverified address was proved: the sessions and password set before were ended',
+    )
+    return { ...user, emailVerified: true, passwordHash: null }
+  }
+
+  /**
+   * A notice about what was done (docs/api.md §6.4). The change it tells of is made and answered whether or not the
+   * notice could be queued: a store that fails now is logged, not turned into a failure of a change already made.
+   */
+  const notify = async (to: string, intent: MailIntent, userId: string) => {
+    if (!mailer.available) return
+    try {
+      await mailer.queue(to, intent, userId)
+    } catch (error) {
+      log.error({ err: error, userId, event: 'mail_queued' }, 'a notice could not be queued')
+    }
+  }
+
+  /** Checks the account's password to confirm a change, at a login's pace. */
+  const confirmPassword = async (user: UserRecord, password: string, context: RequestContext) => {
+    const from = requester(context)
+    const pass = await throttle.admit(user.email, from ?? '')
+    const right =
+      user.passwordHash === null
+        ? await hasher.verifyDummy(password, from)
+        : await hasher.verify(user.passwordHash, password, from, pass.remembered)
+    if (!right) {
+      await throttle.failed(pass)
+      throw new PasswordIncorrectError()
+    }
+    await throttle.succeeded(pass)
+  }
+
+  /** A new session for the account, every other one ended: the end of a reset and of a password change. */
+  const startOnly = async (user: UserRecord, context: RequestContext) => {
+    const session = await startSession(user, context)
+    await sessions.endAccountSessions(user.id, session.sessionId)
+    return session
+  }
+
+  return {
+    async sendPublicCode(email, purpose, context) {
+      await codes.send({ address: address(email, '/email'), purpose, userId: null }, context)
+    },
+
+    async sendAccountCode(caller, purpose, newEmail, context) {
+      const user = await callerAccount(caller)
+      if (purpose !== 'change_email') {
+        await codes.send({ address: user.email, purpose, userId: user.id }, context)
+        return
+      }
+      if (newEmail === null) throw new ValidationError([{ field: '/new_email', message: 'is required' }])
+      await codes.send({ address: address(newEmail, '/new_email'), purpose, userId: user.id }, context)
+    },
+
+    async loginWithCode(email, code, context) {
+      const normalized = address(email, '/email')
+      const taken = await codes.take({ address: normalized, purpose: 'login', userId: null }, code, context)
+      // looked up whatever the code was: a wrong code and an unknown address cost the same work
+      const user = await users.findByEmail(normalized)
+      if (!taken || user === null) {
+        if (taken) record('login_failed', null, context, 'unknown_email')
+        throw new InvalidCredentialsError()
+      }
+      const session = await startSession(await proveAddress(user, context), context)
+      record('login_succeeded', user.id, context, 'email_code')
+      return session
+    },
+
+    async resetPassword({ email, code, newPassword }, context) {
+      const normalized = address(email, '/email')
+      checkNewPassword(newPassword)
+      const key = { address: normalized, purpose: 'reset_password', userId: null } as const
+      const taken = await codes.take(key, code, context)
+      const user = await users.findByEmail(normalized)
+      if (!taken || user === null) throw new CodeRefusedError()
+      const passwordHash = await hasher.hash(newPassword, requester(context))
+      const proved = await proveAddress(user, context)
+      await users.updatePasswordHash(user.id, passwordHash)
+      const session = await startOnly({ ...proved, passwordHash }, context)
+      record('password_reset', user.id, context)
+      // the address that chose the password is one its owner uses (R8.6)
+      const from = requester(context)
+      if (from !== undefined) await throttle.remember(user.email, from)
+      await notify(user.email, { kind: 'notice', notice: 'password_reset', values: {} }, user.id)
+      return session
+    },
+
+    async changePassword(caller, { currentPassword, newPassword }, context) {
+      checkNewPassword(newPassword)
+      const user = await callerAccount(caller)
+      await confirmPassword(user, currentPassword, context)
+      const passwordHash = await hasher.hash(newPassword, requester(context))
+      await users.updatePasswordHash(user.id, passwordHash)
+      const session = await startOnly({ ...user, passwordHash }, context)
+      record('password_changed', user.id, context)
+      await notify(user.email, { kind: 'notice', notice: 'password_changed', values: {} }, user.id)
+      return session
+    },
+
+    async changeEmail(caller, { newEmail, code }, context) {
+      const normalized = address(newEmail, '/new_email')
+      const key = { address: normalized, purpose: 'change_email', userId: caller.userId } as const
+      if (!(await codes.take(key, code, context))) throw new CodeRefusedError()
+      const user = await callerAccount(caller)
+      const changed = await users.changeEmail(user.id, normalized)
+      if (changed === 'email_taken') throw new EmailTakenError()
+      if (changed === 'missing') throw new AccessTokenInvalidError()
+      record('email_changed', user.id, context)
+      if (normalized !== user.email) {
+        const values = { new_email: normalized }
+        await notify(user.email, { kind: 'notice', notice: 'email_changed', values }, user.id)
+      }
+      return toAccount({ ...user, email: normalized, emailVerified: true })
+    },
+
+    async verifyEmail(caller, code, context) {
+      const user = await callerAccount(caller)
+      const key = { address: user.email, purpose: 'verify_email', userId: user.id } as const
+      if (!(await codes.take(key, code, context))) throw new CodeRefusedError()
+      if (!(await users.markEmailVerified(user.id))) throw new AccessTokenInvalidError()
+      // the caller is signed in to the account: nothing it set up is ended (docs/api.md §4.15)
+      if (!user.emailVerified) record('email_verified', user.id, context)
+      return toAccount({ ...user, emailVerified: true })
+    },
+
+    async deleteAccount(caller, proof, context) {
+      const user = await callerAccount(caller)
+      if ('password' in proof) await confirmPassword(user, proof.password, context)
+      else {
+        const key = { address: user.email, purpose: 'delete_account', userId: user.id } as const
+        if (!(await codes.take(key, proof.code, context))) throw new CodeRefusedError()
+      }
+      await removeAccount(deps, user)
+      // the account's events lost their client addresses; this one names none either
+      record('account_deleted', user.id, { clientAddress: null, requestId: context.requestId })
+    },
+  }
+}
+
+/**
+ * docs/api.md §4.21: what leaving removes, in an order that leaves a usable account whenever a step fails before the
+ * account itself is deleted. First no session is left and none can start (a login that read the account already
+ * included), then the account's codes and queued mail, then the account; the audit trail keeps its events without
+ * their client addresses, as `tessera users delete` does.
+ */
+async function removeAccount(deps: EmailAccountServiceDeps, user: UserRecord): Promise<void> {
+  const { stores, users, clock } = deps
+  await stores.sessions.retire(user.id, clock.now() + deps.refreshTokenTtlMs)
+  let deleted: boolean
+  try {
+    await stores.codes.deleteFor(user.id, user.email)
+    await stores.outbox.deleteFor(user.id, user.email)
+    deleted = await users.delete(user.id)
+  } catch (error) {
+    await stores.sessions.reinstate(user.id).catch(() => {})
+    throw error
+  }
+  if (!deleted) throw new AccessTokenInvalidError()
+  await stores.audit.eraseClientAddresses(user.id).catch((error: unknown) => {
+    deps.log.error(
+      { err: error, userId: user.id },
+      'the account was deleted, but the client addresses of its audit events were not erased',
+    )
+  })
+}

@@ -1,0 +1,101 @@
+import { createHmac, hkdfSync, randomInt } from 'node:crypto'
+import type { Clock } from '../clock.js'
+import type { CodePurpose } from '../code-purpose.js'
+import type { CodeConfig } from '../config/mail-config.js'
+import { MailUnavailableError, RateLimitedError } from '../errors.js'
+import type { Mailer } from '../mail/mail-intent.js'
+import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
+import type { CodeKey, EmailCodeStore, RateCounterStore } from '../storage/stores.js'
+
+/** A code's length: six digits, what people type from a mail on another device without error. */
+const CODE_DIGITS = 6
+/** Tries of one code, right or wrong; the sixth, even with the right code, is refused (docs/api.md §4.14). */
+export const CODE_MAX_TRIES = 5
+const HOUR_MS = 3_600_000
+
+/** What the codes report for GET /metrics (docs/api.md §6.2); absent without METRICS_PORT. */
+export interface CodeMetrics {
+  codeSent(purpose: CodePurpose): void
+  codeRefused(purpose: CodePurpose): void
+}
+
+export interface EmailCodesDeps {
+  codes: EmailCodeStore
+  /** Shared by every instance: the resend interval and the hourly limit hold across them. */
+  counters: RateCounterStore
+  mailer: Mailer
+  config: CodeConfig
+  /** AUTH_JWT_SECRET: the key of the codes' digests is derived from it. */
+  secret: string
+  clock: Clock
+  record: RecordSecurityEvent
+  metrics?: CodeMetrics | null
+}
+
+/**
+ * One-time e-mail codes (docs/api.md §4.14): six digits, mailed through the outbox, stored only as a keyed digest,
+ * single use, five tries, replaced by the next of the same key.
+ */
+export interface EmailCodes {
+  /**
+   * Makes a code for `key`, stores its digest and queues its mail; resolves once the mail is committed to the
+   * outbox. Refused with RateLimitedError within EMAIL_CODE_RESEND_SECONDS of the previous send of the key's address
+   * and purpose, or past EMAIL_CODE_HOURLY_LIMIT sends to the address in an hour; MailUnavailableError when no mail
+   * can be sent. The work never depends on whether the address has an account: the sender decides what a public
+   * code's mail says (src/mail/mail-intent.ts).
+   */
+  send(key: CodeKey, context: RequestContext): Promise<void>
+  /**
+   * One try at `code` for `key`: true when it is the key's unexpired code with tries left (it is then used up).
+   * A refusal is recorded (`code_refused`), never the code.
+   */
+  take(key: CodeKey, code: string, context: RequestContext): Promise<boolean>
+}
+
+export function createEmailCodes(deps: EmailCodesDeps): EmailCodes {
+  const { codes, counters, mailer, config, clock, record } = deps
+  const key = Buffer.from(hkdfSync('sha256', deps.secret, '', 'tessera email codes v1', 32))
+  /**
+   * The code's digest, bound to its key: a code of one purpose, address or account is no code of another even if
+   * a row were moved. HMAC, not a plain hash: a million codes are hashed in no time, a keyed digest cannot be
+   * reversed without the secret.
+   */
+  const digest = ({ address, purpose, userId }: CodeKey, code: string) =>
+    createHmac('sha256', key)
+      .update(`${purpose}\0${address}\0${userId ?? ''}\0${code}`)
+      .digest('hex')
+
+  /** Counts one send on `counter`; refuses it past `limit` hits in the window. */
+  const limit = async (counter: string, windowMs: number, most: number) => {
+    const { count, resetAfterMs } = await counters.increment(counter, windowMs)
+    if (count > most) throw new RateLimitedError(Math.max(1, Math.ceil(resetAfterMs / 1000)))
+  }
+
+  return {
+    async send(codeKey, context) {
+      if (!mailer.available) throw new MailUnavailableError()
+      const { address, purpose, userId } = codeKey
+      // the resend interval first: a send it refuses does not count against the hour
+      if (config.resendSeconds > 0)
+        await limit(`code-resend:${purpose}:${address}`, config.resendSeconds * 1000, 1)
+      await limit(`code-hour:${address}`, HOUR_MS, config.hourlyLimit)
+      const code = randomInt(0, 10 ** CODE_DIGITS)
+        .toString()
+        .padStart(CODE_DIGITS, '0')
+      const expiresAt = clock.now() + config.ttlSeconds * 1000
+      await codes.put(codeKey, digest(codeKey, code), expiresAt)
+      await mailer.queue(address, { kind: 'code', purpose, code, expiresAt }, userId)
+      record('code_sent', userId, context, purpose)
+      deps.metrics?.codeSent(purpose)
+    },
+
+    async take(codeKey, code, context) {
+      const taken = await codes.take(codeKey, digest(codeKey, code), clock.now(), CODE_MAX_TRIES)
+      if (!taken) {
+        record('code_refused', codeKey.userId, context, codeKey.purpose)
+        deps.metrics?.codeRefused(codeKey.purpose)
+      }
+      return taken
+    },
+  }
+}

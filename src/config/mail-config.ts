@@ -1,0 +1,71 @@
+import { ConfigError } from './config-error.js'
+import type { EnvReader } from './env-reader.js'
+import type { Environment } from './environment.js'
+
+/** AUTH_REGISTER_CODE: whether registration needs a code sent to the address (docs/api.md §4.3). */
+export const REGISTER_CODE_MODES = ['optional', 'required'] as const
+export type RegisterCodeMode = (typeof REGISTER_CODE_MODES)[number]
+
+/** How mail leaves the service (docs/api.md §6.4 "Mail"). */
+export interface MailConfig {
+  /**
+   * SMTP_URL: `smtp://` (STARTTLS) or `smtps://` (TLS from the start), user and password in the URL. Null: in
+   * development each message is written as an `.eml` file to `<DATA_DIR>/outbox/`; in production no mail can be
+   * sent and the code endpoints answer 503.
+   */
+  smtpUrl: string | null
+  /** MAIL_FROM: the From header, an address or `Name <address>`. */
+  from: string
+  /** MAIL_PRODUCT_NAME: the name the messages sign with. */
+  productName: string
+  /** MAIL_TEMPLATES_DIR: the operator's texts, which replace the built-in ones of the same name; null for none. */
+  templatesDir: string | null
+  /** MAIL_RETRY_SECONDS: the wait after a first failed delivery; it doubles with each further one, up to an hour. */
+  retrySeconds: number
+  /** MAIL_SEND_TIMEOUT_SECONDS: the longest a connection to the mail server may be silent (connect, greeting, each reply). */
+  sendTimeoutSeconds: number
+  /** Whether mail can be sent at all: SMTP_URL is set, or development writes `.eml` files. */
+  available: boolean
+}
+
+/** The one-time e-mail codes (docs/api.md §4.14). */
+export interface CodeConfig {
+  /** EMAIL_CODE_TTL_SECONDS: how long a code is good. */
+  ttlSeconds: number
+  /** EMAIL_CODE_RESEND_SECONDS: the least time between two sends to one address for one purpose. */
+  resendSeconds: number
+  /** EMAIL_CODE_HOURLY_LIMIT: sends to one address in an hour, every purpose together. */
+  hourlyLimit: number
+  /** AUTH_REGISTER_CODE. */
+  register: RegisterCodeMode
+}
+
+export function readMailConfig(read: EnvReader, env: Environment): MailConfig {
+  const smtpUrl = read.url('SMTP_URL', ['smtp:', 'smtps:'])
+  const productName = read.string('MAIL_PRODUCT_NAME', 'Tessera')
+  const from = read.string('MAIL_FROM', 'no-reply@localhost')
+  if (/[\r\n]/.test(from)) throw new ConfigError('MAIL_FROM', 'must be one line')
+  if (/[\r\n]/.test(productName)) throw new ConfigError('MAIL_PRODUCT_NAME', 'must be one line')
+  return {
+    smtpUrl,
+    from,
+    productName,
+    templatesDir: read.optional('MAIL_TEMPLATES_DIR'),
+    retrySeconds: read.integer('MAIL_RETRY_SECONDS', 30, { min: 1, max: 3600 }),
+    sendTimeoutSeconds: read.integer('MAIL_SEND_TIMEOUT_SECONDS', 30, { min: 1, max: 600 }),
+    available: smtpUrl !== null || env !== 'production',
+  }
+}
+
+export function readCodeConfig(read: EnvReader, mail: MailConfig): CodeConfig {
+  const register = read.oneOf('AUTH_REGISTER_CODE', REGISTER_CODE_MODES, 'optional')
+  // no account could ever be made: refused at start rather than answering 503 to every registration
+  if (register === 'required' && !mail.available)
+    throw new ConfigError('AUTH_REGISTER_CODE', 'is required, but no mail can be sent: set SMTP_URL')
+  return {
+    ttlSeconds: read.integer('EMAIL_CODE_TTL_SECONDS', 600, { min: 60, max: 86_400 }),
+    resendSeconds: read.integer('EMAIL_CODE_RESEND_SECONDS', 60, { min: 0, max: 3600 }),
+    hourlyLimit: read.integer('EMAIL_CODE_HOURLY_LIMIT', 10, { min: 1, max: 10_000 }),
+    register,
+  }
+}

@@ -1,0 +1,227 @@
+import type { Clock } from '../clock.js'
+import type { SecurityEventSink, SecurityEventType } from '../security-event.js'
+import type { OutboxMessage, OutboxStore, UserStore } from '../storage/stores.js'
+import { contentOf, type MailContent, mailEventReason } from './mail-content.js'
+import type { MailLog, MailObserver } from './mail-observer.js'
+import type { MailTemplates } from './mail-templates.js'
+import type { DeliveryResult, MailTransport } from './mail-transport.js'
+import type { OutboxSeal, SealedMail } from './outbox-seal.js'
+import { messageIdFor } from './outgoing-mail.js'
+import { GIVE_UP_AFTER_MS, nextAttemptAt } from './retry-schedule.js'
+import type { StoreFailureLog } from './store-failure-log.js'
+
+export interface OutboxDeliveryDeps {
+  outbox: Pick<OutboxStore, 'remove' | 'failed' | 'release'>
+  /** Whether an address has an account: what a code of a public purpose becomes (mail-content.ts). */
+  users: Pick<UserStore, 'findByEmail'>
+  seal: Pick<OutboxSeal, 'open'>
+  templates: MailTemplates
+  transport: Pick<MailTransport, 'send'>
+  /** MAIL_FROM. */
+  from: string
+  /** MAIL_RETRY_SECONDS. */
+  retrySeconds: number
+  clock: Clock
+  log: MailLog
+  storeFailures: StoreFailureLog
+  events: SecurityEventSink
+  observer: Pick<MailObserver, 'sent' | 'failed' | 'dropped' | 'skipped'> | null
+  /** The jitter of the retries: [0, 1). */
+  random: () => number
+}
+
+/** What the sender does with the messages it claimed. */
+export interface OutboxDelivery {
+  /**
+   * Delivers one claimed message and settles it: removed (delivered, skipped, given up) or due again later. Resolves
+   * false when it gave the message back untried instead (the account could not be looked up).
+   */
+  deliver(message: OutboxMessage, claimant: string): Promise<boolean>
+  /** Gives back claimed messages not tried. */
+  release(messages: readonly OutboxMessage[], claimant: string): Promise<void>
+  /** Makes the store calls that failed before (a removal after a delivery, above all). */
+  settleLeftovers(): Promise<void>
+}
+
+/** A store call still to be made for a message already dealt with (the store failed when it was first made). */
+type Settlement =
+  | { kind: 'remove'; id: string; claimant: string }
+  | { kind: 'failed'; id: string; claimant: string; nextAttemptAt: number }
+
+/** Settlements kept while the store fails; beyond them, their messages are left to their leases. */
+const MAX_SETTLEMENTS = 1_000
+
+/**
+ * One message's delivery (docs/api.md §6.4): opened, written with the templates of this moment, sent, settled.
+ * Delivered → removed, `mail_sent`. Failed → due again with backoff, `mail_failed` and a warn line; given up (and
+ * removed, `mail_dropped` and an error line) when the server refused it for good, when it was queued a day ago, when
+ * its code expired meanwhile, or when its payload cannot be opened. A sign-in or reset code to an address without an
+ * account is removed unsent (skipped). No log line holds the payload or the code: only the outbox id, the account,
+ * the attempts and the server's answer.
+ */
+export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
+  const { outbox, clock, log, storeFailures } = deps
+  let settlements: Settlement[] = []
+
+  const record = (type: SecurityEventType, message: OutboxMessage, mail: SealedMail | null) =>
+    deps.events.record({
+      at: clock.now(),
+      type,
+      userId: message.userId,
+      clientAddress: null,
+      requestId: null,
+      reason: mail === null ? null : mailEventReason(mail.intent),
+    })
+
+  /** Makes a settlement now; keeps it for a later pass when the store fails. */
+  const settle = async (settlement: Settlement): Promise<void> => {
+    try {
+      const held = await apply(settlement)
+      storeFailures.answered(`outbox.${settlement.kind}`)
+      if (!held) {
+        log.warn(
+          { outboxId: settlement.id },
+          'a mail was dealt with after its claim had ended (the lease ran out, or the message was deleted): another process may send it again, with the same Message-ID',
+        )
+      }
+    } catch (error) {
+      storeFailures.failed(`outbox.${settlement.kind}`, error)
+      settlements.push(settlement)
+      if (settlements.length > MAX_SETTLEMENTS) settlements = settlements.slice(-MAX_SETTLEMENTS)
+    }
+  }
+
+  /** The store call of a settlement; false when the claim had run out (a removal only). */
+  const apply = async (settlement: Settlement): Promise<boolean> => {
+    if (settlement.kind === 'remove') return outbox.remove(settlement.id, settlement.claimant)
+    await outbox.failed(settlement.id, settlement.claimant, settlement.nextAttemptAt)
+    return true
+  }
+
+  const release = async (messages: readonly OutboxMessage[], claimant: string) => {
+    if (messages.length === 0) return
+    try {
+      await outbox.release(
+        messages.map((message) => message.id),
+        claimant,
+      )
+    } catch (error) {
+      // their lease ends their claim: they are claimed again then
+      storeFailures.failed('outbox.release', error)
+    }
+  }
+
+  const giveUp = async (message: OutboxMessage, claimant: string, mail: SealedMail | null, why: string) => {
+    await settle({ kind: 'remove', id: message.id, claimant })
+    deps.observer?.dropped()
+    record('mail_dropped', message, mail)
+    log.error(
+      { outboxId: message.id, userId: message.userId, attempts: message.attempts, reason: why },
+      'a queued mail was given up',
+    )
+  }
+
+  const delivered = async (
+    message: OutboxMessage,
+    claimant: string,
+    mail: SealedMail,
+    result: Extract<DeliveryResult, { delivered: true }>,
+  ) => {
+    await settle({ kind: 'remove', id: message.id, claimant })
+    deps.observer?.sent()
+    record('mail_sent', message, mail)
+    const fields = { outboxId: message.id, userId: message.userId, attempts: message.attempts + 1 }
+    if (result.file === null) log.info({ ...fields, response: result.response }, 'mail delivered')
+    else log.info({ ...fields, file: result.file }, `mail written to ${result.file}`)
+  }
+
+  const failed = async (message: OutboxMessage, claimant: string, mail: SealedMail, reason: string) => {
+    const failures = message.attempts + 1
+    const next = nextAttemptAt(clock.now(), failures, deps.retrySeconds, deps.random)
+    await settle({ kind: 'failed', id: message.id, claimant, nextAttemptAt: next })
+    deps.observer?.failed()
+    record('mail_failed', message, mail)
+    log.warn(
+      {
+        outboxId: message.id,
+        userId: message.userId,
+        attempts: failures,
+        nextAttemptAt: new Date(next).toISOString(),
+        reason,
+      },
+      'a mail could not be delivered: tried again later',
+    )
+  }
+
+  /** Writes the message with the templates of this moment and hands it to the transport. */
+  const send = async (
+    message: OutboxMessage,
+    to: string,
+    content: Exclude<MailContent, 'skip'>,
+  ): Promise<DeliveryResult> => {
+    let rendered: ReturnType<MailTemplates['render']>
+    try {
+      rendered = deps.templates.render(content.template, content.values)
+    } catch (error) {
+      return { delivered: false, permanent: false, reason: `cannot be written: ${(error as Error).message}` }
+    }
+    return deps.transport.send({
+      ...rendered,
+      messageId: messageIdFor(message.id, deps.from),
+      from: deps.from,
+      to,
+    })
+  }
+
+  const hasAccount = async (email: string) => (await deps.users.findByEmail(email)) !== null
+
+  return {
+    async deliver(message, claimant) {
+      const mail = deps.seal.open(message.id, message.payload)
+      if (mail === null) {
+        const why =
+          'its payload cannot be opened: sealed under a secret that is neither AUTH_JWT_SECRET nor one of AUTH_JWT_PREVIOUS_SECRETS, or altered'
+        await giveUp(message, claimant, null, why)
+        return true
+      }
+      const now = clock.now()
+      if (mail.intent.kind === 'code' && mail.intent.expiresAt <= now) {
+        await giveUp(message, claimant, mail, 'its code expired before it could be delivered')
+        return true
+      }
+      let content: MailContent
+      try {
+        content = await contentOf(mail, now, hasAccount)
+      } catch (error) {
+        storeFailures.failed('users.findByEmail', error)
+        await release([message], claimant)
+        return false
+      }
+      if (content === 'skip') {
+        await settle({ kind: 'remove', id: message.id, claimant })
+        deps.observer?.skipped()
+        return true
+      }
+      const result = await send(message, mail.to, content)
+      if (result.delivered) await delivered(message, claimant, mail, result)
+      else if (result.permanent) await giveUp(message, claimant, mail, `refused for good: ${result.reason}`)
+      else if (clock.now() - message.createdAt >= GIVE_UP_AFTER_MS)
+        await giveUp(
+          message,
+          claimant,
+          mail,
+          `still not delivered a day after it was queued: ${result.reason}`,
+        )
+      else await failed(message, claimant, mail, result.reason)
+      return true
+    },
+
+    release,
+
+    async settleLeftovers() {
+      const waiting = settlements
+      settlements = []
+      for (const settlement of waiting) await settle(settlement)
+    },
+  }
+}

@@ -1,0 +1,49 @@
+import { randomBytes } from 'node:crypto'
+import type { Clock } from '../clock.js'
+import { MailUnavailableError } from '../errors.js'
+import type { SecurityEventSink } from '../security-event.js'
+import type { OutboxStore } from '../storage/stores.js'
+import type { Mailer } from './mail-intent.js'
+import type { MailObserver } from './mail-observer.js'
+import type { OutboxSeal } from './outbox-seal.js'
+
+export interface OutboxMailerDeps {
+  outbox: Pick<OutboxStore, 'enqueue'>
+  seal: Pick<OutboxSeal, 'seal'>
+  /** False in production without SMTP_URL. */
+  available: boolean
+  clock: Clock
+  events: SecurityEventSink
+  observer: Pick<MailObserver, 'queued'> | null
+  /** This process's sender, woken by each message queued here. */
+  wake: () => void
+}
+
+/**
+ * The Mailer of the account flows (docs/api.md §6.4): a message is sealed and committed to the outbox, and the
+ * answer that says it was sent waits for the commit; the sender delivers it in the background. A notice is recorded
+ * as `mail_queued`; a code is not, since its flow records `code_sent` with the request that asked for it.
+ */
+export function createOutboxMailer(deps: OutboxMailerDeps): Mailer {
+  return {
+    available: deps.available,
+    async queue(to, intent, userId) {
+      if (!deps.available) throw new MailUnavailableError()
+      const id = randomBytes(16).toString('hex')
+      const payload = deps.seal.seal(id, { to, intent })
+      await deps.outbox.enqueue({ id, userId, recipient: to, payload, createdAt: deps.clock.now() })
+      deps.observer?.queued()
+      if (intent.kind !== 'code') {
+        deps.events.record({
+          at: deps.clock.now(),
+          type: 'mail_queued',
+          userId,
+          clientAddress: null,
+          requestId: null,
+          reason: null,
+        })
+      }
+      deps.wake()
+    },
+  }
+}

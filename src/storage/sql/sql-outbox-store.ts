@@ -1,0 +1,57 @@
+import type { StorageCall } from '../storage-call.js'
+import type { OutboxStore } from '../stores.js'
+import { inClaimOrder, toOutboxMessage } from './mail-rows.js'
+import type { SqlDatabase } from './sql-database.js'
+import type { SqlQuery } from './sql-statements.js'
+
+/**
+ * OutboxStore in the `outbox` table of any SQL engine (migration 0005), with that engine's statements. A message is
+ * held by a claim until its lease ends: the claim is one UPDATE that sets the claimant (a random value of the call)
+ * on the due, unheld rows, so a message goes to one claimant; the sender then removes it, or fails or releases it,
+ * each only while its claimant still holds it.
+ */
+export function createSqlOutboxStore(database: SqlDatabase, call: StorageCall): OutboxStore {
+  const { statements } = database
+  const read = async (operation: string, { sql, parameters }: SqlQuery) =>
+    (await call(operation, () => database.run(sql, parameters))).rows
+  const write = (operation: string, { sql, parameters }: SqlQuery) =>
+    call(operation, (attempt) => database.write(sql, parameters, attempt))
+
+  return {
+    async enqueue(message) {
+      await write('outbox.enqueue', statements.enqueueOutbox(message))
+    },
+    async claim(claimant, now, leaseUntil, limit) {
+      // every instance's sender polls every second: an idle poll costs one read of the due index, and no write (a
+      // write is a transaction, and on SQLite an fsync)
+      if ((await read('outbox.claim', statements.findDueOutbox(now))).length === 0) return []
+      const { rows, changes } = await write(
+        'outbox.claim',
+        statements.claimOutbox(claimant, now, leaseUntil, limit),
+      )
+      const claimed = statements.claimedOutbox(claimant, now)
+      if (claimed === null || changes === 0) return inClaimOrder(rows.map(toOutboxMessage))
+      return inClaimOrder((await read('outbox.claim', claimed)).map(toOutboxMessage))
+    },
+    async remove(id, claimant) {
+      return (await write('outbox.remove', statements.removeOutbox(id, claimant))).changes === 1
+    },
+    async failed(id, claimant, nextAttemptAt) {
+      await write('outbox.failed', statements.failOutbox(id, claimant, nextAttemptAt))
+    },
+    async release(ids, claimant) {
+      if (ids.length === 0) return
+      await write('outbox.release', statements.releaseOutbox(ids, claimant))
+    },
+    async deleteFor(userId, address) {
+      return (await write('outbox.deleteFor', statements.deleteOutbox(userId, address))).changes
+    },
+    async stats() {
+      const [row] = await read('outbox.stats', statements.outboxStats())
+      return {
+        queued: Number(row?.queued ?? 0),
+        oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest),
+      }
+    },
+  }
+}

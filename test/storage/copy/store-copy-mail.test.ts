@@ -1,0 +1,255 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { loadBetterSqlite3 } from '../../../src/storage/sqlite/better-sqlite3.js'
+import { type Backend, backends } from '../../support/backends.js'
+import { runCli } from '../../support/process.js'
+import { useTempDir } from '../../support/temp-dir.js'
+import { type SeededStore, seedSqliteStore, undoMigration0005 } from './seed-accounts.js'
+
+const ACCOUNTS = 50
+/** Fewer rows than the tables hold: every table is copied over several batches. */
+const BATCH = '7'
+
+const backend = (name: string) => backends.find((candidate) => candidate.name === name)
+const postgres = backend('postgres')
+const mysql = backend('mysql')
+
+const dir = useTempDir('store-copy-mail')
+const url = (name: string) => `sqlite:${join(dir.path, name)}`
+
+type Row = Record<string, unknown>
+
+async function copy(args: string[]) {
+  const result = await runCli(['store', 'copy', '--json', '--batch-size', BATCH, ...args])
+  return { ...result, report: result.code === 0 ? JSON.parse(result.stdout) : null }
+}
+
+/** Runs `use` on the SQLite file `name` of the test directory, opened for writing. */
+function onSqlite<T>(
+  name: string,
+  use: (connection: InstanceType<ReturnType<typeof loadBetterSqlite3>>) => T,
+): T {
+  const BetterSqlite3 = loadBetterSqlite3()
+  const connection = new BetterSqlite3(join(dir.path, name))
+  try {
+    return use(connection)
+  } finally {
+    connection.close()
+  }
+}
+
+/** What a copy of the SQLite store `name` must reproduce: its accounts' flags, unexpired codes, waiting messages. */
+function mailRows(name: string, now: number) {
+  return onSqlite(name, (connection) => ({
+    users: connection.prepare('SELECT id, password_hash, email_verified FROM users ORDER BY id').all(),
+    codes: connection
+      .prepare('SELECT * FROM email_codes WHERE expires_at > ? ORDER BY address, purpose, user_id')
+      .all(now),
+    // a copied message is held by no one
+    outbox: (connection.prepare('SELECT * FROM outbox ORDER BY id').all() as Row[]).map((row) => ({
+      ...row,
+      claimant: null,
+      lease_until: 0,
+    })),
+  }))
+}
+
+const hex = (seed: string, length: number) =>
+  createHash('sha256').update(seed).digest('hex').repeat(2).slice(0, length)
+
+/**
+ * The mail of a store in use (migration 0005): verified accounts and one without a password, codes of every kind
+ * (one expired, which is not copied), and waiting messages, one held by a sender, some failed before, some 8 KiB.
+ */
+function addMail(
+  name: string,
+  seeded: SeededStore,
+  now: number,
+): { unexpiredCodes: number; messages: number } {
+  return onSqlite(name, (connection) => {
+    const verify = connection.prepare('UPDATE users SET email_verified = 1 WHERE id = ?')
+    for (const id of seeded.ids.slice(0, 10)) verify.run(id)
+    connection.prepare("UPDATE users SET password_hash = '' WHERE id = ?").run(seeded.ids[1])
+    const code = connection.prepare(
+      'INSERT INTO email_codes (address, purpose, user_id, code_digest, expires_at, tries) VALUES (?, ?, ?, ?, ?, ?)',
+    )
+    const purposes = ['login', 'register', 'reset_password'] as const
+    for (let i = 0; i < 30; i++) {
+      code.run(
+        `code-${i % 11}@example.com`,
+        purposes[i % 3],
+        '',
+        hex(`code ${i}`, 64),
+        now + 600_000 + i,
+        i % 4,
+      )
+    }
+    code.run("o'neil+é@example.com", 'change_email', seeded.ids[0], hex('change', 64), now + 60_000, 1)
+    code.run('code-0@example.com', 'verify_email', seeded.ids[2], hex('verify', 64), now + 60_000, 0)
+    code.run('expired@example.com', 'login', '', hex('expired', 64), now - 1, 0)
+    const message = connection.prepare(
+      `INSERT INTO outbox (id, user_id, recipient, payload, created_at, attempts, next_attempt_at, claimant, lease_until)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    for (let i = 0; i < 25; i++) {
+      const payload = `v1.${randomBytes(i % 5 === 0 ? 6_000 : 40).toString('base64url')}`
+      message.run(
+        hex(`message ${i}`, 32),
+        i % 3 === 0 ? null : seeded.ids[i],
+        `to-${i}@example.com`,
+        payload.slice(0, 8192),
+        now - 60_000 + i,
+        i % 4,
+        now - 1_000 + i * 10_000,
+        i === 1 ? hex('claimant', 32) : null,
+        i === 1 ? now + 30_000 : 0,
+      )
+    }
+    return { unexpiredCodes: 32, messages: 25 }
+  })
+}
+
+describe('tessera store copy of the e-mail codes and the outbox (migration 0005)', () => {
+  let seeded: SeededStore
+  let now: number
+  let expected: { unexpiredCodes: number; messages: number }
+
+  beforeAll(async () => {
+    seeded = await seedSqliteStore(join(dir.path, 'source.db'), ACCOUNTS, 10)
+    now = Date.now()
+    expected = addMail('source.db', seeded, now)
+  })
+
+  it('copies the flags, the unexpired codes and the waiting messages, unheld, and verifies them', async () => {
+    const { code, stderr, report } = await copy(['--from', url('source.db'), '--to', url('target.db')])
+    expect(code, stderr).toBe(0)
+    expect(report.mismatch).toBeNull()
+    expect(report.accounts.target).toEqual(report.accounts.source)
+    expect(report.emailCodes).toEqual({
+      copied: expected.unexpiredCodes,
+      source: { count: expected.unexpiredCodes, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      target: report.emailCodes.source,
+    })
+    expect(report.outbox).toMatchObject({ copied: expected.messages, source: { count: expected.messages } })
+    expect(report.outbox.target).toEqual(report.outbox.source)
+    const copied = mailRows('target.db', now)
+    expect(copied).toEqual(mailRows('source.db', now))
+    expect(copied.codes).toHaveLength(expected.unexpiredCodes)
+    expect(copied.users.filter((user) => (user as Row).email_verified === 1)).toHaveLength(10)
+    expect(copied.users).toContainEqual({ id: seeded.ids[1], password_hash: '', email_verified: 1 })
+  })
+
+  it('says what it copied of them in its report', async () => {
+    const { code, stdout, stderr } = await runCli([
+      'store',
+      'copy',
+      '--from',
+      url('source.db'),
+      '--to',
+      url('human.db'),
+    ])
+    expect(code, stderr).toBe(0)
+    expect(stdout).toContain(
+      `\ncopied ${expected.unexpiredCodes} unexpired e-mail codes and ${expected.messages} outbox messages ` +
+        `(the target holds ${expected.unexpiredCodes} and ${expected.messages} of them)\nverified: `,
+    )
+  })
+
+  it('--force leaves the rows there as they are, and fails verification when one differs', async () => {
+    const again = await copy(['--force', '--from', url('source.db'), '--to', url('target.db')])
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.report.emailCodes).toMatchObject({ copied: 0, source: { count: expected.unexpiredCodes } })
+    expect(again.report.outbox).toMatchObject({ copied: 0, source: { count: expected.messages } })
+    expect(again.report.mismatch).toBeNull()
+
+    onSqlite('target.db', (connection) =>
+      connection.prepare('UPDATE outbox SET attempts = attempts + 1 WHERE id = ?').run(hex('message 3', 32)),
+    )
+    const differs = await runCli([
+      'store',
+      'copy',
+      '--force',
+      '--from',
+      url('source.db'),
+      '--to',
+      url('target.db'),
+    ])
+    expect(differs.code).toBe(1)
+    expect(differs.stderr).toMatch(
+      /\ntessera store copy: verification failed: the target's outbox messages differ from the source's \(sha256 [0-9a-f]{12} against [0-9a-f]{12}\)\n$/,
+    )
+
+    onSqlite('target.db', (connection) => {
+      connection.prepare('UPDATE outbox SET attempts = attempts - 1 WHERE id = ?').run(hex('message 3', 32))
+      connection.prepare('UPDATE users SET email_verified = 0 WHERE id = ?').run(seeded.ids[0])
+    })
+    const flag = await runCli([
+      'store',
+      'copy',
+      '--force',
+      '--from',
+      url('source.db'),
+      '--to',
+      url('target.db'),
+    ])
+    expect(flag.code).toBe(1)
+    expect(flag.stderr).toMatch(/verification failed: the target's accounts differ from the source's/)
+  })
+
+  it('reads a store of a version before 0005 as unverified accounts without codes or outbox, and leaves it as it is', async () => {
+    const old = await seedSqliteStore(join(dir.path, 'before-0005.db'), 20, 10)
+    onSqlite('before-0005.db', undoMigration0005)
+    const { code, stderr, report } = await copy([
+      '--from',
+      url('before-0005.db'),
+      '--to',
+      url('after-0005.db'),
+    ])
+    expect(code, stderr).toBe(0)
+    expect(report.mismatch).toBeNull()
+    expect(report.accounts).toMatchObject({ copied: 20 })
+    expect(report.accounts.target).toEqual(report.accounts.source)
+    expect(report.emailCodes).toBeNull()
+    expect(report.outbox).toBeNull()
+    onSqlite('after-0005.db', (connection) => {
+      expect(connection.prepare('SELECT COUNT(*) FROM users WHERE email_verified = 0').pluck().get()).toBe(20)
+      expect(connection.prepare('SELECT COUNT(*) FROM email_codes').pluck().get()).toBe(0)
+    })
+    onSqlite('before-0005.db', (connection) => {
+      expect(connection.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(4)
+      const columns = connection.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('users')
+      expect(columns).not.toContain('email_verified')
+    })
+    expect(old.ids).toHaveLength(20)
+  })
+
+  it.skipIf(postgres === undefined || mysql === undefined)(
+    'SQLite to PostgreSQL to MariaDB and back to SQLite: every row as it was',
+    async () => {
+      const onPostgres = await (postgres as Backend).setup()
+      const onMysql = await (mysql as Backend).setup()
+      try {
+        const hops = [
+          [url('source.db'), onPostgres.env.DATABASE_URL as string],
+          [onPostgres.env.DATABASE_URL as string, onMysql.env.DATABASE_URL as string],
+          [onMysql.env.DATABASE_URL as string, url('back.db')],
+        ]
+        for (const [from, to] of hops) {
+          const { code, stderr, report } = await copy(['--from', from as string, '--to', to as string])
+          expect(code, `${from} to ${to}: ${stderr}`).toBe(0)
+          expect(report.mismatch).toBeNull()
+          expect(report.emailCodes).toMatchObject({ copied: expected.unexpiredCodes })
+          expect(report.emailCodes.target).toEqual(report.emailCodes.source)
+          expect(report.outbox).toMatchObject({ copied: expected.messages })
+          expect(report.outbox.target).toEqual(report.outbox.source)
+        }
+        expect(mailRows('back.db', now)).toEqual(mailRows('source.db', now))
+      } finally {
+        await onPostgres.teardown()
+        await onMysql.teardown()
+      }
+    },
+    90_000,
+  )
+})

@@ -1,0 +1,358 @@
+import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { generateUserId } from '../../src/auth/user-id.js'
+import { systemClock } from '../../src/clock.js'
+import { loadConfig } from '../../src/config.js'
+import { openStores } from '../../src/storage/open-stores.js'
+import type { CodeKey, OutboxMessage, Stores } from '../../src/storage/stores.js'
+import { type BackendInstance, backends } from '../support/backends.js'
+
+/**
+ * The contract of the stores of issue 21 (migration 0005) on every backend, against real servers: the e-mail codes
+ * and the outbox, always in the SQL database, and the shared counters, in Redis when it is set, else in SQL.
+ */
+describe.each(backends)('mail storage contract [$name]', (backend) => {
+  let instance: BackendInstance
+  let stores: Stores
+  beforeAll(async () => {
+    instance = await backend.setup()
+    stores = await openStores(loadConfig(instance.env).storage, systemClock)
+  })
+  afterAll(async () => {
+    await stores?.close()
+    await instance?.teardown()
+  })
+
+  let serial = 0
+  const address = () => `mail-${Date.now()}-${serial++}@example.com`
+  const digest = (n: number) => n.toString(16).padStart(64, '0')
+
+  describe('EmailCodeStore', () => {
+    const codeKey = (overrides: Partial<CodeKey> = {}): CodeKey => ({
+      address: address(),
+      purpose: 'login',
+      userId: null,
+      ...overrides,
+    })
+    const inTenMinutes = () => Date.now() + 600_000
+
+    it('take with the right digest: true once, then the code is used up', async () => {
+      const key = codeKey()
+      await stores.codes.put(key, digest(1), inTenMinutes())
+      expect(await stores.codes.take(key, digest(1), Date.now(), 5)).toBe(true)
+      expect(await stores.codes.take(key, digest(1), Date.now(), 5)).toBe(false)
+      expect(await stores.codes.take(codeKey(), digest(1), Date.now(), 5)).toBe(false)
+    })
+
+    it('each wrong digest uses a try: after maxTries of them the right one is refused too', async () => {
+      const key = codeKey()
+      await stores.codes.put(key, digest(1), inTenMinutes())
+      for (let i = 0; i < 3; i++) expect(await stores.codes.take(key, digest(2), Date.now(), 3)).toBe(false)
+      expect(await stores.codes.take(key, digest(1), Date.now(), 3)).toBe(false)
+      // with a try left, the right one is taken
+      const other = codeKey()
+      await stores.codes.put(other, digest(1), inTenMinutes())
+      for (let i = 0; i < 2; i++) expect(await stores.codes.take(other, digest(2), Date.now(), 3)).toBe(false)
+      expect(await stores.codes.take(other, digest(1), Date.now(), 3)).toBe(true)
+    })
+
+    it('put replaces the code of its key, and its tries', async () => {
+      const key = codeKey()
+      await stores.codes.put(key, digest(1), inTenMinutes())
+      for (let i = 0; i < 3; i++) await stores.codes.take(key, digest(9), Date.now(), 3)
+      await stores.codes.put(key, digest(2), inTenMinutes())
+      expect(await stores.codes.take(key, digest(1), Date.now(), 3)).toBe(false)
+      expect(await stores.codes.take(key, digest(2), Date.now(), 3)).toBe(true)
+    })
+
+    it('a code is refused from its expiry on, to the millisecond, and prune removes it then', async () => {
+      const key = codeKey()
+      // far in the past, so that no other test's code is due for pruning
+      const expiresAt = 2_000_000
+      await stores.codes.put(key, digest(1), expiresAt)
+      expect(await stores.codes.take(key, digest(1), expiresAt, 5)).toBe(false)
+      expect(await stores.codes.prune(expiresAt - 1)).toBe(0)
+      expect(await stores.codes.prune(expiresAt)).toBe(1)
+      expect(await stores.codes.take(key, digest(1), expiresAt - 1, 5)).toBe(false)
+      // an expired try counted nothing: the same code put again has every try
+      await stores.codes.put(key, digest(1), inTenMinutes())
+      expect(await stores.codes.take(key, digest(1), Date.now(), 1)).toBe(true)
+    })
+
+    it('keys differ by address, purpose and account, and an address is normalized by the caller only', async () => {
+      const userId = generateUserId()
+      const base = codeKey()
+      const keys = [
+        base,
+        { ...base, purpose: 'register' as const },
+        { ...base, purpose: 'change_email' as const, userId },
+        { ...base, purpose: 'change_email' as const, userId: generateUserId() },
+        { ...base, address: base.address.toUpperCase() },
+      ]
+      await Promise.all(keys.map((key, i) => stores.codes.put(key, digest(i), inTenMinutes())))
+      for (const [i, key] of keys.entries()) {
+        expect(await stores.codes.take(key, digest(i + 1), Date.now(), 5)).toBe(false)
+        expect(await stores.codes.take(key, digest(i), Date.now(), 5)).toBe(true)
+      }
+    })
+
+    it('of 20 concurrent wrong takes at most maxTries are counted', async () => {
+      const key = codeKey()
+      await stores.codes.put(key, digest(1), inTenMinutes())
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () => stores.codes.take(key, digest(2), Date.now(), 5)),
+      )
+      expect(results.filter(Boolean)).toEqual([])
+      // exactly five were counted: the code has no try left under 5, and one under 6
+      expect(await stores.codes.take(key, digest(1), Date.now(), 5)).toBe(false)
+      expect(await stores.codes.take(key, digest(1), Date.now(), 6)).toBe(true)
+    })
+
+    it('of 20 concurrent takes, the right one among them, at most one is true; of right ones exactly one', async () => {
+      const key = codeKey()
+      await stores.codes.put(key, digest(1), inTenMinutes())
+      const mixed = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          stores.codes.take(key, digest(i % 4 === 0 ? 1 : 2), Date.now(), 3),
+        ),
+      )
+      expect(mixed.filter(Boolean).length).toBeLessThanOrEqual(1)
+
+      const again = codeKey()
+      await stores.codes.put(again, digest(1), inTenMinutes())
+      const right = await Promise.all(
+        Array.from({ length: 20 }, () => stores.codes.take(again, digest(1), Date.now(), 3)),
+      )
+      expect(right.filter(Boolean)).toHaveLength(1)
+    })
+
+    it("deleteFor removes the account's codes and those sent to the address, no other", async () => {
+      const userId = generateUserId()
+      const mine = codeKey({ purpose: 'verify_email', userId })
+      const toAddress = codeKey()
+      const kept = [codeKey(), codeKey({ purpose: 'delete_account', userId: generateUserId() })]
+      for (const key of [mine, toAddress, ...kept]) await stores.codes.put(key, digest(1), inTenMinutes())
+      await stores.codes.deleteFor(userId, toAddress.address)
+      expect(await stores.codes.take(mine, digest(1), Date.now(), 5)).toBe(false)
+      expect(await stores.codes.take(toAddress, digest(1), Date.now(), 5)).toBe(false)
+      for (const key of kept) expect(await stores.codes.take(key, digest(1), Date.now(), 5)).toBe(true)
+    })
+  })
+
+  describe('OutboxStore', () => {
+    /** Every message of these tests is about this account, so that each test removes what it left behind. */
+    const userId = generateUserId()
+    afterEach(async () => {
+      await stores.outbox.deleteFor(userId, 'nobody@example.invalid')
+    })
+
+    const id = () => randomBytes(16).toString('hex')
+    const claimant = () => randomBytes(16).toString('hex')
+    const queued = async (createdAt: number, overrides: Partial<OutboxMessage> = {}) => {
+      const message = {
+        id: id(),
+        userId,
+        recipient: address(),
+        payload: `sealed.${randomBytes(24).toString('base64url')}`,
+        createdAt,
+        ...overrides,
+      }
+      await stores.outbox.enqueue(message)
+      return { ...message, attempts: 0, nextAttemptAt: createdAt }
+    }
+
+    it('enqueue, claim, remove: every field back, the longest waiting first, at most the limit', async () => {
+      const t0 = Date.now()
+      const messages = [
+        await queued(t0 - 2_000, { payload: 'x'.repeat(8192) }),
+        await queued(t0 - 3_000),
+        await queued(t0 - 1_000, { userId: null, recipient: `nobody-${serial++}@example.com` }),
+      ]
+      const holder = claimant()
+      const first = await stores.outbox.claim(holder, t0, t0 + 60_000, 2)
+      expect(first).toEqual([messages[1], messages[0]])
+      // held: no other claim gets them while the lease runs
+      expect(await stores.outbox.claim(claimant(), t0 + 59_999, t0 + 120_000, 10)).toEqual([messages[2]])
+      await stores.outbox.deleteFor('', messages[2]?.recipient as string)
+      expect(await stores.outbox.remove(messages[1]?.id as string, holder)).toBe(true)
+      expect(await stores.outbox.remove(messages[1]?.id as string, holder)).toBe(false)
+      expect(await stores.outbox.remove(messages[0]?.id as string, claimant())).toBe(false)
+      expect(await stores.outbox.remove(messages[0]?.id as string, holder)).toBe(true)
+      expect(await stores.outbox.claim(claimant(), t0 + 1_000_000, t0 + 2_000_000, 10)).toEqual([])
+    })
+
+    it('a message is not claimed before it is due', async () => {
+      const t0 = Date.now()
+      const message = await queued(t0)
+      expect(await stores.outbox.claim(claimant(), t0 - 1, t0 + 60_000, 10)).toEqual([])
+      expect(await stores.outbox.claim(claimant(), t0, t0 + 60_000, 10)).toEqual([message])
+    })
+
+    it('failed counts the attempt, makes the message due later and releases it; only for its claimant', async () => {
+      const t0 = Date.now()
+      const message = await queued(t0 - 1_000)
+      const holder = claimant()
+      await stores.outbox.claim(holder, t0, t0 + 60_000, 10)
+      await stores.outbox.failed(message.id, claimant(), t0 + 1)
+      expect(await stores.outbox.claim(claimant(), t0 + 30_000, t0 + 60_000, 10)).toEqual([])
+      await stores.outbox.failed(message.id, holder, t0 + 30_000)
+      // released, but not due before then
+      expect(await stores.outbox.claim(claimant(), t0 + 29_999, t0 + 60_000, 10)).toEqual([])
+      const next = claimant()
+      expect(await stores.outbox.claim(next, t0 + 30_000, t0 + 90_000, 10)).toEqual([
+        { ...message, attempts: 1, nextAttemptAt: t0 + 30_000 },
+      ])
+      // the first claimant no longer holds it
+      await stores.outbox.failed(message.id, holder, t0 + 40_000)
+      expect(await stores.outbox.remove(message.id, holder)).toBe(false)
+      expect(await stores.outbox.remove(message.id, next)).toBe(true)
+    })
+
+    it('release: the messages are due again at once, no attempt counted; only for their claimant', async () => {
+      const t0 = Date.now()
+      const messages = [await queued(t0 - 3_000), await queued(t0 - 2_000), await queued(t0 - 1_000)]
+      const holder = claimant()
+      expect(await stores.outbox.claim(holder, t0, t0 + 60_000, 10)).toEqual(messages)
+      await stores.outbox.release([], holder)
+      await stores.outbox.release(
+        messages.map((message) => message.id),
+        claimant(),
+      )
+      expect(await stores.outbox.claim(claimant(), t0, t0 + 60_000, 10)).toEqual([])
+      await stores.outbox.release([messages[0]?.id as string, messages[2]?.id as string], holder)
+      const next = claimant()
+      expect(await stores.outbox.claim(next, t0, t0 + 60_000, 10)).toEqual([messages[0], messages[2]])
+      expect(await stores.outbox.remove(messages[1]?.id as string, holder)).toBe(true)
+    })
+
+    it('a lease that ended can be claimed again; the claimant that lost it can no longer remove it', async () => {
+      const t0 = Date.now()
+      const message = await queued(t0 - 1_000)
+      const first = claimant()
+      expect(await stores.outbox.claim(first, t0, t0 + 10_000, 10)).toEqual([message])
+      expect(await stores.outbox.claim(claimant(), t0 + 9_999, t0 + 20_000, 10)).toEqual([])
+      const second = claimant()
+      expect(await stores.outbox.claim(second, t0 + 10_000, t0 + 20_000, 10)).toEqual([message])
+      expect(await stores.outbox.remove(message.id, first)).toBe(false)
+      expect(await stores.outbox.remove(message.id, second)).toBe(true)
+    })
+
+    it('of two claimers racing over 200 messages, each message goes to exactly one', async () => {
+      const t0 = Date.now()
+      const messages = await Promise.all(Array.from({ length: 200 }, (_, i) => queued(t0 - 10_000 + i)))
+      const claimLoop = async () => {
+        const mine: OutboxMessage[] = []
+        for (;;) {
+          const batch = await stores.outbox.claim(claimant(), t0, t0 + 60_000, 15)
+          if (batch.length === 0) return mine
+          mine.push(...batch)
+        }
+      }
+      const [a, b] = await Promise.all([claimLoop(), claimLoop()])
+      const ids = [...(a ?? []), ...(b ?? [])].map((message) => message.id)
+      expect(new Set(ids).size).toBe(ids.length)
+      expect([...ids].sort()).toEqual(messages.map((message) => message.id).sort())
+    })
+
+    it('of 5 concurrent claims of up to 200 messages each, each message goes to exactly one', async () => {
+      const t0 = Date.now()
+      const messages = await Promise.all(Array.from({ length: 200 }, (_, i) => queued(t0 - 10_000 + i)))
+      const batches = await Promise.all(
+        Array.from({ length: 5 }, () => stores.outbox.claim(claimant(), t0, t0 + 60_000, 200)),
+      )
+      const ids = batches.flat().map((message) => message.id)
+      expect(new Set(ids).size).toBe(ids.length)
+      expect([...ids].sort()).toEqual(messages.map((message) => message.id).sort())
+    })
+
+    it('deleteFor removes the messages about the account and those to the address; stats counts what waits', async () => {
+      const t0 = Date.now()
+      const other = generateUserId()
+      const about = await queued(t0, { userId: other })
+      const to = await queued(t0, { userId: null })
+      const kept = await queued(t0)
+      const before = await stores.outbox.stats()
+      expect(before.queued).toBeGreaterThanOrEqual(3)
+      expect(before.oldestCreatedAt).toBeLessThanOrEqual(t0)
+      expect(await stores.outbox.deleteFor(other, to.recipient)).toBe(2)
+      expect(await stores.outbox.deleteFor(other, to.recipient)).toBe(0)
+      expect((await stores.outbox.stats()).queued).toBe(before.queued - 2)
+      const holder = claimant()
+      expect(await stores.outbox.claim(holder, t0, t0 + 60_000, 10)).toEqual([kept])
+      expect(await stores.outbox.remove(about.id, holder)).toBe(false)
+    })
+
+    it('stats: none queued, no oldest', async () => {
+      const { queued: count, oldestCreatedAt } = await stores.outbox.stats()
+      expect(count).toBe(0)
+      expect(oldestCreatedAt).toBeNull()
+      const message = await queued(1_000_000)
+      expect(await stores.outbox.stats()).toEqual({ queued: 1, oldestCreatedAt: message.createdAt })
+    })
+  })
+
+  describe('shared counters', () => {
+    const counterKey = () => `contract:${Date.now()}:${serial++}`
+
+    it('counts the hits of a window, then starts again at 1 when it has ended', async () => {
+      const key = counterKey()
+      // long enough for two hits on a loaded machine, short enough to wait for its end
+      const windowMs = 1_500
+      const first = await stores.sharedCounters.increment(key, windowMs)
+      expect(first.count).toBe(1)
+      expect(first.resetAfterMs).toBeGreaterThan(0)
+      expect(first.resetAfterMs).toBeLessThanOrEqual(windowMs)
+      const second = await stores.sharedCounters.increment(key, windowMs)
+      expect(second.count).toBe(2)
+      expect(second.resetAfterMs).toBeLessThanOrEqual(first.resetAfterMs)
+      expect((await stores.sharedCounters.increment(counterKey(), windowMs)).count).toBe(1)
+      await sleep(windowMs + 100)
+      const restarted = await stores.sharedCounters.increment(key, 60_000)
+      expect(restarted.count).toBe(1)
+      expect(restarted.resetAfterMs).toBeGreaterThan(59_000)
+      expect(restarted.resetAfterMs).toBeLessThanOrEqual(60_000)
+      expect((await stores.sharedCounters.increment(key, 60_000)).count).toBe(2)
+    })
+
+    it('of 50 concurrent hits on one key each gets its own count', async () => {
+      const key = counterKey()
+      const counts = await Promise.all(
+        Array.from({ length: 50 }, () => stores.sharedCounters.increment(key, 60_000)),
+      )
+      expect(counts.map((count) => count.count).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 50 }, (_, i) => i + 1),
+      )
+      for (const { resetAfterMs } of counts) {
+        expect(resetAfterMs).toBeGreaterThan(50_000)
+        expect(resetAfterMs).toBeLessThanOrEqual(60_000)
+      }
+    })
+
+    it('counts a key of any length and any text, each apart', async () => {
+      const long = `${counterKey()}:${'é'.repeat(400)}`
+      expect((await stores.sharedCounters.increment(long, 60_000)).count).toBe(1)
+      expect((await stores.sharedCounters.increment(long, 60_000)).count).toBe(2)
+      expect((await stores.sharedCounters.increment(`${long}x`, 60_000)).count).toBe(1)
+      const quoted = `${counterKey()}:it's "quoted"`
+      expect((await stores.sharedCounters.increment(quoted, 60_000)).count).toBe(1)
+    })
+
+    it.skipIf(backend.redis)(
+      'in SQL, prune removes the windows that have ended, and only those',
+      async () => {
+        const prune = stores.sharedCounters.prune
+        if (prune === undefined) throw new Error('the SQL counters have no prune')
+        const ended = counterKey()
+        const running = counterKey()
+        await stores.sharedCounters.increment(ended, 1)
+        await stores.sharedCounters.increment(running, 60_000)
+        await sleep(5)
+        expect(await prune.call(stores.sharedCounters, Date.now())).toBeGreaterThanOrEqual(1)
+        expect(await prune.call(stores.sharedCounters, Date.now())).toBe(0)
+        expect((await stores.sharedCounters.increment(running, 60_000)).count).toBe(2)
+        expect((await stores.sharedCounters.increment(ended, 60_000)).count).toBe(1)
+      },
+    )
+  })
+})
