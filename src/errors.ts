@@ -348,6 +348,11 @@ export class OperationFailedError extends TesseraError {
   }
 }
 
+/** A file-system failure as a short reason: its errno code (`ENOENT`, `EACCES`), else its message. */
+export function describeFileError(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? (error as Error).message
+}
+
 /** A failure's message and its cause's, on one line (a StorageError names the operation, its cause the reason). */
 export function describeCause(error: unknown): string {
   const parts: string[] = []

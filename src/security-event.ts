@@ -121,6 +121,9 @@ export interface RequestContext {
   userAgent?: string | null
 }
 
+/** The context of what no client asked for (the outbox sender, an operator's call): no address, no request. */
+export const OFF_HTTP: RequestContext = Object.freeze({ clientAddress: null, requestId: null })
+
 /** Records one event of `type` for the call `context` stands for, at `clock`'s time. */
 export type RecordSecurityEvent = (
   type: SecurityEventType,

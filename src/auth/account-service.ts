@@ -24,7 +24,7 @@ import type { Account, Session } from './account.js'
 import { normalizeEmail } from './email.js'
 import type { EmailCodes } from './email-codes.js'
 import type { LoginThrottle } from './login-throttle.js'
-import type { PasswordHasher } from './password-hasher.js'
+import { type PasswordHasher, verifyAccountPassword } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
 import { createReuseMemory } from './reuse-memory.js'
 import { createSessionStarter, toAccount } from './session-starter.js'
@@ -257,11 +257,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       // an address the owner has logged in from (R8.6) waits ahead of a flood from others (R8.2); an account without
       // a usable password (docs/api.md §4.15) costs the same Argon2 work and gets the same answer as a wrong one
       const passwordHash = user.passwordHash
-      const verified =
-        passwordHash === null
-          ? await hasher.verifyDummy(input.password, address)
-          : await hasher.verify(passwordHash, input.password, address, pass.remembered)
-      if (!verified) {
+      if (!(await verifyAccountPassword(hasher, passwordHash, input.password, address, pass.remembered))) {
         // spec 4.4 rule 3
         log.warn(
           {

@@ -12,20 +12,14 @@ import {
 import type { Mailer, MailIntent } from '../mail/mail-intent.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
-import type {
-  AuditStore,
-  EmailCodeStore,
-  OutboxStore,
-  SessionStore,
-  UserRecord,
-  UserStore,
-} from '../storage/stores.js'
+import type { AuditStore, UserRecord, UserStore } from '../storage/stores.js'
 import type { Account, Session } from './account.js'
+import { type AccountRemovalStores, removeAccount } from './account-removal.js'
 import type { SecurityLog } from './account-service.js'
 import { normalizeEmail } from './email.js'
 import type { EmailCodes } from './email-codes.js'
 import type { LoginThrottle } from './login-throttle.js'
-import type { PasswordHasher } from './password-hasher.js'
+import { type PasswordHasher, verifyAccountPassword } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
 import { type StartSession, toAccount } from './session-starter.js'
 
@@ -33,12 +27,7 @@ export interface EmailAccountServiceDeps {
   users: UserStore
   codes: EmailCodes
   /** The stores an account's deletion empties besides the account (docs/api.md §4.21). */
-  stores: {
-    sessions: Pick<SessionStore, 'retire' | 'reinstate'>
-    codes: Pick<EmailCodeStore, 'deleteFor'>
-    outbox: Pick<OutboxStore, 'deleteFor'>
-    audit: Pick<AuditStore, 'eraseClientAddresses'>
-  }
+  stores: Omit<AccountRemovalStores, 'users'> & { audit: Pick<AuditStore, 'eraseClientAddresses'> }
   /** Ends sessions: the one way access is ended (docs/api.md §3). */
   sessions: Pick<SessionService, 'endAccountSessions'>
   startSession: StartSession
@@ -153,11 +142,7 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
   const confirmPassword = async (user: UserRecord, password: string, context: RequestContext) => {
     const from = requester(context)
     const pass = await throttle.admit(user.email, from ?? '')
-    const right =
-      user.passwordHash === null
-        ? await hasher.verifyDummy(password, from)
-        : await hasher.verify(user.passwordHash, password, from, pass.remembered)
-    if (!right) {
+    if (!(await verifyAccountPassword(hasher, user.passwordHash, password, from, pass.remembered))) {
       await throttle.failed(pass)
       throw new PasswordIncorrectError()
     }
@@ -264,36 +249,18 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
         const key = { address: user.email, purpose: 'delete_account', userId: user.id } as const
         if (!(await codes.take(key, proof.code, context))) throw new CodeRefusedError()
       }
-      await removeAccount(deps, user)
+      const retiredUntil = deps.clock.now() + deps.refreshTokenTtlMs
+      if (!(await removeAccount({ ...deps.stores, users }, user, retiredUntil)))
+        throw new AccessTokenInvalidError()
+      // the trail keeps the account's events without their client addresses, as `tessera users delete` does
+      await deps.stores.audit.eraseClientAddresses(user.id).catch((error: unknown) => {
+        log.error(
+          { err: error, userId: user.id },
+          'the account was deleted, but the client addresses of its audit events were not erased',
+        )
+      })
       // the account's events lost their client addresses; this one names none either
       record('account_deleted', user.id, { clientAddress: null, requestId: context.requestId })
     },
   }
-}
-
-/**
- * docs/api.md §4.21: what leaving removes, in an order that leaves a usable account whenever a step fails before the
- * account itself is deleted. First no session is left and none can start (a login that read the account already
- * included), then the account's codes and queued mail, then the account; the audit trail keeps its events without
- * their client addresses, as `tessera users delete` does.
- */
-async function removeAccount(deps: EmailAccountServiceDeps, user: UserRecord): Promise<void> {
-  const { stores, users, clock } = deps
-  await stores.sessions.retire(user.id, clock.now() + deps.refreshTokenTtlMs)
-  let deleted: boolean
-  try {
-    await stores.codes.deleteFor(user.id, user.email)
-    await stores.outbox.deleteFor(user.id, user.email)
-    deleted = await users.delete(user.id)
-  } catch (error) {
-    await stores.sessions.reinstate(user.id).catch(() => {})
-    throw error
-  }
-  if (!deleted) throw new AccessTokenInvalidError()
-  await stores.audit.eraseClientAddresses(user.id).catch((error: unknown) => {
-    deps.log.error(
-      { err: error, userId: user.id },
-      'the account was deleted, but the client addresses of its audit events were not erased',
-    )
-  })
 }

@@ -111,3 +111,19 @@ export function openPasswordHashing(options: PasswordHashingOptions): PasswordHa
     close: () => argon2.close(),
   }
 }
+
+/**
+ * Whether `password` is the account's, for an account that may have no usable password (`storedHash` null: docs/api.md
+ * R4.15.1): then the same Argon2 work as a wrong password, and false, so the two cannot be told apart.
+ */
+export function verifyAccountPassword(
+  hasher: Pick<PasswordHasher, 'verify' | 'verifyDummy'>,
+  storedHash: string | null,
+  password: string,
+  requester?: string,
+  known?: boolean,
+): Promise<boolean> {
+  return storedHash === null
+    ? hasher.verifyDummy(password, requester)
+    : hasher.verify(storedHash, password, requester, known)
+}

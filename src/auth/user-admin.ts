@@ -10,6 +10,7 @@ import type {
   UserRecord,
   UserStore,
 } from '../storage/stores.js'
+import { removeAccount } from './account-removal.js'
 import { normalizeEmail } from './email.js'
 import { isUserId } from './user-id.js'
 
@@ -136,28 +137,18 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
     },
 
     async delete(user) {
-      // first: no session is left and none can start, even by a login that has already read the account
-      await step('the account was not deleted', () =>
-        sessions.retire(user.id, clock.now() + deps.refreshTokenTtlMs),
-      )
-      let deleted: boolean
-      try {
-        await deps.codes.deleteFor(user.id, user.email)
-        await deps.outbox.deleteFor(user.id, user.email)
-        deleted = await users.delete(user.id)
-      } catch (error) {
-        const reinstated = await sessions.reinstate(user.id).then(
-          () => true,
-          () => false,
-        )
-        const state = reinstated
+      const removed = await removeAccount(deps, user, clock.now() + deps.refreshTokenTtlMs, (failure) => {
+        const { cause } = failure
+        if (failure.stage === 'retire')
+          throw new OperationFailedError(`the account was not deleted: ${describeCause(cause)}`, { cause })
+        const state = failure.reinstated
           ? 'the user was logged out'
           : 'the user was logged out and cannot log in until the deletion is run again'
-        throw new OperationFailedError(`the account was not deleted (${state}): ${describeCause(error)}`, {
-          cause: error,
+        throw new OperationFailedError(`the account was not deleted (${state}): ${describeCause(cause)}`, {
+          cause,
         })
-      }
-      if (!deleted) throw new OperationFailedError(`no account has the id ${user.id} (deleted meanwhile)`)
+      })
+      if (!removed) throw new OperationFailedError(`no account has the id ${user.id} (deleted meanwhile)`)
       const addressesErased = await step(
         'the account was deleted, but the client addresses of its audit events were not erased',
         () => audit.eraseClientAddresses(user.id),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, rename, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { describeFileError } from '../errors.js'
 import type { DeliveryResult, MailTransport } from './mail-transport.js'
 import { nodemailerMessage, type OutgoingMail } from './outgoing-mail.js'
 
@@ -23,19 +24,16 @@ export function createEmlFileTransport(options: { dir: string }): MailTransport 
       const file = join(options.dir, `${fileStem(mail.messageId)}.eml`)
       const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
       try {
-        // a failed load (nodemailer missing) is tried again by the next message
-        composer ??= loadComposer().catch((error: unknown) => {
-          composer = null
-          throw error
-        })
+        composer ??= loadComposer()
         const message = await (await composer)(mail)
+        // each time: a developer may empty the folder, or remove it, while the service runs
         await mkdir(options.dir, { recursive: true, mode: 0o700 })
         await writeFile(draft, message, { mode: 0o600 })
         await rename(draft, file)
         return { delivered: true, response: `written to ${file}`, file }
       } catch (error) {
         await unlink(draft).catch(() => {})
-        const reason = `cannot write ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`
+        const reason = `cannot write ${file}: ${describeFileError(error)}`
         return { delivered: false, permanent: false, reason }
       }
     },

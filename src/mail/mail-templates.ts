@@ -3,14 +3,14 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CODE_PURPOSES, type CodePurpose } from '../code-purpose.js'
 import { ConfigError } from '../config/config-error.js'
+import { describeFileError } from '../errors.js'
+import { NOTICE_NAMES } from './mail-intent.js'
 
 /** The texts a mail is written with: a code for each purpose, the notices, and the test message. */
 export const TEMPLATE_NAMES = [
   ...CODE_PURPOSES.map((purpose) => `code_${purpose}` as const),
   'register_taken',
-  'password_reset',
-  'password_changed',
-  'email_changed',
+  ...NOTICE_NAMES,
   'test',
 ] as const
 export type TemplateName = (typeof TEMPLATE_NAMES)[number]
@@ -51,12 +51,6 @@ const PLACEHOLDER = /\{\{(.*?)\}\}/g
 /** A `.txt` file: its subject line, an empty line, then the plain-text part. */
 const TEXT_FILE = /^Subject:[ \t]*([^\r\n]*?)[ \t]*\r?\n\r?\n([\s\S]*)$/
 
-interface Template {
-  subject: string
-  text: string
-  html: string
-}
-
 /**
  * Reads the built-in texts, then those of `templatesDir` (MAIL_TEMPLATES_DIR), which replace them file by file.
  * Whatever the operator's folder holds that could not be used is found here, at start, not at a delivery: a folder
@@ -73,7 +67,7 @@ export async function loadMailTemplates(settings: {
       files.set(file, await readFile(join(BUILT_IN_TEMPLATES_DIR, file), 'utf8'))
   }
   const overridden = settings.templatesDir === null ? [] : await readOverrides(settings.templatesDir, files)
-  const templates = new Map<TemplateName, Template>()
+  const templates = new Map<TemplateName, RenderedMail>()
   for (const name of TEMPLATE_NAMES) {
     const problemIn = (file: string) => (problem: string) =>
       overridden.includes(file)
@@ -86,7 +80,7 @@ export async function loadMailTemplates(settings: {
   }
   return {
     render(name, values) {
-      const template = templates.get(name) as Template
+      const template = templates.get(name) as RenderedMail
       const all = { ...values, product: settings.productName }
       for (const placeholder of placeholdersOf(name)) {
         if (all[placeholder as keyof typeof all] === undefined)
@@ -110,7 +104,9 @@ async function readOverrides(dir: string, files: Map<string, string>): Promise<s
   try {
     entries = await readdir(dir)
   } catch (error) {
-    throw new ConfigError('MAIL_TEMPLATES_DIR', `cannot be read: ${describe(error)}`, { cause: error })
+    throw new ConfigError('MAIL_TEMPLATES_DIR', `cannot be read: ${describeFileError(error)}`, {
+      cause: error,
+    })
   }
   const replaced: string[] = []
   for (const entry of entries.sort()) {
@@ -125,9 +121,13 @@ async function readOverrides(dir: string, files: Map<string, string>): Promise<s
     try {
       files.set(entry, await readFile(join(dir, entry), 'utf8'))
     } catch (error) {
-      throw new ConfigError('MAIL_TEMPLATES_DIR', `has ${entry}, which cannot be read: ${describe(error)}`, {
-        cause: error,
-      })
+      throw new ConfigError(
+        'MAIL_TEMPLATES_DIR',
+        `has ${entry}, which cannot be read: ${describeFileError(error)}`,
+        {
+          cause: error,
+        },
+      )
     }
     replaced.push(entry)
   }
@@ -139,7 +139,7 @@ function parseTemplate(
   textFile: string,
   html: string,
   problemIn: (file: string) => (problem: string) => Error,
-): Template {
+): RenderedMail {
   const textProblem = problemIn(`${name}.txt`)
   const parts = TEXT_FILE.exec(textFile.replace(/^\uFEFF/, ''))
   if (parts === null || parts[1] === '')
@@ -176,8 +176,4 @@ const HTML_ESCAPES: Readonly<Record<string, string>> = {
 /** A value as HTML text, also safe inside a quoted attribute. */
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] as string)
-}
-
-function describe(error: unknown): string {
-  return (error as NodeJS.ErrnoException).code ?? (error as Error).message
 }

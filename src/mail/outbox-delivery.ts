@@ -1,5 +1,10 @@
 import type { Clock } from '../clock.js'
-import type { SecurityEventSink, SecurityEventType } from '../security-event.js'
+import {
+  OFF_HTTP,
+  type SecurityEventSink,
+  type SecurityEventType,
+  securityEventRecorder,
+} from '../security-event.js'
 import type { OutboxMessage, OutboxStore, UserStore } from '../storage/stores.js'
 import { contentOf, type MailContent, mailEventReason } from './mail-content.js'
 import type { MailLog, MailObserver } from './mail-observer.js'
@@ -63,15 +68,9 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
   const { outbox, clock, log, storeFailures } = deps
   let settlements: Settlement[] = []
 
+  const recordEvent = securityEventRecorder(deps.events, clock)
   const record = (type: SecurityEventType, message: OutboxMessage, mail: SealedMail | null) =>
-    deps.events.record({
-      at: clock.now(),
-      type,
-      userId: message.userId,
-      clientAddress: null,
-      requestId: null,
-      reason: mail === null ? null : mailEventReason(mail.intent),
-    })
+    recordEvent(type, message.userId, OFF_HTTP, mail === null ? null : mailEventReason(mail.intent))
 
   /** Makes a settlement now; keeps it for a later pass when the store fails. */
   const settle = async (settlement: Settlement): Promise<void> => {

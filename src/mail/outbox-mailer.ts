@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import { MailUnavailableError } from '../errors.js'
-import type { SecurityEventSink } from '../security-event.js'
+import { OFF_HTTP, type SecurityEventSink, securityEventRecorder } from '../security-event.js'
 import type { OutboxStore } from '../storage/stores.js'
 import type { Mailer } from './mail-intent.js'
 import type { MailObserver } from './mail-observer.js'
@@ -25,6 +25,7 @@ export interface OutboxMailerDeps {
  * as `mail_queued`; a code is not, since its flow records `code_sent` with the request that asked for it.
  */
 export function createOutboxMailer(deps: OutboxMailerDeps): Mailer {
+  const record = securityEventRecorder(deps.events, deps.clock)
   return {
     available: deps.available,
     async queue(to, intent, userId) {
@@ -33,16 +34,7 @@ export function createOutboxMailer(deps: OutboxMailerDeps): Mailer {
       const payload = deps.seal.seal(id, { to, intent })
       await deps.outbox.enqueue({ id, userId, recipient: to, payload, createdAt: deps.clock.now() })
       deps.observer?.queued()
-      if (intent.kind !== 'code') {
-        deps.events.record({
-          at: deps.clock.now(),
-          type: 'mail_queued',
-          userId,
-          clientAddress: null,
-          requestId: null,
-          reason: null,
-        })
-      }
+      if (intent.kind !== 'code') record('mail_queued', userId, OFF_HTTP)
       deps.wake()
     },
   }

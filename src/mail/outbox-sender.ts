@@ -21,7 +21,7 @@ export interface OutboxSenderSettings {
   closeGraceMs: number
 }
 
-export const OUTBOX_SENDER_DEFAULTS: OutboxSenderSettings = {
+const OUTBOX_SENDER_DEFAULTS: OutboxSenderSettings = {
   pollIntervalMs: 1_000,
   maxBatch: 10,
   // a process that dies holding a batch delays it by its lease: with the margin, 20 s at most while a send may take

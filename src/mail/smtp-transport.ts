@@ -1,5 +1,6 @@
-import { isIP } from 'node:net'
 import nodemailer, { type NodemailerError, type SMTPPoolOptions } from 'nodemailer'
+import { isLoopbackHost } from '../config/server-config.js'
+import { oneLine } from '../printable.js'
 import type { DeliveryResult, MailTransport } from './mail-transport.js'
 import { nodemailerMessage } from './outgoing-mail.js'
 
@@ -77,17 +78,11 @@ export function smtpConnection(
     secure,
     // smtp:// means STARTTLS, and a server that does not offer it is refused rather than sent the password and the
     // codes in the clear; only on the machine itself (a local relay, a test server) is it used when offered
-    requireTLS: !secure && !isLoopback(host),
+    requireTLS: !secure && !isLoopbackHost(host),
     ...(parsed.username === ''
       ? {}
       : { auth: { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } }),
   }
-}
-
-function isLoopback(host: string): boolean {
-  if (host === 'localhost') return true
-  if (isIP(host) === 4) return host.startsWith('127.')
-  return isIP(host) === 6 && host === '::1'
 }
 
 /** SMTP_URL without its credentials, for the log. */
@@ -110,10 +105,5 @@ function smtpFailure(error: NodemailerError, maxSendMs: number): DeliveryResult 
     error.code === 'EABORT'
       ? `no answer within ${maxSendMs / 1000} s: the send was abandoned`
       : [error.code, error.command, error.response ?? error.message].filter(Boolean).join(' ')
-  return { delivered: false, permanent, reason: oneLine(reason) }
-}
-
-function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim()
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line
+  return { delivered: false, permanent, reason: oneLine(reason.replace(/\s+/g, ' ').trim()) }
 }

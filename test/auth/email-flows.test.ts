@@ -1,13 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createEmailCodes } from '../../src/auth/email-codes.js'
 import { createFixedClock } from '../../src/clock.js'
+import { OFF_HTTP } from '../../src/security-event.js'
 import type { Stores } from '../../src/storage/stores.js'
 import { type Backend, backends } from '../support/backends.js'
 import { bearer, call, PASSWORD, type Reply, registerUser, uniqueEmail } from '../support/http.js'
 import { codeIn, emlMailbox, type Mailbox, type ReceivedMail, smtpMailbox } from '../support/mailbox.js'
 import { MESSAGES } from '../support/messages.js'
 import { startSmtpServer } from '../support/smtp-server.js'
-import { startTestService } from '../support/test-service.js'
+import { startTestService, TEST_SECRET } from '../support/test-service.js'
 
 const CODE_REFUSED = 'Invalid or expired verification code'
 const NEW_PASSWORD = 'staple battery horse'
@@ -90,6 +92,19 @@ async function startWithMail(backend: Backend, transport: Transport, env: Record
 }
 
 type Harness = Awaited<ReturnType<typeof startWithMail>>
+
+/** The service's own code check over its store (the secret is the tests'), to see which codes are still there. */
+const codeChecker = (h: Harness) =>
+  createEmailCodes({
+    codes: h.service.stores.codes,
+    counters: h.service.stores.sharedCounters,
+    // take() sends nothing
+    mailer: { available: false, queue: () => Promise.reject(new Error('not for sending')) },
+    config: h.service.config.codes,
+    secret: TEST_SECRET,
+    clock: h.clock,
+    record: () => {},
+  })
 
 const sendCode = (h: Harness, email: string, purpose: string) =>
   h.call('POST', '/auth/email/send-code', { body: { email, purpose } })
@@ -433,9 +448,16 @@ describe.each(backends)('accounts by e-mail [$name]', (backend) => {
         body: {},
       })
       expect(neither.status).toBe(400)
-      // a code asked for and never used goes with the account
-      expect((await sendAccountCode(h, byPassword.accessToken, { purpose: 'verify_email' })).status).toBe(200)
-      codesSeen.add(codeIn(await read(byPassword.email)) as string)
+      // a code asked for and never used goes with the account; another account's stays
+      const survivor = await registerUser(h.service.app)
+      const pendingCode = async (user: { accessToken: string; email: string }) => {
+        expect((await sendAccountCode(h, user.accessToken, { purpose: 'verify_email' })).status).toBe(200)
+        const pending = codeIn(await read(user.email)) as string
+        codesSeen.add(pending)
+        return pending
+      }
+      const orphan = await pendingCode(byPassword)
+      const kept = await pendingCode(survivor)
       const deleted = await h.call('POST', '/auth/delete', {
         headers: bearer(byPassword.accessToken),
         body: { password: PASSWORD },
@@ -446,6 +468,11 @@ describe.each(backends)('accounts by e-mail [$name]', (backend) => {
       expect((await refresh(h, byPassword.refreshToken)).status).toBe(401)
       expect((await h.call('GET', '/auth/me', { headers: bearer(byPassword.accessToken) })).status).toBe(401)
       expect(await h.service.stores.users.findById(byPassword.id)).toBeNull()
+      const codes = codeChecker(h)
+      const verifyKey = (user: { email: string; id: string }) =>
+        ({ address: user.email, purpose: 'verify_email', userId: user.id }) as const
+      expect(await codes.take(verifyKey(byPassword), orphan, OFF_HTTP)).toBe(false)
+      expect(await codes.take(verifyKey(survivor), kept, OFF_HTTP)).toBe(true)
 
       const byCode = await registerUser(h.service.app)
       expect((await sendAccountCode(h, byCode.accessToken, { purpose: 'delete_account' })).status).toBe(200)
@@ -501,6 +528,48 @@ describe('codes in the other modes', () => {
       })
       expectRefused(taken)
       expect(free.body).toEqual(taken.body)
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('R8.9 EMAIL_CODE_HOURLY_LIMIT sends to one address an hour; a send the resend interval refused does not count', async () => {
+    const h = await startWithMail(backend, 'outbox', { EMAIL_CODE_HOURLY_LIMIT: '2' })
+    try {
+      const email = uniqueEmail()
+      expect((await sendCode(h, email, 'login')).status).toBe(200)
+      expect((await sendCode(h, email, 'login')).status).toBe(429)
+      expect((await sendCode(h, email, 'reset_password')).status).toBe(200)
+      const third = await sendCode(h, email, 'register')
+      expect(third.status).toBe(429)
+      expect(Number(third.headers['retry-after'])).toBeGreaterThan(60)
+      // another address has an hour of its own
+      expect((await sendCode(h, uniqueEmail(), 'register')).status).toBe(200)
+    } finally {
+      await h.close()
+    }
+  })
+
+  it("R4.18.2 wrong current passwords count against the account's backoff: past it, 429 before any check", async () => {
+    const h = await startWithMail(backend, 'outbox', { AUTH_LOGIN_BACKOFF_AFTER: '2' })
+    try {
+      const user = await registerUser(h.service.app)
+      const change = (current: string) =>
+        h.call('POST', '/auth/password/change', {
+          headers: bearer(user.accessToken),
+          body: { current_password: current, new_password: NEW_PASSWORD },
+        })
+      // the address that registered is remembered for the account (R8.6): it has failures of its own to spend first;
+      // the service's clock stands still, so the backoff's wait never runs out
+      const statuses: number[] = []
+      for (let i = 0; i < 10 && statuses.at(-1) !== 429; i++)
+        statuses.push((await change(`wrong ${i}`)).status)
+      expect(statuses.at(-1)).toBe(429)
+      expect(statuses.slice(0, -1).every((status) => status === 400)).toBe(true)
+      // refused before any check: the right password is not even looked at, and nothing changes
+      const before = await h.service.stores.users.findById(user.id)
+      expect((await change(PASSWORD)).status).toBe(429)
+      expect(await h.service.stores.users.findById(user.id)).toEqual(before)
     } finally {
       await h.close()
     }

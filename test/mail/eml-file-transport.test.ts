@@ -4,17 +4,8 @@ import { simpleParser } from 'mailparser'
 import { describe, expect, it } from 'vitest'
 import { createEmlFileTransport } from '../../src/mail/eml-file-transport.js'
 import { DEVELOPMENT_OUTBOX, openMailTransport } from '../../src/mail/open-mail-transport.js'
-import type { OutgoingMail } from '../../src/mail/outgoing-mail.js'
 import { useTempDir } from '../support/temp-dir.js'
-
-const MAIL: OutgoingMail = {
-  messageId: '<0123456789abcdef0123456789abcdef@example.com>',
-  from: 'Acme <no-reply@example.com>',
-  to: 'owner@example.com',
-  subject: 'Your code to sign in to Acme',
-  text: 'Code: 493817\n',
-  html: '<p>Code: <b>493817</b></p>',
-}
+import { SAMPLE_MAIL as MAIL } from './mail-harness.js'
 
 describe('the development outbox (.eml files)', () => {
   const temp = useTempDir('eml-transport')

@@ -8,10 +8,21 @@ import { createLogger } from '../../src/logger.js'
 import type { MailObserver } from '../../src/mail/mail-observer.js'
 import { type OpenedMail, openMail } from '../../src/mail/open-mail.js'
 import type { OutboxSenderSettings } from '../../src/mail/outbox-sender.js'
+import type { OutgoingMail } from '../../src/mail/outgoing-mail.js'
 import type { SecurityEvent } from '../../src/security-event.js'
 import { openStores } from '../../src/storage/open-stores.js'
 import type { OutboxMessage, Stores } from '../../src/storage/stores.js'
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js'
+
+/** One composed message, for the transports' tests. */
+export const SAMPLE_MAIL: OutgoingMail = {
+  messageId: '<0123456789abcdef0123456789abcdef@example.com>',
+  from: 'Acme <no-reply@example.com>',
+  to: 'owner@example.com',
+  subject: 'Your code to sign in to Acme',
+  text: 'Code: 493817\n',
+  html: '<p>Code: <b>493817</b></p>',
+}
 
 export const HARNESS_SECRET = 'mail-test-secret-0123456789-abcdefghijklmnopqrstuvwxyz'
 export const START = Date.parse('2026-03-01T12:00:00.000Z')

@@ -2,20 +2,11 @@ import { once } from 'node:events'
 import { createServer, type Server, type Socket } from 'node:net'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { MailTransport } from '../../src/mail/mail-transport.js'
-import type { OutgoingMail } from '../../src/mail/outgoing-mail.js'
 import { createSmtpTransport, describeSmtpUrl, smtpConnection } from '../../src/mail/smtp-transport.js'
 import { makeCertificate, type TestCertificate } from '../support/certificates.js'
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js'
 import { useTempDir } from '../support/temp-dir.js'
-
-const MAIL: OutgoingMail = {
-  messageId: '<0123456789abcdef0123456789abcdef@example.com>',
-  from: 'Acme <no-reply@example.com>',
-  to: 'owner@example.com',
-  subject: 'Your code to sign in to Acme',
-  text: 'Code: 493817\n',
-  html: '<p>Code: <b>493817</b></p>',
-}
+import { SAMPLE_MAIL as MAIL } from './mail-harness.js'
 
 describe('the SMTP transport', () => {
   const temp = useTempDir('smtp-transport')

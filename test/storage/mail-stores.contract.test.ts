@@ -343,12 +343,15 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       async () => {
         const prune = stores.sharedCounters.prune
         if (prune === undefined) throw new Error('the SQL counters have no prune')
+        // the windows earlier tests left go first (as if an hour had passed), so that the count below is this test's own
+        await prune.call(stores.sharedCounters, Date.now() + 3_600_000)
         const ended = counterKey()
         const running = counterKey()
         await stores.sharedCounters.increment(ended, 1)
         await stores.sharedCounters.increment(running, 60_000)
         await sleep(5)
-        expect(await prune.call(stores.sharedCounters, Date.now())).toBeGreaterThanOrEqual(1)
+        // one row removed, and not the running one (it counts on): the ended one
+        expect(await prune.call(stores.sharedCounters, Date.now())).toBe(1)
         expect(await prune.call(stores.sharedCounters, Date.now())).toBe(0)
         expect((await stores.sharedCounters.increment(running, 60_000)).count).toBe(2)
         expect((await stores.sharedCounters.increment(ended, 60_000)).count).toBe(1)

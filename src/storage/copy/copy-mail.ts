@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS } from '../sql/mail-rows.js'
 import { runPooled, type SqlEngine } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
 import type { Tables } from '../sql/tables.js'
@@ -36,7 +37,7 @@ interface KeyedTable {
  */
 const emailCodes = (now: number): KeyedTable => ({
   name: 'email_codes',
-  columns: ['address', 'purpose', 'user_id', 'code_digest', 'expires_at', 'tries'],
+  columns: EMAIL_CODE_COLUMNS.split(', '),
   keyWidth: 3,
   integers: new Set(['expires_at', 'tries']),
   maxBatch: 5_000,
@@ -51,7 +52,7 @@ const emailCodes = (now: number): KeyedTable => ({
  */
 const outbox: KeyedTable = {
   name: 'outbox',
-  columns: ['id', 'user_id', 'recipient', 'payload', 'created_at', 'attempts', 'next_attempt_at'],
+  columns: OUTBOX_COLUMNS.split(', '),
   keyWidth: 1,
   integers: new Set(['created_at', 'attempts', 'next_attempt_at']),
   maxBatch: 500,

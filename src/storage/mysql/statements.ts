@@ -1,4 +1,4 @@
-import { codeKeyValues, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
 import { PACKED_COUNT_FACTOR } from '../sql/rate-counter-rows.js'
 import { SESSION_INSERT_COLUMNS, SESSION_ORDER, sessionValues } from '../sql/session-rows.js'
@@ -40,7 +40,7 @@ export const mysqlStatements: SqlStatements = {
     parameters: [before, batch],
   }),
   putEmailCode: (key, digest, expiresAt) => ({
-    sql: `INSERT INTO email_codes (address, purpose, user_id, code_digest, expires_at, tries)
+    sql: `INSERT INTO email_codes (${EMAIL_CODE_COLUMNS})
       VALUES (?, ?, ?, ?, ?, 0)
       ON DUPLICATE KEY UPDATE code_digest = ?, expires_at = ?, tries = 0`,
     parameters: [...codeKeyValues(key), digest, expiresAt, digest, expiresAt],

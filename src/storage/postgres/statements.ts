@@ -1,5 +1,7 @@
 import { AUDIT_COLUMNS, auditColumnValues } from '../sql/audit-rows.js'
-import { codeKeyValues, OUTBOX_COLUMNS, OUTBOX_ORDER, outboxValues } from '../sql/mail-rows.js'
+import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { withNumberedPlaceholders } from '../sql/numbered-placeholders.js'
+import { questionMarkMailStatements } from '../sql/question-mark-mail-statements.js'
 import {
   SESSION_COLUMNS,
   SESSION_INSERT_COLUMNS,
@@ -9,10 +11,12 @@ import {
   sessionValues,
 } from '../sql/session-rows.js'
 import type { SqlStatements } from '../sql/sql-statements.js'
-import { storedPasswordHash, USER_COLUMNS } from '../sql/user-rows.js'
+import { USER_COLUMNS, userValues } from '../sql/user-rows.js'
 
 /** The SQL stores' statements for PostgreSQL: `$n` placeholders (a value used twice bound once), INSERT … ON CONFLICT for the upsert. */
 export const postgresStatements: SqlStatements = {
+  // the e-mail codes' and the outbox's statements that SQLite and MySQL share, numbered
+  ...withNumberedPlaceholders(questionMarkMailStatements),
   findUserById: (id) => ({
     sql: `SELECT ${USER_COLUMNS} FROM users WHERE id = $1`,
     parameters: [id],
@@ -23,13 +27,7 @@ export const postgresStatements: SqlStatements = {
   }),
   insertUser: (user) => ({
     sql: `INSERT INTO users (${USER_COLUMNS}) VALUES ($1, $2, $3, $4, $5)`,
-    parameters: [
-      user.id,
-      user.email,
-      storedPasswordHash(user.passwordHash),
-      user.emailVerified,
-      user.createdAt,
-    ],
+    parameters: userValues(user),
   }),
   updatePasswordHash: (id, passwordHash) => ({
     sql: 'UPDATE users SET password_hash = $1 WHERE id = $2',
@@ -141,38 +139,11 @@ export const postgresStatements: SqlStatements = {
     parameters: [userId],
   }),
   putEmailCode: (key, digest, expiresAt) => ({
-    sql: `INSERT INTO email_codes (address, purpose, user_id, code_digest, expires_at, tries)
+    sql: `INSERT INTO email_codes (${EMAIL_CODE_COLUMNS})
       VALUES ($1, $2, $3, $4, $5, 0)
       ON CONFLICT (address, purpose, user_id) DO UPDATE SET
         code_digest = excluded.code_digest, expires_at = excluded.expires_at, tries = 0`,
     parameters: [...codeKeyValues(key), digest, expiresAt],
-  }),
-  countEmailCodeTry: (key, now, maxTries) => ({
-    sql: `UPDATE email_codes SET tries = tries + 1
-      WHERE address = $1 AND purpose = $2 AND user_id = $3 AND expires_at > $4 AND tries < $5`,
-    parameters: [...codeKeyValues(key), now, maxTries],
-  }),
-  useEmailCode: (key, digest, now) => ({
-    sql: `DELETE FROM email_codes
-      WHERE address = $1 AND purpose = $2 AND user_id = $3 AND code_digest = $4 AND expires_at > $5`,
-    parameters: [...codeKeyValues(key), digest, now],
-  }),
-  deleteEmailCodes: (userId, address) => ({
-    sql: 'DELETE FROM email_codes WHERE user_id = $1 OR address = $2',
-    parameters: [userId, address],
-  }),
-  pruneEmailCodes: (now) => ({
-    sql: 'DELETE FROM email_codes WHERE expires_at <= $1',
-    parameters: [now],
-  }),
-  enqueueOutbox: (message) => ({
-    sql: `INSERT INTO outbox (id, user_id, recipient, payload, created_at, next_attempt_at)
-      VALUES ($1, $2, $3, $4, $5, $6)`,
-    parameters: outboxValues(message),
-  }),
-  findDueOutbox: (now) => ({
-    sql: 'SELECT id FROM outbox WHERE next_attempt_at <= $1 AND lease_until <= $1 LIMIT 1',
-    parameters: [now],
   }),
   // SKIP LOCKED: a concurrent claim passes over the rows this one has locked instead of waiting for them; a row
   // claimed and committed since this statement's snapshot is read again as it now is (held: no longer matched)
@@ -184,27 +155,10 @@ export const postgresStatements: SqlStatements = {
     parameters: [claimant, leaseUntil, now, limit],
   }),
   claimedOutbox: () => null,
-  removeOutbox: (id, claimant) => ({
-    sql: 'DELETE FROM outbox WHERE id = $1 AND claimant = $2',
-    parameters: [id, claimant],
-  }),
-  failOutbox: (id, claimant, nextAttemptAt) => ({
-    sql: `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, claimant = NULL, lease_until = 0
-      WHERE id = $2 AND claimant = $3`,
-    parameters: [nextAttemptAt, id, claimant],
-  }),
   // the ids as one array: one text whatever their number
   releaseOutbox: (ids, claimant) => ({
     sql: 'UPDATE outbox SET claimant = NULL, lease_until = 0 WHERE claimant = $1 AND id = ANY($2::bpchar[])',
     parameters: [claimant, ids],
-  }),
-  deleteOutbox: (userId, address) => ({
-    sql: 'DELETE FROM outbox WHERE user_id = $1 OR recipient = $2',
-    parameters: [userId, address],
-  }),
-  outboxStats: () => ({
-    sql: 'SELECT COUNT(*) AS queued, MIN(created_at) AS oldest FROM outbox',
-    parameters: [],
   }),
   incrementRateCounter: (key, windowMs, now) => ({
     sql: `INSERT INTO rate_counters (counter_key, window_ends, hits) VALUES ($1, $2, 1)

@@ -8,6 +8,9 @@ export function codeKeyValues(key: CodeKey): [address: string, purpose: string, 
   return [key.address, key.purpose, key.userId ?? NO_USER]
 }
 
+/** The columns of an `email_codes` row: its key, then the code's digest, expiry and tries (migration 0005). */
+export const EMAIL_CODE_COLUMNS = 'address, purpose, user_id, code_digest, expires_at, tries'
+
 /** The columns of `outbox` that hold an OutboxMessage, in the order of every SELECT (migration 0005). */
 export const OUTBOX_COLUMNS = 'id, user_id, recipient, payload, created_at, attempts, next_attempt_at'
 

@@ -8,7 +8,7 @@ import type { SqlDatabase } from './sql-database.js'
 const PRUNE_BATCH = 1_000
 
 /** RateCounterStore in the SQL database, whose ended windows stay until pruned. */
-export type SqlRateCounterStore = Required<RateCounterStore>
+type SqlRateCounterStore = Required<RateCounterStore>
 
 /**
  * RateCounterStore in the `rate_counters` table of any SQL engine (migration 0005): the shared counters of a store

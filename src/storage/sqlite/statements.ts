@@ -1,4 +1,4 @@
-import { codeKeyValues, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
 import {
   SESSION_INSERT_COLUMNS,
@@ -34,7 +34,7 @@ export const sqliteStatements: SqlStatements = {
     parameters: [before, batch],
   }),
   putEmailCode: (key, digest, expiresAt) => ({
-    sql: `INSERT INTO email_codes (address, purpose, user_id, code_digest, expires_at, tries)
+    sql: `INSERT INTO email_codes (${EMAIL_CODE_COLUMNS})
       VALUES (?, ?, ?, ?, ?, 0)
       ON CONFLICT (address, purpose, user_id) DO UPDATE SET
         code_digest = excluded.code_digest, expires_at = excluded.expires_at, tries = 0`,

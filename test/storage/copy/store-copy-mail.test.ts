@@ -198,7 +198,7 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
   })
 
   it('reads a store of a version before 0005 as unverified accounts without codes or outbox, and leaves it as it is', async () => {
-    const old = await seedSqliteStore(join(dir.path, 'before-0005.db'), 20, 10)
+    await seedSqliteStore(join(dir.path, 'before-0005.db'), 20, 10)
     onSqlite('before-0005.db', undoMigration0005)
     const { code, stderr, report } = await copy([
       '--from',
@@ -221,7 +221,6 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
       const columns = connection.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('users')
       expect(columns).not.toContain('email_verified')
     })
-    expect(old.ids).toHaveLength(20)
   })
 
   it.skipIf(postgres === undefined || mysql === undefined)(
