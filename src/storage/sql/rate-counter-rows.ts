@@ -29,13 +29,16 @@ export const MAX_WINDOW_MS = 2 ** 31 - 1
  * The count an increment statement reports at `now`: the row its RETURNING gives (hits, window_ends), or MySQL's
  * packed LAST_INSERT_ID.
  */
-export function toRateCount(result: SqlResult, now: number): RateCount {
+export function toRateCount(result: SqlResult, now: number, windowMs: number): RateCount {
   const [row] = result.rows
-  if (row !== undefined) return { count: Number(row.hits), resetAfterMs: Number(row.window_ends) - now }
+  // at most one window: `now` is read before the statement runs, so a hit that ran just after a concurrent one with
+  // a later `now` had opened the window would otherwise see more than a window left
+  const left = (ms: number) => Math.min(ms, windowMs)
+  if (row !== undefined) return { count: Number(row.hits), resetAfterMs: left(Number(row.window_ends) - now) }
   if (result.lastInsertId === undefined) throw new Error('the increment reported no count')
   const factor = BigInt(PACKED_COUNT_FACTOR)
   return {
     count: Number(result.lastInsertId % factor),
-    resetAfterMs: Number(result.lastInsertId / factor),
+    resetAfterMs: left(Number(result.lastInsertId / factor)),
   }
 }

@@ -31,7 +31,7 @@ export function createSqlRateCounterStore(
       const result = await call('sharedCounters.increment', (attempt) =>
         database.write(sql, parameters, attempt),
       )
-      return toRateCount(result, now)
+      return toRateCount(result, now, windowMs)
     },
     async prune(now) {
       let deleted = 0
