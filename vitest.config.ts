@@ -10,6 +10,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // two files at a time on the 2-core machines the suite runs on (Vitest's default is one fewer than the cores): most
+    // of a file's time is spent waiting on databases, child processes and timers, not on a core
+    maxWorkers: 2,
     projects: [
       {
         extends: true,

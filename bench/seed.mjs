@@ -59,7 +59,13 @@ export async function seedUsers(database, options) {
         const sessions = []
         for (let index = from; index < to; index++) {
           const { id, email } = seededUser(index)
-          users.push({ id, email, password_hash: options.passwordHash, created_at: CREATED_AT })
+          users.push({
+            id,
+            email,
+            password_hash: options.passwordHash,
+            created_at: CREATED_AT,
+            updated_at: CREATED_AT,
+          })
           if (options.sessions) {
             const digest = createHash('sha256').update(`seed-${index}`).digest('hex')
             sessions.push({

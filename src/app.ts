@@ -6,6 +6,7 @@ import type { AccessTokenKeys } from './auth/access-token-keys.js'
 import type { AccountService } from './auth/account-service.js'
 import type { EmailAccountService } from './auth/email-account-service.js'
 import type { TokenService } from './auth/token-service.js'
+import type { AvatarService } from './avatars/avatar-service.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import { RateLimitedError } from './errors.js'
@@ -22,17 +23,23 @@ import { acceptOnlyJsonBodies } from './http/json-body.js'
 import { rateLimitStore } from './http/rate-limit-store.js'
 import { createRequestIdGenerator } from './http/request-id.js'
 import { LazyChildLogger, RequestLogController } from './http/request-log.js'
+import { sharedSchemaController } from './http/schema-compilers.js'
 import { ErrorResponse } from './http/schemas.js'
 import { addSecurityHeaders, createCredentialsHook } from './http/security-headers.js'
 import { httpsServerFactory, type TlsMaterial } from './http/tls.js'
 import { type TrustedProxy, trustedProxies } from './http/trusted-proxies.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
 import type { RequestMetrics } from './metrics/request-metrics.js'
+import type { ProfileService } from './profile/profile-service.js'
+import type { SignInFlow } from './providers/sign-in-flow.js'
 import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
+import { avatarImageRoutes, protectedAvatarRoutes } from './routes/avatar-routes.js'
 import { demoRoutes } from './routes/demo-routes.js'
+import { protectedOAuthRoutes, publicOAuthRoutes } from './routes/oauth-routes.js'
 import { siteConfigRoutes } from './routes/site-config-routes.js'
 import { statusRoutes } from './routes/status-routes.js'
 import { wellKnownDocuments, wellKnownRoutes } from './routes/well-known-routes.js'
+import type { RecordSecurityEvent } from './security-event.js'
 import type { SessionService } from './sessions/session-service.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
 import { createMemoryRateCounterStore } from './storage/memory/memory-rate-counter-store.js'
@@ -45,6 +52,14 @@ export interface AppDeps {
   emailAccounts: EmailAccountService
   /** Listing and ending sessions: logout, GET /auth/sessions, DELETE /auth/sessions/<id>. */
   sessions: SessionService
+  /** PUT /auth/profile (docs/api.md §4.22). */
+  profiles: ProfileService
+  /** POST and DELETE /auth/avatar, GET /avatars/<id> (docs/api.md §4.23). */
+  avatars: AvatarService
+  /** Records the security events the routes record themselves (avatar_changed, avatar_removed). */
+  recordSecurityEvent: RecordSecurityEvent
+  /** Sign-in with providers (docs/api.md §4.24); absent, its routes are not served. */
+  providerSignIns?: SignInFlow
   tokens: Pick<TokenService, 'verifyAccessSubject'>
   /** AUTH_JWT_ALGORITHM EdDSA or ES256: the keys GET /.well-known/jwks.json publishes; absent or null with HS256. */
   accessTokenKeys?: Pick<AccessTokenKeys, 'jwks'> | null
@@ -103,6 +118,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ? countingFrameworkErrors(deps.answeredBeforeRouting)
       : handleFrameworkError,
     ajv: ajvOptions,
+    // every app of the process shares the compiled schemas: a start does not compile them again
+    schemaController: sharedSchemaController,
     schemaErrorFormatter: (errors) => toValidationError(errors),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -163,6 +180,8 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await app.register(wellKnownRoutes, wellKnownDocuments(config, deps.accessTokenKeys ?? null))
   // DEMO_PAGE (on by default outside production): GET /demo, the client library's page, and the files it loads
   if (config.http.demoPage) await app.register(demoRoutes)
+  // docs/api.md §4.23: public and cacheable, so outside the credentials scope and its no-store
+  await app.register(avatarImageRoutes, { avatars: deps.avatars })
   await app.register(async (credentials) => {
     // no-store on all of them; behind a proxy in production, HTTPS only (R5.7.2), checked before the guard
     const httpsOnly = config.env === 'production' && config.server.trustProxy.length > 0
@@ -171,11 +190,32 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
       accounts: deps.accounts,
       emailAccounts: deps.emailAccounts,
       rateLimit: limited ? { max: config.http.rateLimitPerMinute, timeWindow: 60_000 } : null,
+      basePath: config.http.basePath,
     }
     await credentials.register(publicAuthRoutes, routeOptions)
+    const oauthOptions = deps.providerSignIns && {
+      flow: deps.providerSignIns,
+      frontendOrigin: config.providers.frontendOrigin,
+      basePath: config.http.basePath,
+      secureCookie: config.providers.publicBaseUrl?.startsWith('https:') ?? false,
+      rateLimit: routeOptions.rateLimit,
+    }
+    if (oauthOptions) await credentials.register(publicOAuthRoutes, oauthOptions)
     await credentials.register(async (scope) => {
       scope.addHook('onRequest', createAuthenticate(deps.tokens))
-      await scope.register(protectedAuthRoutes, { ...routeOptions, sessions: deps.sessions })
+      if (oauthOptions) await scope.register(protectedOAuthRoutes, oauthOptions)
+      await scope.register(protectedAuthRoutes, {
+        ...routeOptions,
+        sessions: deps.sessions,
+        profiles: deps.profiles,
+      })
+      await scope.register(protectedAvatarRoutes, {
+        avatars: deps.avatars,
+        accounts: deps.accounts,
+        basePath: config.http.basePath,
+        record: deps.recordSecurityEvent,
+        rateLimit: routeOptions.rateLimit,
+      })
     })
   })
 }

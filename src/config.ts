@@ -5,7 +5,8 @@ import { createEnvReader, type Env } from './config/env-reader.js'
 import { ENVIRONMENTS, type Environment, LOG_LEVELS, type LogLevel } from './config/environment.js'
 import { type HttpConfig, httpWarnings, readHttpConfig } from './config/http-config.js'
 import { type CodeConfig, type MailConfig, readCodeConfig, readMailConfig } from './config/mail-config.js'
-import { checkTransport, readServerConfig, type ServerConfig } from './config/server-config.js'
+import { type ProviderConfig, readProviderConfig } from './config/provider-config.js'
+import { checkTransport, publicBaseUrl, readServerConfig, type ServerConfig } from './config/server-config.js'
 import { readSessionConfig, type SessionConfig } from './config/session-config.js'
 import { readSigningConfig, type SigningConfig } from './config/signing-config.js'
 import { readStorageConfig, type StorageConfig } from './config/storage-config.js'
@@ -36,6 +37,8 @@ export interface Config {
   logLevel: LogLevel
   /** A site presentation configuration (spec 2.6) to load and validate at start; null when unset. */
   siteConfigFile: string | null
+  /** OAUTH_PROVIDERS, their OAUTH_<NAME>_* settings and FRONTEND_ORIGIN: sign-in with providers (docs/api.md §4.24). */
+  providers: ProviderConfig
 }
 
 /** What the configuration is read for. */
@@ -58,7 +61,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
   const cores = availableParallelism()
   const server = readServerConfig(read, cores)
   const mail = readMailConfig(read, nodeEnv)
-  const config: Config = {
+  const sections = {
     env: nodeEnv,
     server,
     auth: readAuthConfig(read, { env: nodeEnv, cores, workers: server.workers }),
@@ -71,6 +74,11 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
     http: readHttpConfig(read, nodeEnv),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     siteConfigFile: read.optional('SITE_CONFIG_FILE'),
+  }
+  // after the server and HTTP sections: the redirect URIs are made from PUBLIC_URL and BASE_PATH
+  const config: Config = {
+    ...sections,
+    providers: readProviderConfig(read, { env: nodeEnv, publicBaseUrl: publicBaseUrl(sections) }),
   }
   // after every section: it weighs TLS_CERT_FILE against TRUST_PROXY and HOST
   if (options.listens ?? true) checkTransport(server, nodeEnv)

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'mail_unavailable',
   'method_not_allowed',
   'email_taken',
+  'username_taken',
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',
@@ -28,6 +29,12 @@ export const ERROR_CODES = [
   'https_required',
   'body_not_utf8',
   'write_outcome_unknown',
+  'unsupported_image',
+  'avatar_too_large',
+  'multipart_required',
+  'exchange_code_refused',
+  'provider_not_linked',
+  'only_way_in',
   // failures inside the process, never an HTTP answer of their own
   'storage_failed',
   'config_invalid',
@@ -228,11 +235,53 @@ export class MethodNotAllowedError extends AppError {
   }
 }
 
+/**
+ * docs/api.md §4.24: POST /auth/oauth/exchange with a code that is wrong, used, expired, or whose account can no
+ * longer sign in: one answer for all.
+ */
+export class ExchangeCodeRefusedError extends AppError {
+  readonly statusCode = 400
+  readonly code = 'exchange_code_refused'
+  constructor() {
+    super('Invalid or expired code')
+  }
+}
+
+/** docs/api.md §4.24: DELETE /auth/oauth/<provider> of a provider the caller's account is not linked to. */
+export class ProviderNotLinkedError extends AppError {
+  readonly statusCode = 404
+  readonly code = 'provider_not_linked'
+  constructor() {
+    super('This provider is not linked to the account')
+  }
+}
+
+/**
+ * docs/api.md §4.24: DELETE /auth/oauth/<provider> of the account's only way in (no password, no other provider):
+ * the account would be left with none.
+ */
+export class OnlyWayInError extends AppError {
+  readonly statusCode = 409
+  readonly code = 'only_way_in'
+  constructor() {
+    super('This is the only way to sign in to the account')
+  }
+}
+
 export class EmailTakenError extends AppError {
   readonly statusCode = 409
   readonly code = 'email_taken'
   constructor() {
     super('E-mail already registered')
+  }
+}
+
+/** PUT /auth/profile: another account has the username (docs/api.md §4.22). */
+export class UsernameTakenError extends AppError {
+  readonly statusCode = 409
+  readonly code = 'username_taken'
+  constructor() {
+    super('Username already taken')
   }
 }
 
@@ -249,6 +298,36 @@ export class UnsupportedMediaTypeError extends AppError {
   readonly code = 'unsupported_media_type'
   constructor() {
     super('Content-Type must be application/json')
+  }
+}
+
+/**
+ * docs/api.md §4.23: an avatar whose bytes are not a JPEG, PNG or WebP image (read from the bytes, never from the
+ * file's name or declared type), or that says it is one and does not decode: one answer for both.
+ */
+export class UnsupportedImageError extends AppError {
+  readonly statusCode = 415
+  readonly code = 'unsupported_image'
+  constructor(cause?: unknown) {
+    super('The avatar must be a JPEG, PNG or WebP image', { cause })
+  }
+}
+
+/** docs/api.md §4.23: the one route that takes more than 16 KiB takes a file of at most 2 MB (2,097,152 bytes). */
+export class AvatarTooLargeError extends AppError {
+  readonly statusCode = 413
+  readonly code = 'avatar_too_large'
+  constructor() {
+    super('The avatar must be at most 2 MB (2,097,152 bytes)')
+  }
+}
+
+/** docs/api.md §4.23: POST /auth/avatar takes a form (`multipart/form-data`), where every other route takes JSON. */
+export class MultipartRequiredError extends AppError {
+  readonly statusCode = 415
+  readonly code = 'multipart_required'
+  constructor() {
+    super('Content-Type must be multipart/form-data')
   }
 }
 

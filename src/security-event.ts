@@ -36,6 +36,25 @@ export type SecurityEventType =
   | 'password_changed'
   /** The owner changed the account's address (POST /auth/email/change). */
   | 'email_changed'
+  /** The owner changed the profile (PUT /auth/profile). */
+  | 'profile_updated'
+  /** An operator gave the account another role (`tessera users set-role`); its sessions ended. */
+  | 'role_changed'
+  /** An operator disabled the account (`tessera users disable`); its sessions ended. */
+  | 'account_disabled'
+  /** An operator enabled the account again (`tessera users enable`). */
+  | 'account_enabled'
+  /** The owner uploaded an avatar (POST /auth/avatar), replacing any previous one (docs/api.md §4.23). */
+  | 'avatar_changed'
+  /** The owner removed the avatar (DELETE /auth/avatar) that the account had. */
+  | 'avatar_removed'
+  /**
+   * A provider account was linked to an account that has the address the provider vouches for (docs/api.md §4.24);
+   * a link made with a new account is `registered` with reason `provider`.
+   */
+  | 'provider_linked'
+  /** The owner unlinked a provider (DELETE /auth/oauth/<provider>). */
+  | 'provider_unlinked'
   /** A notice mail was queued (docs/api.md §6.4); codes are `code_sent`. */
   | 'mail_queued'
   /** A queued mail was accepted by the mail server (or written to the development outbox); reason as queued. */
@@ -56,6 +75,8 @@ export type SecurityEventReason =
   | 'unknown_email'
   /** login_failed: the password did not verify */
   | 'wrong_password'
+  /** login_failed and the other ways of logging in: the account is disabled (the answer is a wrong password's) */
+  | 'disabled'
   /** login_failed: the throttle refused the attempt before any password check (docs/api.md R8.4, R8.5) */
   | 'throttled'
   /**
@@ -77,6 +98,15 @@ export type SecurityEventReason =
   | 'all'
   /** login_succeeded: signed in with a code mailed to the address (POST /auth/login/email-code) */
   | 'email_code'
+  /**
+   * login_succeeded: signed in with a provider (docs/api.md §4.24); registered: the account was made by that sign-in
+   */
+  | 'provider'
+  /**
+   * login_failed: a provider sign-in whose address an account has, which the provider does not vouch for: no link is
+   * made (docs/api.md §4.24)
+   */
+  | 'unverified_email'
   /** email_verified: proved by someone not signed in to the unverified account, whose sessions and password ended */
   | 'claimed'
   /**

@@ -11,6 +11,7 @@ import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS } from './auth/login-throt
 import { openPasswordHashing } from './auth/password-hasher.js'
 import { createSessionStarter } from './auth/session-starter.js'
 import { createTokenService } from './auth/token-service.js'
+import { createAvatarService } from './avatars/avatar-service.js'
 import { type Clock, systemClock } from './clock.js'
 import { type Config, ConfigError } from './config.js'
 import { guardConnections } from './http/connection-guard.js'
@@ -18,6 +19,11 @@ import { readOpenFileLimit } from './http/file-descriptor-limit.js'
 import { readTlsMaterial } from './http/tls.js'
 import { trustedProxies } from './http/trusted-proxies.js'
 import { type OpenedMail, openMail } from './mail/open-mail.js'
+import { createProfileService } from './profile/profile-service.js'
+import { createProviderClients } from './providers/provider-clients.js'
+import { createProviderSignIn } from './providers/provider-sign-in.js'
+import { createSignInFlow } from './providers/sign-in-flow.js'
+import { createSignInTickets } from './providers/sign-in-state.js'
 import { securityEventRecorder } from './security-event.js'
 import { createSessionService } from './sessions/session-service.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
@@ -147,17 +153,21 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       events: auditSink,
       mode: config.sessions.mode,
     })
+    // every way of logging in beside the password's: codes, reset, change, providers
+    const startSession = createSessionStarter({
+      sessions: stores.sessions,
+      users: stores.users,
+      tokens,
+      sessionConfig: config.sessions,
+      clock,
+    })
     const emailAccounts = createEmailAccountService({
       users: stores.users,
+      providerLinks: stores.providerLinks,
       codes: emailCodes,
       stores,
       sessions,
-      startSession: createSessionStarter({
-        sessions: stores.sessions,
-        tokens,
-        sessionConfig: config.sessions,
-        clock,
-      }),
+      startSession,
       hasher: hashing.hasher,
       throttle,
       mailer: mail.mailer,
@@ -166,6 +176,36 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       log: options.logger,
       refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
     })
+    const profiles = createProfileService({ users: stores.users, clock, record })
+    // docs/api.md §4.23: avatars in the SQL database, so that every instance serves each one
+    const avatars = createAvatarService({
+      avatars: stores.avatars,
+      users: stores.users,
+      clock,
+      log: options.logger,
+    })
+    // docs/api.md §4.24: sign-in with providers; a provider is fetched from only when a sign-in needs it
+    const providerSignIns = createSignInFlow({
+      clients: createProviderClients(config.providers.enabled),
+      tickets: createSignInTickets({ tickets: stores.tickets, secret, clock }),
+      accounts: createProviderSignIn({
+        users: stores.users,
+        links: stores.providerLinks,
+        sessions,
+        avatars,
+        mailer: mail.mailer,
+        record,
+        log: options.logger,
+        clock,
+      }),
+      users: stores.users,
+      startSession,
+      record,
+      log: options.logger,
+      publicBaseUrl: config.providers.publicBaseUrl,
+      frontendOrigin: config.providers.frontendOrigin,
+      observer: metrics?.providers ?? null,
+    })
     // TRUST_PROXY compiled once, for Fastify (whose X-Forwarded-For is believed) and the connection guard alike
     const trustedProxy = trustedProxies(config.server.trustProxy)
     const app = await buildApp({
@@ -173,6 +213,10 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       trustedProxy,
       accounts,
       emailAccounts,
+      profiles,
+      avatars,
+      recordSecurityEvent: record,
+      providerSignIns,
       sessions,
       tokens,
       accessTokenKeys,

@@ -873,6 +873,72 @@ const VARIABLES: Record<string, Variable> = {
       `LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${value}"`,
     ]),
   },
+  // sign-in with providers (docs/api.md §4.24)
+  OAUTH_PROVIDERS: {
+    read: (config) => config.providers.enabled.map((provider) => provider.name),
+    with: {
+      OAUTH_GOOGLE_CLIENT_ID: 'google-id',
+      OAUTH_GOOGLE_CLIENT_SECRET: 'google-secret',
+      OAUTH_GITHUB_CLIENT_ID: 'github-id',
+      OAUTH_GITHUB_CLIENT_SECRET: 'github-secret',
+    },
+    default: [],
+    good: [
+      ['google', ['google']],
+      ['google, github', ['google', 'github']],
+    ],
+    bad: [
+      ['exchange', 'OAUTH_PROVIDERS must not list "exchange": a route of its own has that name'],
+      ['google,google', 'OAUTH_PROVIDERS lists "google" twice'],
+    ],
+  },
+  FRONTEND_ORIGIN: {
+    read: (config) => config.providers.frontendOrigin,
+    default: 'http://localhost:3000',
+    good: [
+      ['https://app.example.com', 'https://app.example.com'],
+      ['HTTPS://App.Example.com:443', 'https://app.example.com'],
+      ['http://127.0.0.1:5173', 'http://127.0.0.1:5173'],
+    ],
+    bad: ['https://app.example.com/', 'app.example.com', 'https://app.example.com/path'].map((value) => [
+      value,
+      `FRONTEND_ORIGIN must be an origin such as https://app.example.com (scheme, host and port only), got "${value}"`,
+    ]),
+  },
+  OAUTH_GITHUB_URL: {
+    read: (config) => config.providers.enabled[0],
+    with: { OAUTH_PROVIDERS: 'github', OAUTH_GITHUB_CLIENT_ID: 'id', OAUTH_GITHUB_CLIENT_SECRET: 'secret' },
+    default: expect.objectContaining({ webUrl: 'https://github.com', apiUrl: 'https://api.github.com' }),
+    good: [
+      [
+        'https://git.example.com/',
+        expect.objectContaining({
+          webUrl: 'https://git.example.com',
+          apiUrl: 'https://git.example.com/api/v3',
+        }),
+      ],
+    ],
+    bad: [
+      [
+        'https://git.example.com/?x=1',
+        'OAUTH_GITHUB_URL must be an https URL without credentials, query or fragment',
+      ],
+    ],
+  },
+  OAUTH_GITHUB_API_URL: {
+    read: (config) => config.providers.enabled[0],
+    with: { OAUTH_PROVIDERS: 'github', OAUTH_GITHUB_CLIENT_ID: 'id', OAUTH_GITHUB_CLIENT_SECRET: 'secret' },
+    default: expect.objectContaining({ apiUrl: 'https://api.github.com' }),
+    good: [
+      ['https://api.git.example.com', expect.objectContaining({ apiUrl: 'https://api.git.example.com' })],
+    ],
+    bad: [
+      [
+        'https://u:p@api.example.com',
+        'OAUTH_GITHUB_API_URL must be an https URL without credentials, query or fragment',
+      ],
+    ],
+  },
   SITE_CONFIG_FILE: {
     // whether the file exists and is valid is checked at start (test/server.test.ts)
     read: (config) => config.siteConfigFile,
@@ -946,6 +1012,8 @@ describe('loadConfig', () => {
     )
     // the names of AUTH_JWT_ALGORITHM's values are quoted too
     for (const algorithm of ACCESS_TOKEN_ALGORITHMS) names.delete(algorithm)
+    // and the suffixes of OAUTH_<NAME>_CLIENT_ID and _CLIENT_SECRET, whose rows are OAUTH_PROVIDERS' (its `with`)
+    for (const suffix of ['CLIENT_ID', 'CLIENT_SECRET']) names.delete(suffix)
     expect([...names].sort()).toEqual(Object.keys(VARIABLES).sort())
   })
 
@@ -1116,6 +1184,11 @@ describe('loadConfig', () => {
         apiDocs: true,
         demoPage: true,
         basePath: '/api',
+      },
+      providers: {
+        enabled: [],
+        frontendOrigin: 'https://auth.example.com',
+        publicBaseUrl: 'https://auth.example.com/api',
       },
       logLevel: 'warn',
       siteConfigFile: 'site.yaml',

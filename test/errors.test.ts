@@ -107,6 +107,48 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     code: 'email_taken',
     message: 'E-mail already registered',
   },
+  UsernameTakenError: {
+    error: new errors.UsernameTakenError(),
+    status: 409,
+    code: 'username_taken',
+    message: 'Username already taken',
+  },
+  UnsupportedImageError: {
+    error: new errors.UnsupportedImageError(),
+    status: 415,
+    code: 'unsupported_image',
+    message: 'The avatar must be a JPEG, PNG or WebP image',
+  },
+  AvatarTooLargeError: {
+    error: new errors.AvatarTooLargeError(),
+    status: 413,
+    code: 'avatar_too_large',
+    message: 'The avatar must be at most 2 MB (2,097,152 bytes)',
+  },
+  MultipartRequiredError: {
+    error: new errors.MultipartRequiredError(),
+    status: 415,
+    code: 'multipart_required',
+    message: 'Content-Type must be multipart/form-data',
+  },
+  ExchangeCodeRefusedError: {
+    error: new errors.ExchangeCodeRefusedError(),
+    status: 400,
+    code: 'exchange_code_refused',
+    message: 'Invalid or expired code',
+  },
+  ProviderNotLinkedError: {
+    error: new errors.ProviderNotLinkedError(),
+    status: 404,
+    code: 'provider_not_linked',
+    message: 'This provider is not linked to the account',
+  },
+  OnlyWayInError: {
+    error: new errors.OnlyWayInError(),
+    status: 409,
+    code: 'only_way_in',
+    message: 'This is the only way to sign in to the account',
+  },
   PayloadTooLargeError: {
     error: new errors.PayloadTooLargeError(),
     status: 413,

@@ -22,7 +22,10 @@ const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
   },
   { name: 'configuration', modules: ['config.ts', 'config/', 'logger.ts', 'site-config/'] },
   { name: 'storage', modules: ['storage/'] },
-  { name: 'domain', modules: ['auth/', 'audit/', 'sessions/', 'mail/'] },
+  {
+    name: 'domain',
+    modules: ['auth/', 'audit/', 'sessions/', 'mail/', 'profile/', 'avatars/', 'providers/'],
+  },
   { name: 'http', modules: ['http/'] },
   { name: 'edges', modules: ['routes/', 'metrics/', 'verifier/'] },
   { name: 'composition', modules: ['app.ts', 'server.ts', 'cluster.ts'] },
@@ -37,6 +40,9 @@ const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
   'auth/': ['http/', 'routes/', 'commands/'],
   'sessions/': ['http/', 'routes/', 'commands/'],
   'mail/': ['http/', 'routes/', 'commands/'],
+  'profile/': ['http/', 'routes/', 'commands/'],
+  'avatars/': ['http/', 'routes/', 'commands/'],
+  'providers/': ['http/', 'routes/', 'commands/'],
   'audit/': ['commands/'],
   'config/': ['commands/'],
 }

@@ -1,9 +1,9 @@
 // The script of the demo page (GET /demo, docs/api.md 4.10). The client's build type-checks it (demo/tsconfig.json)
 // and writes it to dist/demo/demo.js (scripts/build-demo.mjs); the service serves it as /demo/demo.js, beside the
-// built library as /demo/client.js, which it imports. The browser test (test/demo/demo.browser.test.ts) runs it in
+// built library as /demo/client.js, which it imports. The browser tests (test/demo/*.browser.test.ts) run it in
 // Chromium.
 
-import type { Account, Session } from './client.js'
+import type { Account, ProfileChanges, Session } from './client.js'
 
 /** The library as the page loads it: `/demo/client.js`, the built dist/index.js. */
 type Library = typeof import('./client.js')
@@ -34,6 +34,8 @@ interface PageState {
   sessions: Session[] | null
   /** Why the last list of the sessions failed; null when it did not. */
   sessionsProblem: string | null
+  /** The providers the service signs in with (GET /auth/oauth/providers), listed when the page opens. */
+  providers: string[]
   /** How many requests this tab has sent: whether a failed action reached the service at all. */
   sent: number
   busy: boolean
@@ -55,7 +57,16 @@ interface AccountData {
   id: string
   email: string
   email_verified: boolean
+  username: string | null
+  nickname: string | null
+  avatar_url: string | null
+  bio: string | null
+  role: string
+  status: 'active' | 'disabled'
+  password_set: boolean
+  providers: string[]
   created_at: string
+  updated_at: string
 }
 
 /** The service this page was served by, path prefix included (the page is its `demo`). */
@@ -84,6 +95,19 @@ const AUTH_FIELDS: FieldInputs = {
   '/new_password': 'password',
   '/verification_code': 'code',
 }
+/** The inputs of the profile's form. */
+const PROFILE_FIELDS: FieldInputs = { '/username': 'username', '/nickname': 'nickname', '/bio': 'bio' }
+/** Every input that shows a refused field's message under it (its `<id>-error`). */
+const FIELD_INPUTS = [
+  'email',
+  'password',
+  'code',
+  'verify-code',
+  'username',
+  'nickname',
+  'bio',
+  'avatar-file',
+]
 
 /** An element of the page, which has it: a missing one is a mistake of this script or of index.html. */
 function $(id: string): HTMLElement {
@@ -96,6 +120,13 @@ function $(id: string): HTMLElement {
 function input(id: string): HTMLInputElement {
   const element = $(id)
   if (!(element instanceof HTMLInputElement)) throw new Error(`#${id} is not an input`)
+  return element
+}
+
+/** A text area of the page's form. */
+function textArea(id: string): HTMLTextAreaElement {
+  const element = $(id)
+  if (!(element instanceof HTMLTextAreaElement)) throw new Error(`#${id} is not a textarea`)
   return element
 }
 
@@ -158,6 +189,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     ownChange: false,
     sessions: null,
     sessionsProblem: null,
+    providers: [],
     sent: 0,
     busy: false,
   }
@@ -391,8 +423,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
       const body = (await response.json().catch(() => null)) as Envelope<AccountData> | null
       showResult(response.status, body)
       if (response.ok && body !== null) {
-        const { id, email, email_verified, created_at } = body.data
-        state.account = { id, email, emailVerified: email_verified, createdAt: created_at }
+        state.account = accountOf(body.data)
         notice('ok', `GET /auth/me answered ${response.status}`, 'The protected call went through.')
       } else {
         notice('error', `GET /auth/me answered ${response.status}`, body?.message ?? response.statusText)
@@ -414,6 +445,131 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
       )
     }),
   )
+
+  // ---- the profile and the providers
+
+  $('profile-form').addEventListener('submit', (event) => {
+    event.preventDefault()
+    const account = state.account
+    if (account === null) return
+    // only what was changed is sent: a field left out stays as it is, an emptied one is cleared (null)
+    const changes: ProfileChanges = {}
+    const typed = {
+      username: input('username').value.trim(),
+      nickname: input('nickname').value,
+      bio: textArea('bio').value,
+    }
+    for (const field of ['username', 'nickname', 'bio'] as const) {
+      const value = typed[field] === '' ? null : typed[field]
+      if (value !== account[field]) changes[field] = value
+    }
+    clearFieldErrors()
+    run(
+      'Saving the profile',
+      async () => {
+        let saved: Account
+        try {
+          saved = await client.updateProfile(changes)
+        } catch (error) {
+          // a username another account has: said under the field, as a refused value is
+          if (error instanceof TesseraError && error.status === 409) showFieldError('username', error.message)
+          throw error
+        }
+        state.account = saved
+        showResult(200, saved)
+        const what = Object.keys(changes).join(', ')
+        notice('ok', 'Profile saved', what === '' ? 'Nothing had changed.' : `Changed: ${what}.`)
+      },
+      PROFILE_FIELDS,
+    )
+  })
+
+  const avatarFile = input('avatar-file')
+  avatarFile.addEventListener('change', () => {
+    const file = avatarFile.files?.[0]
+    if (file === undefined) return
+    clearFieldErrors()
+    run('Uploading the avatar', async () => {
+      let saved: Account
+      try {
+        saved = await client.uploadAvatar(file, file.name)
+      } catch (error) {
+        // too large (413) or not an image the service takes (415): said under the input
+        if (error instanceof TesseraError && (error.status === 413 || error.status === 415)) {
+          showFieldError('avatar-file', error.message)
+        }
+        throw error
+      }
+      state.account = saved
+      showResult(200, saved)
+      notice('ok', 'Avatar uploaded', `${file.name} is the account's avatar now.`)
+    }).finally(() => {
+      // the same file may be chosen again
+      avatarFile.value = ''
+    })
+  })
+
+  $('avatar-remove').addEventListener('click', () =>
+    run('Removing the avatar', async () => {
+      const saved = await client.removeAvatar()
+      state.account = saved
+      showResult(200, saved)
+      notice('ok', 'Avatar removed', 'The account has no avatar any more.')
+    }).then(() => {
+      if (document.activeElement === document.body) avatarFile.focus()
+    }),
+  )
+
+  $('provider-buttons').addEventListener('click', (event) => {
+    const provider = buttonData(event, 'provider')
+    if (provider === undefined) return
+    const name = providerName(provider)
+    clearFieldErrors()
+    // the action's first step, in this click's own task: the client opens the popup there, or the browser blocks it
+    run(`Signing in with ${name}`, async () => {
+      let account: Account
+      // the pair comes from the popup's message, not from a request of this page: the change is this tab's own
+      state.ownChange = true
+      try {
+        account = await client.loginWithProvider(provider)
+      } catch (error) {
+        state.ownChange = false
+        if (!(error instanceof TesseraError)) throw error
+        // the popup's answer, or its absence: nothing of this page's requests
+        showResult(error.status === 0 ? null : error.status, error.message)
+        notice('error', `Signing in with ${name} failed`, error.message)
+        return
+      }
+      await loggedIn(account, 'Logged in', `Welcome, ${account.email}: signed in with ${name}.`)
+    })
+  })
+
+  $('linked-providers').addEventListener('click', (event) => {
+    const provider = buttonData(event, 'provider')
+    if (provider === undefined) return
+    run(`Unlinking ${providerName(provider)}`, async () => {
+      const account = await client.unlinkProvider(provider)
+      state.account = account
+      showResult(200, account)
+      notice(
+        'ok',
+        `${providerName(provider)} unlinked`,
+        `Signing in with ${providerName(provider)} no longer reaches this account.`,
+      )
+    }).then(() => {
+      if (document.activeElement === document.body) $('profile-title').focus()
+    })
+  })
+
+  /** The providers the service signs in with; none when it cannot say (an older service, say). */
+  async function listProviders() {
+    try {
+      state.providers = await client.providers()
+    } catch (error) {
+      if (!(error instanceof TesseraError)) throw error
+      state.providers = []
+    }
+  }
 
   /** Lists the sessions into the page; a failure shows in the list too, and is thrown. */
   async function listSessions(): Promise<Session[]> {
@@ -447,8 +603,8 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
   )
 
   $('sessions').addEventListener('click', (event) => {
-    const button = event.target instanceof Element ? event.target.closest('button') : null
-    const session = state.sessions?.find(({ id }) => id === button?.dataset.session)
+    const id = buttonData(event, 'session')
+    const session = state.sessions?.find((listed) => listed.id === id)
     if (session === undefined) return
     run('Ending the session', async () => {
       try {
@@ -547,6 +703,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     tokenState.textContent = stored ? 'Logged in' : 'Logged out'
     $('token-state-note').textContent =
       loggedIn && !stored ? 'by another tab: this tab finds out on its next call' : ''
+    renderProfile()
     $('access-issued').textContent = claims ? timeFormat.format(claims.iat * 1000) : '—'
     $('tokens-changed').textContent = state.changedAt ? timeFormat.format(state.changedAt) : '—'
     $('tokens-changed-why').textContent = state.changedAt ? `(${state.changedWhy})` : ''
@@ -581,6 +738,67 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     $('login-alternatives').hidden = mode !== 'login'
     $('code-alternatives').hidden = !withCode
     $('resend-code').hidden = !codeSent
+    $('provider-sign-in').hidden = withCode || state.providers.length === 0
+    if (state.providers !== shownProviders) {
+      $('provider-buttons').replaceChildren(...state.providers.map(providerButton))
+      shownProviders = state.providers
+    }
+  }
+
+  let shownProviders: string[] = []
+  function providerButton(provider: string): HTMLButtonElement {
+    const button = element('button', '', `Sign in with ${providerName(provider)}`)
+    button.type = 'button'
+    button.dataset.provider = provider
+    button.disabled = state.busy
+    return button
+  }
+
+  /** The account's profile, its avatar and its providers; its form filled in when the account changed. */
+  let shownAccount: Account | null = null
+  function renderProfile() {
+    const { account } = state
+    $('profile-card').hidden = !state.loggedIn
+    $('profile-unknown').hidden = account !== null
+    $('profile').hidden = account === null
+    if (account === shownAccount) return
+    shownAccount = account
+    if (account === null) return
+    showValue('profile-username', account.username)
+    showValue('profile-nickname', account.nickname)
+    showValue('profile-bio', account.bio)
+    $('profile-role').textContent = account.role
+    $('profile-password').textContent = account.passwordSet
+      ? 'Set'
+      : 'None: the account signs in with a provider'
+    const avatar = $('avatar')
+    if (!(avatar instanceof HTMLImageElement)) throw new Error('#avatar is not an image')
+    if (account.avatarUrl === null) avatar.removeAttribute('src')
+    else avatar.src = account.avatarUrl
+    avatar.hidden = account.avatarUrl === null
+    $('avatar-initial').hidden = account.avatarUrl !== null
+    $('avatar-initial').textContent = (account.nickname ?? account.username ?? account.email)
+      .charAt(0)
+      .toUpperCase()
+    $('avatar-remove').hidden = account.avatarUrl === null
+    $('no-providers').hidden = account.providers.length > 0
+    $('linked-providers').replaceChildren(...account.providers.map(linkedProvider))
+    input('username').value = account.username ?? ''
+    input('nickname').value = account.nickname ?? ''
+    textArea('bio').value = account.bio ?? ''
+  }
+
+  function linkedProvider(provider: string): HTMLLIElement {
+    const item = element('li')
+    item.dataset.provider = provider
+    const unlink = element('button', 'quiet unlink', 'Unlink')
+    unlink.type = 'button'
+    unlink.dataset.provider = provider
+    // "Unlink" alone would not say which, read out of its row
+    unlink.setAttribute('aria-label', `Unlink ${providerName(provider)}`)
+    unlink.disabled = state.busy
+    item.append(element('span', '', providerName(provider)), unlink)
+    return item
   }
 
   /** The list as last listed; rebuilt only when it changed, so that a keyboard user's focus is kept. */
@@ -663,15 +881,22 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
   }
 
   function setBusy(busy: boolean) {
-    for (const button of document.querySelectorAll<HTMLButtonElement>('main button')) button.disabled = busy
+    for (const control of document.querySelectorAll<HTMLButtonElement | HTMLInputElement>(
+      'main button, main input[type="file"]',
+    )) {
+      control.disabled = busy
+    }
     document.body.setAttribute('aria-busy', String(busy))
   }
 
   window.setInterval(renderClock, 1000)
   render()
   if (!state.loggedIn) $('email').focus()
-  // a tab opened with the tokens of an earlier visit or another tab: its sessions, as after a login
-  else run('Listing the sessions', relistSessions)
+  run('Listing the sessions', async () => {
+    await listProviders()
+    // a tab opened with the tokens of an earlier visit or another tab: its sessions, as after a login
+    if (state.loggedIn) await relistSessions()
+  })
 }
 
 // ---- helpers shared by both states of the page
@@ -693,6 +918,44 @@ function moment(iso: string): HTMLTimeElement {
   const time = element('time', '', dateFormat.format(new Date(iso)))
   time.dateTime = iso
   return time
+}
+
+/** The value of the data attribute `name` of the button that `event` (a click) came from, if any. */
+function buttonData(event: Event, name: string): string | undefined {
+  const button = event.target instanceof Element ? event.target.closest('button') : null
+  return button?.dataset[name]
+}
+
+/** How the page names a provider: `google` as `Google`. */
+function providerName(provider: string): string {
+  return provider.charAt(0).toUpperCase() + provider.slice(1)
+}
+
+/** A profile field's value, or a muted “not set”. */
+function showValue(id: string, value: string | null) {
+  const shown = $(id)
+  shown.textContent = value ?? 'not set'
+  shown.classList.toggle('muted', value === null)
+}
+
+/** An account of the API's own answer (`GET /auth/me`'s data) as the client shows one. */
+function accountOf(data: AccountData): Account {
+  return {
+    id: data.id,
+    email: data.email,
+    emailVerified: data.email_verified,
+    username: data.username,
+    nickname: data.nickname,
+    // a path on the service's origin: made absolute, as the client makes it
+    avatarUrl: data.avatar_url === null ? null : new URL(data.avatar_url, baseUrl).href,
+    bio: data.bio,
+    role: data.role,
+    status: data.status,
+    passwordSet: data.password_set,
+    providers: data.providers,
+    createdAt: data.created_at,
+    updatedAt: data.updated_at,
+  }
 }
 
 /** How the page names a session's device: the service's description, which may be empty. */
@@ -731,7 +994,7 @@ function showFieldError(name: string | undefined, message: string) {
 }
 
 function clearFieldErrors() {
-  for (const name of ['email', 'password', 'code', 'verify-code']) {
+  for (const name of FIELD_INPUTS) {
     $(name).removeAttribute('aria-invalid')
     $(`${name}-error`).hidden = true
   }

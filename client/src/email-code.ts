@@ -15,9 +15,3 @@ export type CodeRequest =
 
 /** How `deleteAccount` confirms the deletion: the password, or a code mailed for the purpose `delete_account`. */
 export type DeletionProof = { password: string } | { code: string }
-
-/** Whether anyone may ask for a code of this request's purpose, without logging in. */
-export const isPublicCodeRequest = (
-  request: CodeRequest,
-): request is { purpose: PublicCodePurpose; email: string } =>
-  request.purpose === 'register' || request.purpose === 'login' || request.purpose === 'reset_password'

@@ -1,5 +1,6 @@
-export type { Account, Credentials, Registration } from './account.js'
+export type { Account, Credentials, ProfileChanges, Registration } from './account.js'
 export type { AccountCodePurpose, CodeRequest, DeletionProof, PublicCodePurpose } from './email-code.js'
+export type { Popup, PopupOpener, ProviderLoginOptions } from './provider-popup.js'
 export type { RefreshLocks } from './refresh-lock.js'
 export type { LogoutScope, Session } from './session.js'
 export type { SessionEndReason, TesseraClient, TesseraClientOptions } from './tessera-client.js'

@@ -1,3 +1,5 @@
+import { camelCased } from './camel-cased.js'
+
 /**
  * One of the account's sessions as `GET /auth/sessions` shows it: one device's login (or registration), with a
  * refresh token of its own, until it logs out, is ended, or goes unused until its refresh token expires.
@@ -20,23 +22,7 @@ export interface Session {
 /** Which sessions a scoped `logout` ends: the caller's other ones (this one stays), or all of them (this one too). */
 export type LogoutScope = 'others' | 'all'
 
-interface SessionData {
-  id: string
-  created_at: string
-  last_used_at: string
-  device: string
-  client_address: string | null
-  current: boolean
-}
-
-/** The API's snake_case session fields as the client's camelCase ones, in the service's order (most recent first). */
+/** The API's sessions as the client shows them, in the service's order (most recent first). */
 export function toSessions(data: unknown): Session[] {
-  return (data as SessionData[]).map(({ id, created_at, last_used_at, device, client_address, current }) => ({
-    id,
-    createdAt: created_at,
-    lastUsedAt: last_used_at,
-    device,
-    clientAddress: client_address,
-    current,
-  }))
+  return (data as object[]).map(camelCased) as unknown as Session[]
 }

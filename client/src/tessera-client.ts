@@ -1,6 +1,13 @@
-import { type Account, type Credentials, type Registration, toAccount } from './account.js'
-import { type CodeRequest, type DeletionProof, isPublicCodeRequest } from './email-code.js'
+import {
+  type Account,
+  type Credentials,
+  type ProfileChanges,
+  type Registration,
+  toAccount,
+} from './account.js'
+import type { CodeRequest, DeletionProof } from './email-code.js'
 import { readEnvelope } from './envelope.js'
+import { type PopupOpener, type ProviderLoginOptions, providerResult } from './provider-popup.js'
 import { isMarkedReplaced, markReplaced, type RefreshLocks, withRefreshLock } from './refresh-lock.js'
 import { type LogoutScope, type Session, toSessions } from './session.js'
 import { TesseraError } from './tessera-error.js'
@@ -88,6 +95,44 @@ export interface TesseraClient {
   /** `GET /auth/me`, refreshing once on a 401. */
   me(): Promise<Account>
   /**
+   * `PUT /auth/profile`, a protected call: sets the fields given (null clears one; one left out stays as it is) and
+   * resolves with the account as it now is. A username another account has is a TesseraError 409; a value refused is
+   * a 400 naming its field (`/username`, `/nickname`, `/bio`).
+   */
+  updateProfile(changes: ProfileChanges): Promise<Account>
+  /**
+   * `POST /auth/avatar`, a protected call: uploads the image (JPEG, PNG or WebP, at most 2 MB) as the field `avatar`
+   * of a multipart form, named `filename` when given; resolves with the account and its new `avatarUrl`. Too large:
+   * a TesseraError 413; another type: 415.
+   */
+  uploadAvatar(file: Blob, filename?: string): Promise<Account>
+  /** `DELETE /auth/avatar`, a protected call: resolves with the account, whose `avatarUrl` is null. */
+  removeAvatar(): Promise<Account>
+  /** `GET /auth/oauth/providers`: the names of the providers the service signs in with (`google`, …); no login. */
+  providers(): Promise<string[]>
+  /**
+   * Signs in with a provider in a popup (`<baseUrl>/auth/oauth/<provider>/start`), and resolves with the account,
+   * logged in as by `login`. The popup is opened at once, before anything is awaited: call it from the click that
+   * asks for it, or the browser blocks the popup (a TesseraError 0). The answer is the message that the service's
+   * callback page posts: only one from the service's origin and from this popup counts. A sign-in the service
+   * refused (the user declined at the provider, say) is a TesseraError 401 with the service's message; a popup
+   * closed without an answer, or no answer within `timeoutMs` (120 s), a TesseraError 0, and the popup is closed.
+   */
+  loginWithProvider(provider: string, options?: ProviderLoginOptions): Promise<Account>
+  /**
+   * `POST /auth/oauth/exchange`: logs in with the one-time `code` that a sign-in started without a popup
+   * (`/auth/oauth/<provider>/start?redirect_to=<page>`) added to the page's address when it came back.
+   */
+  exchangeProviderCode(code: string): Promise<Account>
+  /** The names of the providers linked to the account: `GET /auth/me`'s `providers`. */
+  linkedProviders(): Promise<string[]>
+  /**
+   * `DELETE /auth/oauth/<provider>`, a protected call: unlinks the account's account at the provider, and resolves
+   * with the account as it now is. Not linked: a TesseraError 404. The service refuses with a 409 to unlink the
+   * account's only way in (no password and no other provider).
+   */
+  unlinkProvider(provider: string): Promise<Account>
+  /**
    * `POST /auth/delete-refresh-token` (refreshing first if the access token is refused), then discards the tokens,
    * even when the service cannot be reached. Without a scope, never rejects.
    *
@@ -135,6 +180,9 @@ const toPair = (data: PairData): TokenPair => ({
  */
 export function createTesseraClient(options: TesseraClientOptions): TesseraClient {
   const root = options.baseUrl.replace(/\/+$/, '')
+  // an absolute base: the avatars' paths are made absolute with it, and the popup's answer must come from its origin
+  const base = root.includes(':') ? root : ''
+  const account = (data: unknown) => toAccount(data, base)
   const send = options.fetch ?? ((request: Request) => fetch(request))
   const key = options.storageKey ?? 'tessera.tokens'
   const lockTimeoutMs = options.lockTimeoutMs ?? 10_000
@@ -259,12 +307,24 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
   const protectedCall = async (path: string, init?: RequestInit) =>
     readEnvelope(await authorizedFetch(root + path, init))
 
-  const protectedPost = (path: string, body: unknown) =>
+  const protectedPost = (path: string, body: unknown, method = 'POST') =>
     protectedCall(path, {
-      method: 'POST',
+      method,
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(body),
     })
+
+  /**
+   * Stores the pair of a login answer, in place of `held` (the pair stored before the call), and answers its account;
+   * called holding the refresh lock.
+   */
+  const keep = async (data: PairData, held = tokens.read()) => {
+    tokens.write(toPair(data))
+    if (lockName && held) await markReplaced(locks, replacedMarker(held), 2_000)
+    return account(data)
+  }
+
+  const me = async () => account(await protectedCall('/auth/me'))
 
   /**
    * A call whose answer is an account and a new pair (a login, a registration, a password set or changed), which is
@@ -279,21 +339,18 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     // as a protected call does: a pair discarded by another tab is noticed before its absence is reported
     if (bearer) sync()
     for (let retried = false; ; retried = true) {
-      let account: Account | undefined
+      let loggedIn: Account | undefined
       const refused = await withRefreshLock(locks, lockName, lockTimeoutMs, async () => {
         const held = tokens.read()
         if (bearer && !held) throw notLoggedIn()
         const response = await request(jsonPost(path, body, bearer ? held?.accessToken : undefined))
         if (bearer && !retried && response.status === 401) return held
-        const data = (await readEnvelope(response)) as PairData
-        tokens.write(toPair(data))
-        if (lockName && held) await markReplaced(locks, replacedMarker(held), 2_000)
-        account = toAccount(data)
+        loggedIn = await keep((await readEnvelope(response)) as PairData, held)
         return null
       })
-      if (account) {
+      if (loggedIn) {
         sync()
-        return account
+        return loggedIn
       }
       if (!refused || !(await refreshOnce(refused))) throw notLoggedIn()
     }
@@ -305,10 +362,11 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     login: ({ email, password }) => logIn('/auth/login', { email, password }),
     async sendCode(codeRequest) {
       const { purpose } = codeRequest
-      if (isPublicCodeRequest(codeRequest)) {
+      // a public purpose's request names the address; an account's never does (its address is the account's)
+      if ('email' in codeRequest) {
         await postJson('/auth/email/send-code', { email: codeRequest.email, purpose })
       } else {
-        const newEmail = 'newEmail' in codeRequest ? codeRequest.newEmail : undefined
+        const { newEmail } = codeRequest as { newEmail?: string }
         await protectedPost('/auth/me/send-code', { purpose, new_email: newEmail })
       }
     },
@@ -318,9 +376,9 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     changePassword: (currentPassword, newPassword) =>
       logIn('/auth/password/change', { current_password: currentPassword, new_password: newPassword }, true),
     changeEmail: async (newEmail, code) =>
-      toAccount(await protectedPost('/auth/email/change', { new_email: newEmail, verification_code: code })),
+      account(await protectedPost('/auth/email/change', { new_email: newEmail, verification_code: code })),
     verifyEmail: async (code) =>
-      toAccount(await protectedPost('/auth/email/verify', { verification_code: code })),
+      account(await protectedPost('/auth/email/verify', { verification_code: code })),
     async deleteAccount(proof) {
       await protectedPost(
         '/auth/delete',
@@ -329,7 +387,41 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
       tokens.clear()
       sync('account_deleted')
     },
-    me: async () => toAccount(await protectedCall('/auth/me')),
+    me,
+    updateProfile: async (changes) => account(await protectedPost('/auth/profile', changes, 'PUT')),
+    async uploadAvatar(file, filename) {
+      const body = new FormData()
+      // a file name of undefined would be sent as the name "undefined" (Node's FormData)
+      if (filename === undefined) body.append('avatar', file)
+      else body.append('avatar', file, filename)
+      // no Content-Type of ours: the request sets multipart/form-data with the form's boundary
+      return account(await protectedCall('/auth/avatar', { method: 'POST', body }))
+    },
+    removeAvatar: async () => account(await protectedCall('/auth/avatar', { method: 'DELETE' })),
+    async providers() {
+      const data = await readEnvelope(await request(new Request(`${root}/auth/oauth/providers`)))
+      return (data as { providers: string[] }).providers
+    },
+    async loginWithProvider(provider, options = {}) {
+      const opener = options.window ?? (globalThis as unknown as PopupOpener)
+      // opened before the first await: a browser lets a page open a popup only in the click's own task
+      const popup = opener.open(
+        `${root}/auth/oauth/${encodeURIComponent(provider)}/start`,
+        'tessera-sign-in',
+        'popup',
+      )
+      if (!popup) throw new TesseraError(0, 'The popup was blocked')
+      const origin = base ? new URL(base).origin : opener.location.origin
+      const data = await providerResult(opener, popup, origin, options.timeoutMs ?? 120_000)
+      // stored as a login stores its pair (logIn), holding the refresh lock
+      const loggedIn = await withRefreshLock(locks, lockName, lockTimeoutMs, () => keep(data as PairData))
+      sync()
+      return loggedIn
+    },
+    exchangeProviderCode: (code) => logIn('/auth/oauth/exchange', { code }),
+    linkedProviders: async () => (await me()).providers,
+    unlinkProvider: async (provider) =>
+      account(await protectedCall(`/auth/oauth/${encodeURIComponent(provider)}`, { method: 'DELETE' })),
     async logout({ scope } = {}) {
       const query = scope === undefined ? '' : `?scope=${encodeURIComponent(scope)}`
       let failure: { error: unknown } | undefined

@@ -143,7 +143,16 @@ describe('register with a code', () => {
       id: expect.stringMatching(/^[1-9]\d{9}$/),
       email: credentials.email,
       emailVerified: true,
+      username: null,
+      nickname: null,
+      avatarUrl: null,
+      bio: null,
+      role: 'user',
+      status: 'active',
+      passwordSet: true,
+      providers: [],
       createdAt: expect.any(String),
+      updatedAt: expect.any(String),
     })
     expect(client.isLoggedIn()).toBe(true)
     expect(await client.me()).toEqual(account)
@@ -164,10 +173,12 @@ describe('loginWithCode', () => {
     client.onChange((loggedIn) => changes.push(loggedIn))
     await client.sendCode({ email: credentials.email, purpose: 'login' })
     const code = await mailedCode(service.mailbox, credentials.email)
-    // docs/api.md R4.15.1: the address of an account registered without a code is proved
+    // docs/api.md R4.15.1: the address of an account registered without a code is proved, and the password that
+    // anyone could have set before it was is gone
     expect(await client.loginWithCode(credentials.email.toUpperCase(), code)).toEqual({
       ...account,
       emailVerified: true,
+      passwordSet: false,
     })
     expect(sent()).toEqual(['POST /auth/email/send-code', 'POST /auth/login/email-code'])
     expect(storedPair(storage)).toEqual({ accessToken: expect.any(String), refreshToken: expect.any(String) })

@@ -57,7 +57,16 @@ describe('account calls', () => {
       id: expect.stringMatching(/^[1-9]\d{9}$/),
       email,
       emailVerified: false,
+      username: null,
+      nickname: null,
+      avatarUrl: null,
+      bio: null,
+      role: 'user',
+      status: 'active',
+      passwordSet: true,
+      providers: [],
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/),
+      updatedAt: registered.createdAt,
     })
     expect(client.isLoggedIn()).toBe(true)
     expect(await client.me()).toEqual(registered)

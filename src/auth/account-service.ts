@@ -19,6 +19,7 @@ import {
   type SecurityEventSink,
   securityEventRecorder,
 } from '../security-event.js'
+import { newUserRecord } from '../storage/new-user.js'
 import type { SessionStore, StoredSession, UserRecord, UserStore } from '../storage/stores.js'
 import type { Account, Session } from './account.js'
 import { normalizeEmail } from './email.js'
@@ -117,7 +118,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     return new StorageError('login could not complete: a store failed', { cause })
   }
 
-  const startSession = createSessionStarter({ sessions, tokens, sessionConfig, clock })
+  const startSession = createSessionStarter({ sessions, users, tokens, sessionConfig, clock })
 
   const createUser = async (
     email: string,
@@ -126,7 +127,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
   ): Promise<UserRecord> => {
     const createdAt = new Date(clock.now()).toISOString()
     for (let attempt = 0; attempt < ID_ATTEMPTS; attempt++) {
-      const user = { id: generateUserId(), email, passwordHash, emailVerified, createdAt }
+      const user = newUserRecord({ id: generateUserId(), email, passwordHash, emailVerified, createdAt })
       const result = await users.create(user)
       if (result === 'created') return user
       if (result === 'email_taken') throw new EmailTakenError()
@@ -161,12 +162,18 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
   }
 
   /** The session a successor names: the refresh token's sid, when the configuration puts one there. */
-  const successorSubject = (userId: string, sessionId: string | null): TokenSubject => ({
-    userId,
-    sessionId: sessionConfig.sidInRefreshTokens ? sessionId : null,
-  })
-  const accessToken = (userId: string, sessionId: string | null) =>
-    tokens.issueAccess(userId, sessionConfig.sidInAccessTokens ? sessionId : null)
+  const successorSubject = (
+    userId: string,
+    sessionId: string | null,
+    role: string | undefined,
+  ): TokenSubject => {
+    const subject: TokenSubject = { userId, sessionId: sessionConfig.sidInRefreshTokens ? sessionId : null }
+    if (role !== undefined) subject.role = role
+    return subject
+  }
+  // the refreshed token's role (docs/api.md §2.3): the one the account had at login, carried by its refresh tokens
+  const accessToken = (userId: string, sessionId: string | null, role: string | undefined) =>
+    tokens.issueAccess(userId, sessionConfig.sidInAccessTokens ? sessionId : null, role)
 
   /**
    * AUTH_REFRESH_REUSE_GRACE_SECONDS: the token of digest `digest` was rotated in `session`; presented again within
@@ -174,11 +181,17 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
    * same token, recomputed: TokenService.successor is a function of the rotation) and a fresh access token. Null
    * otherwise.
    */
-  const withinGrace = (session: StoredSession, digest: string, now: number): Session['tokens'] | null => {
+  const withinGrace = (
+    session: StoredSession,
+    digest: string,
+    role: string | undefined,
+    now: number,
+  ): Session['tokens'] | null => {
     if (graceMs === 0 || session.rotatedAt === null || now - session.rotatedAt > graceMs) return null
-    const next = tokens.successor(digest, successorSubject(session.userId, session.id), session.rotatedAt)
+    const subject = successorSubject(session.userId, session.id, role)
+    const next = tokens.successor(digest, subject, session.rotatedAt)
     if (refreshTokenDigest(next.token) !== session.digest) return null
-    return { accessToken: accessToken(session.userId, session.id), refreshToken: next.token }
+    return { accessToken: accessToken(session.userId, session.id, role), refreshToken: next.token }
   }
 
   return {
@@ -238,42 +251,35 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         if (!(error instanceof StorageError)) throw error
         throw loginStoreFailure(error)
       }
-      if (user === null) {
-        await hasher.verifyDummy(input.password, address)
+      /** spec 4.4 rule 3: one answer for an unknown address, a wrong password and a disabled account. */
+      const refuse = async (reason: SecurityEventReason, userId: string | null): Promise<never> => {
         log.warn(
           {
             event: 'login_failed',
-            reason: 'unknown_email',
+            reason,
+            ...(userId === null ? {} : { userId }),
             clientAddress: context.clientAddress,
             ...requestIdField(context),
           },
           'login failed',
         )
-        failed('unknown_email')
+        failed(reason, userId)
         await throttle.failed(pass)
         if (storesFailing) throw loginStoreFailure(new Error('a store failed during the login'))
         throw new InvalidCredentialsError()
+      }
+      if (user === null) {
+        await hasher.verifyDummy(input.password, address)
+        return refuse('unknown_email', null)
       }
       // an address the owner has logged in from (R8.6) waits ahead of a flood from others (R8.2); an account without
       // a usable password (docs/api.md §4.15) costs the same Argon2 work and gets the same answer as a wrong one
       const passwordHash = user.passwordHash
       if (!(await verifyAccountPassword(hasher, passwordHash, input.password, address, pass.remembered))) {
-        // spec 4.4 rule 3
-        log.warn(
-          {
-            event: 'login_failed',
-            reason: 'wrong_password',
-            userId: user.id,
-            clientAddress: context.clientAddress,
-            ...requestIdField(context),
-          },
-          'login failed',
-        )
-        failed('wrong_password', user.id)
-        await throttle.failed(pass)
-        if (storesFailing) throw loginStoreFailure(new Error('a store failed during the login'))
-        throw new InvalidCredentialsError()
+        return refuse('wrong_password', user.id)
       }
+      // docs/api.md §2.1: a disabled account is refused after the same work, with the same answer
+      if (user.status !== 'active') return refuse('disabled', user.id)
       let session: Session
       try {
         if (passwordHash !== null && hasher.needsRehash(passwordHash)) {
@@ -317,7 +323,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       // stored session implies its account (a foreign key in SQL; in Redis, `tessera users delete` retires the
       // user's sessions before it deletes the account, and a retired user gets no new one), so a valid token of no
       // account finds nothing to rotate, and no account read is added to the refresh.
-      const next = tokens.successor(digest, successorSubject(userId, sessionId), now)
+      const next = tokens.successor(digest, successorSubject(userId, sessionId, subject.role), now)
       const address = context.clientAddress === null ? null : coarseNetwork(context.clientAddress)
       const rotated = await sessions.rotate(
         userId,
@@ -327,12 +333,12 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       )
       if (rotated) {
         record('refresh_succeeded', userId, context)
-        return { accessToken: accessToken(userId, sessionId), refreshToken: next.token }
+        return { accessToken: accessToken(userId, sessionId, subject.role), refreshToken: next.token }
       }
       // spec 4.5 rule 3: a token already rotated (or replaced by a login, or logged out) is refused, but for the
       // grace and the detection of reuse, which look at the session it was rotated in
       const rotatedIn = await sessions.find(userId, { previousDigest: digest }, now)
-      const replayed = rotatedIn === null ? null : withinGrace(rotatedIn, digest, now)
+      const replayed = rotatedIn === null ? null : withinGrace(rotatedIn, digest, subject.role, now)
       if (replayed !== null) {
         record('refresh_succeeded', userId, context, 'grace')
         return replayed

@@ -12,10 +12,11 @@ import {
 import type { Mailer, MailIntent } from '../mail/mail-intent.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
-import type { AuditStore, UserRecord, UserStore } from '../storage/stores.js'
+import type { AuditStore, ProviderLinkStore, UserRecord, UserStore } from '../storage/stores.js'
 import type { Account, Session } from './account.js'
 import { type AccountRemovalStores, removeAccount } from './account-removal.js'
 import type { SecurityLog } from './account-service.js'
+import { claimUnverifiedAddress } from './address-claim.js'
 import { normalizeEmail } from './email.js'
 import type { EmailCodes } from './email-codes.js'
 import type { LoginThrottle } from './login-throttle.js'
@@ -25,6 +26,8 @@ import { type StartSession, toAccount } from './session-starter.js'
 
 export interface EmailAccountServiceDeps {
   users: UserStore
+  /** The provider links an impostor's setup may hold (docs/api.md §4.15). */
+  providerLinks: Pick<ProviderLinkStore, 'unlinkAll'>
   codes: EmailCodes
   /** The stores an account's deletion empties besides the account (docs/api.md §4.21). */
   stores: Omit<AccountRemovalStores, 'users'> & { audit: Pick<AuditStore, 'eraseClientAddresses'> }
@@ -108,22 +111,9 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
   const requester = (context: RequestContext) =>
     context.clientAddress === null ? undefined : clientNetwork(context.clientAddress)
 
-  /**
-   * docs/api.md §4.15: the address of an unverified account was proved by someone not signed in to it. Whoever
-   * registered it before may not be its owner: their sessions end and their password stops working, in the one
-   * statement of claimAddress (so a login cannot slip between the two). An account already verified is left alone.
-   */
-  const proveAddress = async (user: UserRecord, context: RequestContext): Promise<UserRecord> => {
-    if (user.emailVerified) return user
-    if (!(await users.claimAddress(user.id))) return { ...user, emailVerified: true }
-    await sessions.endAccountSessions(user.id, null)
-    record('email_verified', user.id, context, 'claimed')
-    log.warn(
-      { event: 'email_verified', reason: 'claimed', userId: user.id },
-      'an unverified address was proved: the sessions and password set before were ended',
-    )
-    return { ...user, emailVerified: true, passwordHash: null }
-  }
+  /** docs/api.md §4.15: the first proof of an unverified account's address ends what was set up before it. */
+  const proveAddress = (user: UserRecord, context: RequestContext): Promise<UserRecord> =>
+    claimUnverifiedAddress({ users, providerLinks: deps.providerLinks, sessions, record, log }, user, context)
 
   /**
    * A notice about what was done (docs/api.md §6.4). The change it tells of is made and answered whether or not the
@@ -180,6 +170,10 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
         if (taken) record('login_failed', null, context, 'unknown_email')
         throw new InvalidCredentialsError()
       }
+      if (user.status !== 'active') {
+        record('login_failed', user.id, context, 'disabled')
+        throw new InvalidCredentialsError()
+      }
       const session = await startSession(await proveAddress(user, context), context)
       record('login_succeeded', user.id, context, 'email_code')
       return session
@@ -192,6 +186,11 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
       const taken = await codes.take(key, code, context)
       const user = await users.findByEmail(normalized)
       if (!taken || user === null) throw new CodeRefusedError()
+      // a disabled account cannot log in, which a reset answers with: refused as a login would be, nothing changed
+      if (user.status !== 'active') {
+        record('login_failed', user.id, context, 'disabled')
+        throw new InvalidCredentialsError()
+      }
       const passwordHash = await hasher.hash(newPassword, requester(context))
       const proved = await proveAddress(user, context)
       await users.updatePasswordHash(user.id, passwordHash)

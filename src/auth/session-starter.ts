@@ -5,12 +5,14 @@ import type { SessionConfig } from '../config/session-config.js'
 import { InvalidCredentialsError } from '../errors.js'
 import type { RequestContext } from '../security-event.js'
 import { describeDevice } from '../sessions/device.js'
-import type { SessionStore, UserRecord } from '../storage/stores.js'
+import type { SessionStore, UserRecord, UserStore } from '../storage/stores.js'
 import type { Account, Session } from './account.js'
 import { refreshTokenDigest, type TokenService } from './token-service.js'
 
 export interface SessionStarterDeps {
   sessions: SessionStore
+  /** Read again once the session is stored: an account disabled meanwhile keeps no session (docs/api.md §2.1). */
+  users: Pick<UserStore, 'findById'>
   tokens: TokenService
   /** AUTH_SESSIONS, AUTH_MAX_SESSIONS, and whether tokens carry sid. */
   sessionConfig: SessionConfig
@@ -21,20 +23,26 @@ export interface SessionStarterDeps {
 export type StartSession = (user: UserRecord, context: RequestContext) => Promise<Session>
 
 /**
- * spec 3: a new session and its token pair, for every way of logging in (password, code, reset, change). In single
- * mode it replaces the user's session (the specification's one current refresh token); per device it is one more,
- * the least recently used ended beyond AUTH_MAX_SESSIONS. Throws InvalidCredentialsError when the account was
- * deleted since it was read (`tessera users delete`, POST /auth/delete): as if it had not been found.
+ * spec 3: a new session and its token pair, for every way of logging in (password, code, reset, change, provider).
+ * In single mode it replaces the user's session (the specification's one current refresh token); per device it is
+ * one more, the least recently used ended beyond AUTH_MAX_SESSIONS. The tokens carry the account's role when it is not
+ * `user` (docs/api.md §2.3). Throws InvalidCredentialsError when the account is disabled, or was deleted or disabled
+ * since it was read (`tessera users delete|disable`, POST /auth/delete): as if it had not been found.
  */
 export function createSessionStarter(deps: SessionStarterDeps): StartSession {
-  const { sessions, tokens, sessionConfig, clock } = deps
+  const { sessions, users, tokens, sessionConfig, clock } = deps
   const sessionLimit = sessionConfig.mode === 'single' ? 'single' : sessionConfig.maxSessions
-  return async (user, context) => {
+  const start = async (user: UserRecord, context: RequestContext, again: boolean): Promise<Session> => {
+    if (user.status !== 'active') throw new InvalidCredentialsError()
     const id = randomBytes(16).toString('hex')
-    const pair = tokens.issuePair(user.id, {
-      access: sessionConfig.sidInAccessTokens ? id : null,
-      refresh: sessionConfig.sidInRefreshTokens ? id : null,
-    })
+    const pair = tokens.issuePair(
+      user.id,
+      {
+        access: sessionConfig.sidInAccessTokens ? id : null,
+        refresh: sessionConfig.sidInRefreshTokens ? id : null,
+      },
+      user.role,
+    )
     const now = clock.now()
     const stored = await sessions.start(
       {
@@ -53,15 +61,38 @@ export function createSessionStarter(deps: SessionStarterDeps): StartSession {
       now,
     )
     if (!stored) throw new InvalidCredentialsError()
+    // `tessera users disable` and `set-role` set the status or role, then end the sessions: either that end saw this
+    // session, or this read sees the change, and the session is ended here (and started again with the new role)
+    const current = await users.findById(user.id)
+    if (current === null || current.status !== 'active' || current.role !== user.role) {
+      await sessions.end(user.id, id, clock.now())
+      if (current === null || current.status !== 'active' || again) throw new InvalidCredentialsError()
+      return start(current, context, true)
+    }
     return {
-      account: toAccount(user),
+      account: toAccount(current),
       tokens: { accessToken: pair.accessToken, refreshToken: pair.refreshToken },
       sessionId: id,
     }
   }
+  return (user, context) => start(user, context, false)
 }
 
 /** The account as the API shows it. */
 export function toAccount(user: UserRecord): Account {
-  return { id: user.id, email: user.email, emailVerified: user.emailVerified, createdAt: user.createdAt }
+  return {
+    id: user.id,
+    email: user.email,
+    emailVerified: user.emailVerified,
+    createdAt: user.createdAt,
+    updatedAt: user.updatedAt,
+    username: user.username,
+    nickname: user.nickname,
+    bio: user.bio,
+    avatarId: user.avatarId,
+    role: user.role,
+    status: user.status,
+    passwordSet: user.passwordHash !== null,
+    providers: user.providers,
+  }
 }

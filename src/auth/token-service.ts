@@ -2,11 +2,15 @@ import * as crypto from 'node:crypto'
 import { createVerifier, TokenError } from 'fast-jwt'
 import type { Clock } from '../clock.js'
 import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../errors.js'
+import { ROLE_NAME } from '../storage/stores.js'
 import type { AccessTokenKeyRing } from './access-token-signature.js'
 import { isCanonicalCompactJws } from './base64url.js'
 import { createHs256Signer } from './hs256-signer.js'
 import { isUserId } from './user-id.js'
 import { createVerifiedTokenMemory } from './verified-token-memory.js'
+
+/** The role of every account until an operator gives it another: its tokens carry no `role` claim. */
+export const DEFAULT_ROLE = 'user'
 
 /** docs/api.md R2.3.1: token_type is serialized as the enumeration's own names. */
 export type TokenType = 'Access' | 'Refresh'
@@ -24,6 +28,11 @@ export interface TokenClaims {
   sid?: string
   /** AUTH_JWT_ISSUER, in access tokens only, and only when it is set (docs/api.md §2.3). */
   iss?: string
+  /**
+   * The account's role when it is not `user` (docs/api.md §2.3): a token without one is a `user`'s. In refresh
+   * tokens too, so that a rotation's access token carries it without reading the account.
+   */
+  role?: string
 }
 
 /** Whose a verified token is: its `sub`, and its `sid` when it carries one. */
@@ -31,6 +40,8 @@ export interface TokenSubject {
   userId: string
   /** null for a token without `sid` (the default, or one issued before sessions were named). */
   sessionId: string | null
+  /** The token's `role`; absent for a `user`'s token. */
+  role?: string
 }
 
 /** A new refresh token and when it expires (epoch milliseconds; its stored digest expires at the same moment). */
@@ -51,9 +62,13 @@ export interface TokenService {
    * A new access and refresh token for the user, each with a unique `jti`; each carries `sid` when the options name
    * a session for it.
    */
-  issuePair(userId: string, sessions?: { access?: string | null; refresh?: string | null }): TokenPair
-  /** A new access token for the user, carrying `sid` when `sessionId` is given. */
-  issueAccess(userId: string, sessionId: string | null): string
+  issuePair(
+    userId: string,
+    sessions?: { access?: string | null; refresh?: string | null },
+    role?: string,
+  ): TokenPair
+  /** A new access token for the user, carrying `sid` when `sessionId` is given and `role` when it is not `user`. */
+  issueAccess(userId: string, sessionId: string | null, role?: string): string
   /**
    * The refresh token that replaces the one whose digest is `parentDigest` in a rotation at `rotatedAt` (epoch ms):
    * a function of its arguments alone, so that the same rotation always yields the same token. Its `jti` is a keyed
@@ -158,6 +173,7 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
     issuedAt: number,
     ttlSeconds: number,
     sessionId: string | null = null,
+    role: string | undefined = undefined,
     jti: string = crypto.randomUUID(),
   ): string => {
     const claims: TokenClaims = {
@@ -170,6 +186,7 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
     // appended, never in the middle: a token without a session is byte for byte what it was before sessions
     if (sessionId !== null) claims.sid = sessionId
     if (type === 'Access' && issuer !== null) claims.iss = issuer
+    if (role !== undefined && role !== DEFAULT_ROLE) claims.role = role
     return type === 'Access' && accessKeys !== null ? accessKeys.sign(claims) : sign(claims)
   }
 
@@ -205,13 +222,15 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
     const claims = decode(token, type)
     if (claims === null) throw invalid()
     if (claims.token_type !== type) throw new TokenWrongTypeError()
-    return { userId: claims.sub, sessionId: claims.sid ?? null }
+    const subject: TokenSubject = { userId: claims.sub, sessionId: claims.sid ?? null }
+    if (claims.role !== undefined) subject.role = claims.role
+    return subject
   }
   const accessInvalid = () => new AccessTokenInvalidError()
   const refreshInvalid = () => new RefreshTokenInvalidError()
 
   return {
-    issuePair(userId, sessions = {}) {
+    issuePair(userId, sessions = {}, role = undefined) {
       const issuedAt = Math.floor(clock.now() / 1000)
       return {
         accessToken: mint(
@@ -220,6 +239,7 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
           issuedAt,
           settings.accessTokenTtlSeconds,
           sessions.access ?? null,
+          role,
         ),
         refreshToken: mint(
           userId,
@@ -227,18 +247,19 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
           issuedAt,
           settings.refreshTokenTtlSeconds,
           sessions.refresh ?? null,
+          role,
         ),
         refreshExpiresAt: (issuedAt + settings.refreshTokenTtlSeconds) * 1000,
       }
     },
-    issueAccess: (userId, sessionId) =>
-      mint(userId, 'Access', Math.floor(clock.now() / 1000), settings.accessTokenTtlSeconds, sessionId),
+    issueAccess: (userId, sessionId, role) =>
+      mint(userId, 'Access', Math.floor(clock.now() / 1000), settings.accessTokenTtlSeconds, sessionId, role),
     successor(parentDigest, subject, rotatedAt) {
       const issuedAt = Math.floor(rotatedAt / 1000)
       const ttl = settings.refreshTokenTtlSeconds
       const jti = uuidV8(crypto.createHmac('sha256', successorKey).update(parentDigest).digest('hex'))
       return {
-        token: mint(subject.userId, 'Refresh', issuedAt, ttl, subject.sessionId, jti),
+        token: mint(subject.userId, 'Refresh', issuedAt, ttl, subject.sessionId, subject.role, jti),
         expiresAt: (issuedAt + ttl) * 1000,
       }
     },
@@ -284,6 +305,8 @@ function hasTokenShape(claims: unknown): claims is TokenClaims {
     Number.isSafeInteger(c.exp) &&
     Number.isSafeInteger(c.iat) &&
     typeof c.jti === 'string' &&
-    (c.sid === undefined || (typeof c.sid === 'string' && SESSION_ID.test(c.sid)))
+    (c.sid === undefined || (typeof c.sid === 'string' && SESSION_ID.test(c.sid))) &&
+    (c.role === undefined ||
+      (typeof c.role === 'string' && ROLE_NAME.test(c.role) && c.role !== DEFAULT_ROLE))
   )
 }

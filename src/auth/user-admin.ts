@@ -1,14 +1,15 @@
 import type { Clock } from '../clock.js'
 import { describeCause, OperationFailedError } from '../errors.js'
 import type { SecurityEvent, SecurityEventType } from '../security-event.js'
-import type {
-  AuditStore,
-  EmailCodeStore,
-  OutboxStore,
-  SessionStore,
-  StoredSession,
-  UserRecord,
-  UserStore,
+import {
+  type AuditStore,
+  type EmailCodeStore,
+  type OutboxStore,
+  ROLE_NAME,
+  type SessionStore,
+  type StoredSession,
+  type UserRecord,
+  type UserStore,
 } from '../storage/stores.js'
 import { removeAccount } from './account-removal.js'
 import { normalizeEmail } from './email.js'
@@ -26,6 +27,16 @@ export interface UserDetails {
   sessions: number
   /** When the latest of its sessions' refresh tokens expires (epoch ms); null when it has none. */
   refreshTokenExpiresAt: number | null
+}
+
+/** What `set-role`, `disable` or `enable` did: the account as it is now, and whether this call changed it. */
+export interface AccountChange {
+  /** The account after the call: the new role or status and updatedAt when changed, as read otherwise. */
+  user: UserRecord
+  /** False when the account already had that role or status: nothing was written, no event recorded. */
+  changed: boolean
+  /** How many unexpired sessions the call ended (0 for `enable`). */
+  sessionsEnded: number
 }
 
 export interface UserAdminDeps {
@@ -54,6 +65,18 @@ export interface UserAdmin {
   resetPassword(user: UserRecord, passwordHash: string): Promise<void>
   /** Ends every session of the user and records `sessions_revoked`; resolves with how many there were. */
   revoke(user: UserRecord): Promise<number>
+  /**
+   * Gives the account the role `role` (ROLE_NAME), records `role_changed` and ends every session: its tokens carry
+   * the role from its next login. Nothing at all when it already has that role.
+   */
+  setRole(user: UserRecord, role: string): Promise<AccountChange>
+  /**
+   * Disables the account, records `account_disabled`, then ends every session. When it is already disabled, only
+   * the sessions are ended (normally none: this finishes a disable whose end of the sessions failed).
+   */
+  disable(user: UserRecord): Promise<AccountChange>
+  /** Enables the account again and records `account_enabled`; nothing when it is active. */
+  enable(user: UserRecord): Promise<AccountChange>
   /**
    * Deletes the account and its sessions, erases the client addresses of its audit events (which are kept
    * until the retention prunes them) and records `account_deleted`. Resolves with how many events lost their address.
@@ -90,6 +113,22 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
   const recordEvent = async (event: SecurityEvent, done: string) => {
     if (deps.recordEvents)
       await step(`${done}, but its audit event was not written`, () => audit.append([event]))
+  }
+  const deletedMeanwhile = (user: UserRecord) =>
+    new OperationFailedError(`no account has the id ${user.id} (deleted meanwhile)`)
+  const unchanged = (user: UserRecord): AccountChange => ({ user, changed: false, sessionsEnded: 0 })
+  /**
+   * After a change that took effect: records its event, then ends the user's sessions whether or not the event could
+   * be written (the trail has the change even when the sessions cannot be ended; they end even when it cannot).
+   */
+  const recordThenEnd = async (userId: string, type: SecurityEventType, done: string, endFailed: string) => {
+    const eventFailure = await recordEvent(operatorEvent(type, userId), done).then(
+      () => null,
+      (error: unknown) => error,
+    )
+    const sessionsEnded = await step(endFailed, () => sessions.endAll(userId, clock.now()))
+    if (eventFailure !== null) throw eventFailure
+    return sessionsEnded
   }
 
   return {
@@ -136,6 +175,55 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
       return ended
     },
 
+    async setRole(user, role) {
+      if (!ROLE_NAME.test(role))
+        throw new OperationFailedError('not a role name (ROLE_NAME); nothing was changed')
+      if (user.role === role) return unchanged(user)
+      const updatedAt = new Date(clock.now()).toISOString()
+      if (!(await step('the role was not changed', () => users.setRole(user.id, role, updatedAt))))
+        throw deletedMeanwhile(user)
+      // the role is in the tokens of a session, refresh tokens included: the new one only comes with a new login
+      const sessionsEnded = await recordThenEnd(
+        user.id,
+        'role_changed',
+        'the role was changed',
+        `the role was changed, but the sessions were not ended (run tessera users revoke ${user.id})`,
+      )
+      return { user: { ...user, role, updatedAt }, changed: true, sessionsEnded }
+    },
+
+    async disable(user) {
+      const endFailed = `the account is disabled, but its sessions were not ended (run tessera users disable ${user.id} again)`
+      // already disabled: a disabled account keeps no session, so any left by a disable whose end failed are ended
+      if (user.status === 'disabled') {
+        const sessionsEnded = await step(endFailed, () => sessions.endAll(user.id, clock.now()))
+        return { user, changed: false, sessionsEnded }
+      }
+      const updatedAt = new Date(clock.now()).toISOString()
+      if (
+        !(await step('the account was not disabled', () => users.setStatus(user.id, 'disabled', updatedAt)))
+      )
+        throw deletedMeanwhile(user)
+      // the status first, then the sessions: a login that stored its session before this end has it ended here;
+      // one that stored it after reads the status again (session-starter.ts) and ends it itself
+      const sessionsEnded = await recordThenEnd(
+        user.id,
+        'account_disabled',
+        'the account was disabled',
+        endFailed,
+      )
+      return { user: { ...user, status: 'disabled', updatedAt }, changed: true, sessionsEnded }
+    },
+
+    async enable(user) {
+      if (user.status === 'active') return unchanged(user)
+      const updatedAt = new Date(clock.now()).toISOString()
+      if (!(await step('the account was not enabled', () => users.setStatus(user.id, 'active', updatedAt))))
+        throw deletedMeanwhile(user)
+      await recordEvent(operatorEvent('account_enabled', user.id), 'the account was enabled')
+      return { user: { ...user, status: 'active', updatedAt }, changed: true, sessionsEnded: 0 }
+    },
+
     async delete(user) {
       const removed = await removeAccount(deps, user, clock.now() + deps.refreshTokenTtlMs, (failure) => {
         const { cause } = failure
@@ -148,7 +236,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
           cause,
         })
       })
-      if (!removed) throw new OperationFailedError(`no account has the id ${user.id} (deleted meanwhile)`)
+      if (!removed) throw deletedMeanwhile(user)
       const addressesErased = await step(
         'the account was deleted, but the client addresses of its audit events were not erased',
         () => audit.eraseClientAddresses(user.id),

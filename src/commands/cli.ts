@@ -13,6 +13,7 @@ Commands:
   users list|show <email|id> the accounts, or one with whether a refresh token is stored; see tessera users --help
   users reset-password <e>   set a user's password (asked without echo, or read from stdin) and log the user out
   users revoke|delete <e>    log a user out (delete the stored refresh token), or delete the account
+  users set-role <e> <role>  give a role (its tokens carry it from the next login); disable|enable <e> stop or allow logins
   store copy                 copy accounts and refresh tokens between stores; see tessera store --help
   store backup <file>        a consistent copy of the SQLite store while the service runs
   audit --user <email|id>    a user's security events from the audit trail; see tessera audit --help

@@ -1,9 +1,15 @@
 import { newPasswordProblem } from '../auth/password-policy.js'
-import { createUserAdmin, parseUserRef, type UserAdmin, type UserRef } from '../auth/user-admin.js'
+import {
+  type AccountChange,
+  createUserAdmin,
+  parseUserRef,
+  type UserAdmin,
+  type UserRef,
+} from '../auth/user-admin.js'
 import type { Config } from '../config.js'
 import { describeCause } from '../errors.js'
 import { oneLine, quoted } from '../printable.js'
-import type { StoredSession, UserRecord } from '../storage/stores.js'
+import { ROLE_NAME, type StoredSession, type UserRecord } from '../storage/stores.js'
 import { CommandFailedError, CommandUsageError, PromptCancelledError } from './command-errors.js'
 import { parseCommandLine } from './command-line.js'
 import { runOnStores, type StoresCommandIo } from './runner.js'
@@ -15,14 +21,21 @@ Operates on the accounts of the store the service uses: the same DATABASE_URL, R
 
 Commands:
   list [--limit <n>] [--after <id>]  the accounts in id order, <n> at a time (100; at most 1000), after an id
-  show <email|id>                    the account: id, e-mail, whether the e-mail is verified and a password set,
-                                     created_at, how many sessions it has
+  show <email|id>                    the account: id, e-mail, whether the e-mail is verified, username, nickname,
+                                     bio (its first 80 characters; all with --json), role, status, whether a
+                                     password is set, linked providers, whether it has an avatar, created_at,
+                                     updated_at, how many sessions it has
   sessions <email|id>                the account's sessions, most recently used first: id, device, client network,
                                      started, last used, refresh token expiry
   reset-password <email|id>          sets a new password, asked twice without echo on a terminal, otherwise the
                                      first line of stdin; registration's rules apply (8 to 100 characters); every
                                      session is ended
   revoke <email|id>                  ends every session: the user is logged out at the next refresh
+  set-role <email|id> <role>         gives the account a role (user, the default, or 1 to 32 of a-z 0-9 _ -
+                                     starting with a letter) and ends every session: access tokens carry the
+                                     role from the user's next login (a token without one is a user's)
+  disable <email|id>                 the account can no longer log in or refresh; every session is ended
+  enable <email|id>                  the account can log in again
   delete <email|id> [--yes]          deletes the account and its sessions and erases the client addresses of its
                                      audit events; asks on a terminal, needs --yes otherwise
 
@@ -33,7 +46,8 @@ Options:
   -h, --help             show this text
 
 Access tokens already issued stay valid until they expire (AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES, 15 by default):
-reset-password, revoke and delete log the user out at the next refresh.
+reset-password, revoke, set-role, disable and delete log the user out at the next refresh, and a token issued
+before set-role keeps the role it had until then.
 
 Exit codes: 0 done; 1 failed (one line on stderr: no such account, a refused password, a store that fails);
 2 usage error.
@@ -46,7 +60,17 @@ export interface UsersCommandIo extends StoresCommandIo {
   terminal: Terminal
 }
 
-const VERBS = ['list', 'show', 'sessions', 'reset-password', 'revoke', 'delete'] as const
+const VERBS = [
+  'list',
+  'show',
+  'sessions',
+  'reset-password',
+  'revoke',
+  'set-role',
+  'disable',
+  'enable',
+  'delete',
+] as const
 type Verb = (typeof VERBS)[number]
 
 /** The options each verb takes besides --json, --config and --help. */
@@ -56,6 +80,9 @@ const VERB_OPTIONS: Record<Verb, readonly string[]> = {
   sessions: [],
   'reset-password': [],
   revoke: [],
+  'set-role': [],
+  disable: [],
+  enable: [],
   delete: ['yes'],
 }
 
@@ -66,6 +93,8 @@ interface Invocation {
   verb: Verb
   /** The <email|id> of every verb but list, which has none (null). */
   user: UserRef | null
+  /** The <role> of set-role (ROLE_NAME); null for every other verb. */
+  role: string | null
   json: boolean
   yes: boolean
   limit: number
@@ -112,7 +141,7 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
 
 function parseInvocation(args: readonly string[], terminal: Terminal): Invocation | 'help' {
   const { values, positionals } = parse(args)
-  const [verb, target, extra] = positionals
+  const [verb, target, ...rest] = positionals
   if (values.help || verb === 'help') return 'help'
   if (verb === undefined) throw new CommandUsageError('missing command')
   if (!isVerb(verb)) throw new CommandUsageError(`unknown command ${quoted(verb)}`)
@@ -121,10 +150,20 @@ function parseInvocation(args: readonly string[], terminal: Terminal): Invocatio
       throw new CommandUsageError(`${verb} takes no --${option}`)
   }
   let user: UserRef | null = null
+  let role: string | null = null
   if (verb === 'list') {
     if (target !== undefined) throw new CommandUsageError(`unexpected argument ${quoted(target)}`)
   } else {
     if (target === undefined) throw new CommandUsageError(`${verb} needs an <email|id> argument`)
+    if (verb === 'set-role') {
+      role = rest.shift() ?? null
+      if (role === null) throw new CommandUsageError('set-role needs a <role> argument after the <email|id>')
+      if (!ROLE_NAME.test(role))
+        throw new CommandUsageError(
+          `${quoted(role)} is not a role name: 1 to 32 of a-z 0-9 _ - starting with a letter (user is the default)`,
+        )
+    }
+    const [extra] = rest
     if (extra !== undefined) throw new CommandUsageError(`unexpected argument ${quoted(extra)}`)
     user = parseUserRef(target)
     if (user === null)
@@ -141,7 +180,16 @@ function parseInvocation(args: readonly string[], terminal: Terminal): Invocatio
   // checked before anything is opened: a script that forgot --yes changes nothing
   if (verb === 'delete' && !yes && !terminal.interactive)
     throw new CommandUsageError('delete asks for confirmation on a terminal; without one, pass --yes')
-  return { verb, user, json: values.json === true, yes, limit, after: values.after, config: values.config }
+  return {
+    verb,
+    user,
+    role,
+    json: values.json === true,
+    yes,
+    limit,
+    after: values.after,
+    config: values.config,
+  }
 }
 
 function parse(args: readonly string[]) {
@@ -175,7 +223,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
     const found = await admin.list({ after: invocation.after, limit: invocation.limit + 1 })
     const page = found.slice(0, invocation.limit)
     const nextAfter = found.length > invocation.limit ? (page.at(-1)?.id ?? null) : null
-    print({ users: page.map(publicAccount), next_after: nextAfter }, listText(page, nextAfter, invocation))
+    print({ users: page.map(accountFields), next_after: nextAfter }, listText(page, nextAfter, invocation))
     return
   }
 
@@ -196,8 +244,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
       const expiresAt = details.refreshTokenExpiresAt === null ? null : iso(details.refreshTokenExpiresAt)
       print(
         {
-          ...publicAccount(user),
-          password_set: user.passwordHash !== null,
+          ...accountFields(user),
           sessions: details.sessions,
           refresh_token_stored: expiresAt !== null,
           refresh_token_expires_at: expiresAt,
@@ -205,9 +252,18 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
         [
           `id             ${details.id}`,
           `e-mail         ${details.email} (${user.emailVerified ? 'verified' : 'not verified'})`,
-          // an account without a usable password logs in with a code, or after a reset (docs/api.md §4.15)
+          // the account's own text, escaped and quoted: a nickname or bio cannot recolour the terminal or forge a line
+          `username       ${user.username === null ? 'none' : oneLine(user.username)}`,
+          `nickname       ${user.nickname === null ? 'none' : quoted(user.nickname)}`,
+          `bio            ${user.bio === null ? 'none' : quoted(user.bio)}`,
+          `role           ${oneLine(user.role)}`,
+          `status         ${user.status}`,
+          // an account without a usable password logs in with a code, a provider, or after a reset (docs/api.md §4.15)
           `password       ${user.passwordHash === null ? 'none (reset-password sets one)' : 'set'}`,
+          `providers      ${user.providers.length === 0 ? 'none' : oneLine(user.providers.join(', '))}`,
+          `avatar         ${user.avatarId === null ? 'no' : 'yes'}`,
           `created at     ${details.createdAt}`,
+          `updated at     ${user.updatedAt}`,
           `sessions       ${details.sessions === 0 ? 'none (logged out)' : `${details.sessions}, the last expiring ${expiresAt}`}`,
         ].join('\n'),
       )
@@ -248,6 +304,62 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
       printLoggedOut(
         { refresh_token_revoked: true, sessions_ended: ended },
         `${ended === 1 ? '1 session' : `${ended} sessions`} of ${named} ended: the user is logged out at the next refresh.`,
+      )
+      return
+    }
+    case 'set-role': {
+      const role = invocation.role as string
+      const change = await admin.setRole(user, role)
+      const json = {
+        role,
+        previous_role: user.role,
+        ...changeFields(change),
+        sessions_ended: change.sessionsEnded,
+      }
+      if (!change.changed) {
+        print(
+          { ...publicAccount(user), ...json },
+          `${named} already has the role ${role}; nothing was changed.`,
+        )
+        return
+      }
+      printLoggedOut(
+        json,
+        `role: ${oneLine(user.role)} -> ${role} for ${named}; ${sessionsEnded(change)}: the new role is in the ` +
+          `user's tokens from the next login.`,
+      )
+      return
+    }
+    case 'disable': {
+      const change = await admin.disable(user)
+      const json = {
+        status: change.user.status,
+        previous_status: user.status,
+        ...changeFields(change),
+        sessions_ended: change.sessionsEnded,
+      }
+      if (change.changed) {
+        printLoggedOut(
+          json,
+          `status: active -> disabled for ${named}; ${sessionsEnded(change)}: the user can no longer log in or ` +
+            'refresh.',
+        )
+      } else if (change.sessionsEnded > 0) {
+        // a disable whose end of the sessions failed, run again
+        printLoggedOut(json, `${named} was already disabled; ${sessionsEnded(change)}.`)
+      } else {
+        print({ ...publicAccount(user), ...json }, `${named} is already disabled; nothing was changed.`)
+      }
+      return
+    }
+    case 'enable': {
+      const change = await admin.enable(user)
+      const json = { status: change.user.status, previous_status: user.status, ...changeFields(change) }
+      print(
+        { ...publicAccount(user), ...json },
+        change.changed
+          ? `status: disabled -> active for ${named}: the user can log in again.`
+          : `${named} is already active; nothing was changed.`,
       )
       return
     }
@@ -324,19 +436,61 @@ async function hashPassword(config: Config, password: string): Promise<string> {
   }
 }
 
+/** Names the account in the answer of a verb that acts on it. */
 function publicAccount(user: UserRecord) {
   return { id: user.id, email: user.email, email_verified: user.emailVerified, created_at: user.createdAt }
+}
+
+/** The account as `list` and `show` print it with --json: every field, as the API names them, but the password hash. */
+function accountFields(user: UserRecord) {
+  return {
+    id: user.id,
+    email: user.email,
+    email_verified: user.emailVerified,
+    username: user.username,
+    nickname: user.nickname,
+    bio: user.bio,
+    avatar_id: user.avatarId,
+    role: user.role,
+    status: user.status,
+    password_set: user.passwordHash !== null,
+    providers: [...user.providers],
+    created_at: user.createdAt,
+    updated_at: user.updatedAt,
+  }
+}
+
+/** What set-role, disable and enable add to the account with --json. */
+function changeFields(change: AccountChange) {
+  return { changed: change.changed, updated_at: change.user.updatedAt }
+}
+
+function sessionsEnded(change: AccountChange): string {
+  return `${change.sessionsEnded === 1 ? '1 session' : `${change.sessionsEnded} sessions`} ended`
 }
 
 function listText(page: readonly UserRecord[], nextAfter: string | null, invocation: Invocation): string {
   if (page.length === 0)
     return invocation.after === undefined ? 'No accounts.' : `No accounts after ${invocation.after}.`
-  const width = Math.max('E-MAIL'.length, ...page.map((user) => user.email.length))
-  const verified = (user: UserRecord) => (user.emailVerified ? 'yes' : 'no').padEnd('VERIFIED'.length)
-  const lines = [
-    `${'ID'.padEnd(10)}  ${'E-MAIL'.padEnd(width)}  VERIFIED  CREATED AT`,
-    ...page.map((user) => `${user.id}  ${user.email.padEnd(width)}  ${verified(user)}  ${user.createdAt}`),
-  ]
+  const rows = page.map((user) => [
+    user.id,
+    user.email,
+    user.username === null ? '-' : oneLine(user.username),
+    user.emailVerified ? 'yes' : 'no',
+    oneLine(user.role),
+    user.status,
+    user.createdAt,
+  ])
+  const header = ['ID', 'E-MAIL', 'USERNAME', 'VERIFIED', 'ROLE', 'STATUS', 'CREATED AT']
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column]?.length ?? 0)),
+  )
+  // every column padded to its width but the last
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join('  ')
+  const lines = [line(header), ...rows.map(line)]
   if (nextAfter !== null)
     lines.push(`More: tessera users list --limit ${invocation.limit} --after ${nextAfter}`)
   return lines.join('\n')

@@ -15,18 +15,6 @@ declare module 'fastify' {
 const BEARER = /^Bearer ([^\s]+)$/
 
 /**
- * spec 5.2's four checks in order (header present, Bearer form, signature and expiry, token_type Access) on the
- * value of an Authorization header: the user id (claim `sub`), or the AppError (a 401 with its own message) of the
- * first check that fails. Shared by the service's guard and the verifier other services use (src/verifier).
- */
-export function verifyAuthorization(
-  header: string | undefined,
-  tokens: Pick<TokenService, 'verifyAccess'>,
-): string {
-  return tokens.verifyAccess(bearerToken(header))
-}
-
-/**
  * The first two checks of spec 5.2: the token of an `Authorization: Bearer <token>` header. Also the verifier's that
  * fetches keys (src/verifier), which runs the token's checks once it has them.
  */
@@ -37,7 +25,11 @@ export function bearerToken(header: string | undefined): string {
   return match[1]
 }
 
-/** The guard of protected routes, as an onRequest hook: verifyAuthorization, each failure a 401. */
+/**
+ * The guard of protected routes, as an onRequest hook: spec 5.2's four checks in order (header present, Bearer form,
+ * signature and expiry, token_type Access), each failure a 401 with its own message. The verifier other services use
+ * (src/verifier) runs the same two steps.
+ */
 export function createAuthenticate(tokens: Pick<TokenService, 'verifyAccessSubject'>) {
   // a callback hook: the checks are synchronous, and a promise per request would cost more than they do
   return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {

@@ -19,8 +19,9 @@ export const DOCS_CSP = ownFilesOnlyPolicy([
  * GET /openapi.json, and Swagger UI at GET /docs, both under `basePath` like the routes. Must be registered before
  * the routes it describes, in their scope or a parent of it.
  *
- * The document is serialized once, when the app is ready, and every request is sent that same buffer (also at
- * Swagger UI's own /docs/json and /docs/yaml): answering it costs no more than a small JSON object.
+ * The document is serialized once, when the app is ready (its YAML form at its first request), and every request is
+ * sent that same buffer (also at Swagger UI's own /docs/json and /docs/yaml): answering it costs no more than a small
+ * JSON object.
  */
 export async function registerOpenApi(
   app: FastifyInstance,
@@ -54,16 +55,19 @@ export async function registerOpenApi(
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   })
-  const prepared = { json: Buffer.alloc(0), yaml: Buffer.alloc(0) }
+  const prepared: { json: Buffer; yaml: Buffer | null } = { json: Buffer.alloc(0), yaml: null }
   app.addHook('onReady', (done) => {
     prepared.json = Buffer.from(JSON.stringify(app.swagger()))
-    prepared.yaml = Buffer.from(app.swagger({ yaml: true }))
     done()
   })
   const sendJson = (_request: FastifyRequest, reply: FastifyReply) =>
     reply.type('application/json; charset=utf-8').send(prepared.json)
-  const sendYaml = (_request: FastifyRequest, reply: FastifyReply) =>
-    reply.type('application/x-yaml').send(prepared.yaml)
+  // the YAML form, which only Swagger UI's /docs/yaml serves, is made at its first request: serializing the document
+  // as YAML costs more than every other step of a start together, for a page hardly anyone asks for
+  const sendYaml = (_request: FastifyRequest, reply: FastifyReply) => {
+    prepared.yaml ??= Buffer.from(app.swagger({ yaml: true }))
+    return reply.type('application/x-yaml').send(prepared.yaml)
+  }
   // the document and the page are served under BASE_PATH, like the routes they describe
   await app.register(
     async (docs) => {

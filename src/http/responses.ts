@@ -22,9 +22,11 @@ import {
   SessionNotFoundError,
   TokenWrongTypeError,
   UnsupportedMediaTypeError,
+  UsernameTakenError,
   ValidationError,
   WriteOutcomeUnknownError,
 } from '../errors.js'
+import { USERNAME_RULE } from '../profile/profile-rules.js'
 import { failure } from './envelope.js'
 import {
   AccountResponse,
@@ -506,6 +508,26 @@ export const deleteAccountResponses = () => ({
   429: rateLimited(`Too many wrong passwords against this account (R8.5),${PER_ADDRESS}`, LIMITED),
   500: failed(LIMITED),
   503: mayHaveChanged(true),
+})
+
+/** PUT /auth/profile (§4.22). */
+export const profileResponses = () => ({
+  200: answer(AccountResponse, 'The profile is changed: the account as it is now', LIMITED),
+  400: badBody(
+    [invalid('/username', USERNAME_RULE), invalid('/nickname', 'must be 1 to 64 characters')],
+    LIMITED,
+  ),
+  401: unauthorized(),
+  403: httpsRequired(),
+  409: refusal('Another account has the username', [new UsernameTakenError()], LIMITED),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(
+    `More than RATE_LIMIT_PER_MINUTE changes from this client address in a minute (R8.1)`,
+    LIMITED,
+  ),
+  500: failed(LIMITED),
+  503: mayHaveChanged(false),
 })
 
 /** GET /auth/me (§4.7). */

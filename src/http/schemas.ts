@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox'
 import { EMAIL_PATTERN } from '../auth/email.js'
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/password-policy.js'
+import { BIO_MAX_LENGTH, NICKNAME_MAX_LENGTH, USERNAME_INPUT_PATTERN } from '../profile/profile-rules.js'
 
 // One schema per request and response: it validates the request, types the handler and feeds the OpenAPI document.
 // The e-mail's `pattern` is the service's own rule (EMAIL_PATTERN, which a test holds to isValidEmail), not
@@ -135,6 +136,26 @@ export const DeleteAccountBody = Type.Object(
 )
 export type DeleteAccountBody = Static<typeof DeleteAccountBody>
 
+/** A field that a string sets and null clears (JSON Schema's type list: one error naming the field). */
+const Settable = (schema: Record<string, unknown>, description: string) =>
+  Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], ...schema, description }))
+
+export const ProfileBody = Type.Object(
+  {
+    username: Settable(
+      { pattern: USERNAME_INPUT_PATTERN },
+      '3 to 32 of a-z 0-9 _ . - (upper-case letters are lower-cased); unique; null removes it',
+    ),
+    nickname: Settable(
+      { minLength: 1, maxLength: NICKNAME_MAX_LENGTH },
+      '1 to 64 characters of text; null removes it',
+    ),
+    bio: Settable({ maxLength: BIO_MAX_LENGTH }, 'At most 500 characters of text; null (or "") removes it'),
+  },
+  { description: 'The fields to change; an absent one is left as it is' },
+)
+export type ProfileBody = Static<typeof ProfileBody>
+
 export const RefreshBody = Type.Object({
   refresh_token: Type.String({ minLength: 1, maxLength: 4096 }),
 })
@@ -149,38 +170,56 @@ function Envelope<T extends TSchema>(data: T) {
   })
 }
 
-export const RegisterResponse = Envelope(
-  Type.Object({
-    id: UserId,
-    email: Email,
-    email_verified: EmailVerified,
-    created_at: CreatedAt,
-    access_token: AccessToken,
-    refresh_token: RefreshToken,
+const Nullable = (schema: TSchema, description: string) => Type.Union([schema, Type.Null()], { description })
+
+/**
+ * The account as every answer shows it (docs/api.md §2.1): fields are added, never renamed or removed; unset values
+ * are null. A response schema lists every field it sends (the serializer leaves the others out).
+ */
+const accountFields = {
+  id: UserId,
+  email: Email,
+  email_verified: EmailVerified,
+  username: Nullable(Type.String(), 'Unique, 3 to 32 of a-z 0-9 _ . - (lower-case); null when unset'),
+  nickname: Nullable(Type.String(), '1 to 64 characters; null when unset'),
+  avatar_url: Nullable(
+    Type.String(),
+    'The avatar, a path relative to the service origin with BASE_PATH (`/api/avatars/<id>`); null when none',
+  ),
+  bio: Nullable(Type.String(), 'At most 500 characters; null when unset'),
+  role: Type.String({ description: '`user`, or a role an operator gave (`tessera users set-role`)' }),
+  status: Type.Unsafe<'active' | 'disabled'>({
+    type: 'string',
+    enum: ['active', 'disabled'],
+    description: 'A disabled account cannot log in or refresh',
   }),
-)
-export const LoginResponse = Envelope(
-  Type.Object({
-    id: UserId,
-    email: Email,
-    email_verified: EmailVerified,
-    created_at: CreatedAt,
-    access_token: AccessToken,
-    refresh_token: RefreshToken,
+  password_set: Type.Boolean({
+    description: 'Whether the account has a password (an account made by a provider sign-in has none)',
   }),
-)
+  providers: Type.Array(Type.String(), { description: 'The names of the linked providers, sorted' }),
+  created_at: CreatedAt,
+  updated_at: Type.String({
+    format: 'date-time',
+    description: 'ISO 8601 UTC with milliseconds: the latest change of profile, role or status',
+  }),
+}
+/** The account (`data` of GET /auth/me and of the answers that change it). */
+export const AccountData = Type.Object(accountFields)
+/** A login answer's `data`: the account and a new token pair. */
+export const LoginData = Type.Object({
+  ...accountFields,
+  access_token: AccessToken,
+  refresh_token: RefreshToken,
+})
+
+export const RegisterResponse = Envelope(LoginData)
+export const LoginResponse = Envelope(LoginData)
 export const RefreshResponse = Envelope(
   Type.Object({ access_token: AccessToken, refresh_token: RefreshToken }),
 )
 export const LogoutResponse = Envelope(Type.Null())
-const AccountData = Type.Object({
-  id: UserId,
-  email: Email,
-  email_verified: EmailVerified,
-  created_at: CreatedAt,
-})
 export const MeResponse = Envelope(AccountData)
-/** The answer of a change to the account (POST /auth/email/change, /auth/email/verify): the account as it is now. */
+/** The answer of a change to the account (POST /auth/email/change, /auth/email/verify, PUT /auth/profile …). */
 export const AccountResponse = Envelope(AccountData)
 /** `data: null`: a code sent, an account deleted. */
 export const DoneResponse = Envelope(Type.Null())

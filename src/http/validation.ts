@@ -3,6 +3,7 @@ import type { FastifySchemaValidationError, FastifyServerOptions } from 'fastify
 import { EMAIL_PATTERN, isValidEmail } from '../auth/email.js'
 import { isWellFormedPassword, loginPasswordProblem, newPasswordProblem } from '../auth/password-policy.js'
 import { type FieldError, ValidationError } from '../errors.js'
+import { USERNAME_INPUT_PATTERN, USERNAME_RULE } from '../profile/profile-rules.js'
 
 /**
  * The `x-password` keyword: the password policy itself, so that a request and the account service are refused with
@@ -75,7 +76,9 @@ function describe(error: FastifySchemaValidationError): FieldError {
         message:
           params.pattern === EMAIL_PATTERN
             ? 'must be a valid e-mail address'
-            : (error.message ?? 'is invalid'),
+            : params.pattern === USERNAME_INPUT_PATTERN
+              ? USERNAME_RULE
+              : (error.message ?? 'is invalid'),
       }
     case 'format':
       return {
@@ -94,6 +97,9 @@ function characters(count: unknown): string {
   return count === 1 ? '1 character' : `${String(count)} characters`
 }
 
+/** `a string`, `an object`; a type list (a field that null clears, docs/api.md §4.22) `a string or null`. */
 function article(type: string): string {
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`
+  const [first = type, ...others] = type.split(',')
+  const named = /^[aeiou]/.test(first) ? `an ${first}` : `a ${first}`
+  return others.length === 0 ? named : `${named} or ${others.join(' or ')}`
 }

@@ -1,7 +1,12 @@
 import type { CodePurpose } from '../storage/stores.js'
 
 /** The notices the account flows send (docs/api.md §6.4): told, not asked. */
-export const NOTICE_NAMES = ['password_reset', 'password_changed', 'email_changed'] as const
+export const NOTICE_NAMES = [
+  'password_reset',
+  'password_changed',
+  'email_changed',
+  'provider_linked',
+] as const
 export type NoticeName = (typeof NOTICE_NAMES)[number]
 
 /**
@@ -25,7 +30,7 @@ export type MailIntent =
   | {
       kind: 'notice'
       notice: NoticeName
-      /** The notice's values: `email_changed` has `new_email`. */
+      /** The notice's values: `email_changed` has `new_email`, `provider_linked` has `provider`. */
       values: Readonly<Record<string, string>>
     }
   /** `tessera mail test <address>`. */

@@ -41,6 +41,7 @@ const COMMON_PLACEHOLDERS = ['product', 'email'] as const
 export function placeholdersOf(name: TemplateName): readonly string[] {
   if (name.startsWith('code_')) return [...COMMON_PLACEHOLDERS, 'code', 'minutes']
   if (name === 'email_changed') return [...COMMON_PLACEHOLDERS, 'new_email']
+  if (name === 'provider_linked') return [...COMMON_PLACEHOLDERS, 'provider']
   return COMMON_PLACEHOLDERS
 }
 

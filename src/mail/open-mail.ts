@@ -12,7 +12,7 @@ import { createOutboxSender, type OutboxSender, type OutboxSenderSettings } from
 
 export interface OpenMailDeps {
   config: { mail: MailConfig; storage: { dataDir: string } }
-  stores: Pick<Stores, 'outbox' | 'codes' | 'users' | 'sharedCounters'>
+  stores: Pick<Stores, 'outbox' | 'codes' | 'users' | 'sharedCounters' | 'tickets'>
   clock: Clock
   log: MailLog
   /** Where mail_queued, mail_sent, mail_failed and mail_dropped go (the audit sink). */
@@ -61,6 +61,7 @@ export async function openMail(deps: OpenMailDeps): Promise<OpenedMail> {
           codes: stores.codes,
           counters: stores.sharedCounters,
           users: stores.users,
+          tickets: stores.tickets,
           seal,
           templates,
           transport,

@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import type { EmailCodeStore, OutboxMessage, OutboxStore, RateCounterStore } from '../storage/stores.js'
+import type {
+  EmailCodeStore,
+  OutboxMessage,
+  OutboxStore,
+  RateCounterStore,
+  TicketStore,
+} from '../storage/stores.js'
 import type { MailTransport } from './mail-transport.js'
 import { createOutboxDelivery, type OutboxDeliveryDeps } from './outbox-delivery.js'
 import { createStoreFailureLog } from './store-failure-log.js'
@@ -39,6 +45,8 @@ export interface OutboxSenderDeps extends Omit<OutboxDeliveryDeps, 'storeFailure
   codes: Pick<EmailCodeStore, 'prune'>
   /** And the ended windows of the shared counters, when they are kept in SQL (Redis expires its own). */
   counters?: Pick<RateCounterStore, 'prune'>
+  /** And the expired one-time tickets of provider sign-ins (migration 0006). */
+  tickets?: Pick<TicketStore, 'prune'>
   transport: MailTransport
   /** The jitter of the retries: [0, 1). */
   random?: () => number
@@ -88,11 +96,16 @@ export function createOutboxSender(deps: OutboxSenderDeps): OutboxSender {
     const now = clock.now()
     if (pruning !== null || (pruneAt !== null && now < pruneAt)) return
     pruneAt = now + settings.pruneEveryMs
-    pruning = Promise.all([deps.codes.prune(now), deps.counters?.prune?.(now) ?? 0])
+    pruning = Promise.all([
+      deps.codes.prune(now),
+      deps.counters?.prune?.(now) ?? 0,
+      deps.tickets?.prune(now) ?? 0,
+    ])
       .then(
-        ([deleted, counters]) => {
+        ([deleted, counters, tickets]) => {
           if (deleted > 0) log.info({ deleted }, 'expired e-mail codes pruned')
           if (counters > 0) log.info({ deleted: counters }, 'ended counter windows pruned')
+          if (tickets > 0) log.info({ deleted: tickets }, 'expired sign-in tickets pruned')
         },
         (error: unknown) =>
           log.warn({ err: error }, 'expired e-mail codes could not be pruned; tried again later'),

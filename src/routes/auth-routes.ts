@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import type { Account, AccountService, LoginContext, Session } from '../auth/account-service.js'
+import type { Account, Session } from '../auth/account.js'
+import type { AccountService, LoginContext } from '../auth/account-service.js'
 import type { EmailAccountService } from '../auth/email-account-service.js'
 import { SessionNotFoundError, ValidationError } from '../errors.js'
+import { accountData, loginData } from '../http/account-data.js'
 import { success } from '../http/envelope.js'
 import {
   changeEmailResponses,
@@ -13,6 +15,7 @@ import {
   loginResponses,
   logoutResponses,
   meResponses,
+  profileResponses,
   refreshResponses,
   registerResponses,
   resetPasswordResponses,
@@ -28,6 +31,7 @@ import {
   DeleteAccountBody,
   LoginBody,
   LogoutQuery,
+  ProfileBody,
   RefreshBody,
   RegisterBody,
   ResetPasswordBody,
@@ -36,6 +40,7 @@ import {
   SessionParams,
   VerifyEmailBody,
 } from '../http/schemas.js'
+import type { ProfileService } from '../profile/profile-service.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
 
 /** The API document's security requirements: none for a public operation, the access token for a protected one. */
@@ -53,21 +58,6 @@ const requestContext = (request: FastifyRequest): LoginContext => ({
   userAgent: request.headers['user-agent'] ?? null,
 })
 
-/** The account as every answer shows it (docs/api.md §2.1). */
-const accountData = (account: Account) => ({
-  id: account.id,
-  email: account.email,
-  email_verified: account.emailVerified,
-  created_at: account.createdAt,
-})
-
-/** A login answer: the account and the new token pair (spec 4.4, and every way of logging in beside it). */
-const loginData = ({ account, tokens }: Session) => ({
-  ...accountData(account),
-  access_token: tokens.accessToken,
-  refresh_token: tokens.refreshToken,
-})
-
 /** The access token's account and session, as the guard read them. */
 const caller = (request: FastifyRequest): Caller => ({ userId: request.userId, sessionId: request.sessionId })
 
@@ -80,14 +70,17 @@ export interface AuthRoutesOptions {
    * off. Login is limited on failures by the account service instead (R8.4).
    */
   rateLimit: { max: number; timeWindow: number } | null
+  /** BASE_PATH: the prefix of the avatar paths the account answers show (docs/api.md §2.1). */
+  basePath: string
 }
 
 /** spec 4.3 to 4.5: the public auth endpoints. */
 export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (
   app,
-  { accounts, emailAccounts, rateLimit },
+  { accounts, emailAccounts, rateLimit, basePath },
 ) => {
   const config = { rateLimit: rateLimit ?? false }
+  const loggedIn = (session: Session) => success(loginData(session, basePath))
 
   app.post(
     '/auth/register',
@@ -108,7 +101,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
       const { email, password, verification_code: verificationCode } = request.body
       const input =
         verificationCode === undefined ? { email, password } : { email, password, verificationCode }
-      return success(loginData(await accounts.register(input, requestContext(request))))
+      return loggedIn(await accounts.register(input, requestContext(request)))
     },
   )
 
@@ -127,7 +120,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
         response: loginResponses(),
       },
     },
-    async (request) => success(loginData(await accounts.login(request.body, requestContext(request)))),
+    async (request) => loggedIn(await accounts.login(request.body, requestContext(request))),
   )
 
   app.post(
@@ -190,7 +183,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
     },
     async (request) => {
       const { email, verification_code: code } = request.body
-      return success(loginData(await emailAccounts.loginWithCode(email, code, requestContext(request))))
+      return loggedIn(await emailAccounts.loginWithCode(email, code, requestContext(request)))
     },
   )
 
@@ -212,7 +205,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
     async (request) => {
       const { email, verification_code: code, new_password: newPassword } = request.body
       const input = { email, code, newPassword }
-      return success(loginData(await emailAccounts.resetPassword(input, requestContext(request))))
+      return loggedIn(await emailAccounts.resetPassword(input, requestContext(request)))
     },
   )
 }
@@ -222,9 +215,11 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
  * the authentication guard.
  */
 export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
-  AuthRoutesOptions & { sessions: SessionService }
-> = async (app, { accounts, emailAccounts, sessions, rateLimit }) => {
+  AuthRoutesOptions & { sessions: SessionService; profiles: ProfileService }
+> = async (app, { accounts, emailAccounts, sessions, profiles, rateLimit, basePath }) => {
   const config = { rateLimit: rateLimit ?? false }
+  const loggedIn = (session: Session) => success(loginData(session, basePath))
+  const account = (value: Account) => success(accountData(value, basePath))
   app.post(
     '/auth/delete-refresh-token',
     {
@@ -308,7 +303,7 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
         response: meResponses(),
       },
     },
-    async (request) => success(accountData(await accounts.me(request.userId))),
+    async (request) => account(await accounts.me(request.userId)),
   )
 
   app.post(
@@ -351,9 +346,7 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
     async (request) => {
       const { current_password: currentPassword, new_password: newPassword } = request.body
       const input = { currentPassword, newPassword }
-      return success(
-        loginData(await emailAccounts.changePassword(caller(request), input, requestContext(request))),
-      )
+      return loggedIn(await emailAccounts.changePassword(caller(request), input, requestContext(request)))
     },
   )
 
@@ -374,12 +367,12 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
     },
     async (request) => {
       const { new_email: newEmail, verification_code: code } = request.body
-      const account = await emailAccounts.changeEmail(
+      const changed = await emailAccounts.changeEmail(
         caller(request),
         { newEmail, code },
         requestContext(request),
       )
-      return success(accountData(account))
+      return account(changed)
     },
   )
 
@@ -399,10 +392,26 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
     },
     async (request) => {
       const code = request.body.verification_code
-      return success(
-        accountData(await emailAccounts.verifyEmail(caller(request), code, requestContext(request))),
-      )
+      return account(await emailAccounts.verifyEmail(caller(request), code, requestContext(request)))
     },
+  )
+
+  app.put(
+    '/auth/profile',
+    {
+      config,
+      schema: {
+        operationId: 'updateProfile',
+        tags: ['auth'],
+        summary: "Change the caller's profile",
+        description:
+          'Sets `username`, `nickname` and `bio`: a string sets one, null clears it, an absent one is left as it is. A username is lower-cased; another account with it is a 409.',
+        security: BEARER_AUTH,
+        body: ProfileBody,
+        response: profileResponses(),
+      },
+    },
+    async (request) => account(await profiles.update(request.userId, request.body, requestContext(request))),
   )
 
   app.post(

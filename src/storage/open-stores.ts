@@ -4,11 +4,14 @@ import { type Config, ConfigError } from '../config.js'
 import { quoted } from '../printable.js'
 import { migrate } from './sql/migrate.js'
 import { createSqlAuditStore } from './sql/sql-audit-store.js'
+import { createSqlAvatarStore } from './sql/sql-avatar-store.js'
 import type { SqlDatabase, SqlEngine } from './sql/sql-database.js'
 import { createSqlEmailCodeStore } from './sql/sql-email-code-store.js'
 import { createSqlOutboxStore } from './sql/sql-outbox-store.js'
+import { createSqlProviderLinkStore } from './sql/sql-provider-link-store.js'
 import { createSqlRateCounterStore } from './sql/sql-rate-counter-store.js'
 import { createSqlSessionStore } from './sql/sql-session-store.js'
+import { createSqlTicketStore } from './sql/sql-ticket-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
 import { isExistingSqliteStore, openSqliteDatabase } from './sqlite/sqlite-database.js'
 import { createStorageCall } from './storage-call.js'
@@ -34,11 +37,11 @@ export interface OpenStoresOptions {
 
 /**
  * DATABASE_URL and REDIS_URL to concrete stores, migrated and connected: the only module that knows every backend.
- * Users, the audit trail, the e-mail codes and the outbox live in the SQL database; sessions there too, or in Redis
- * when REDIS_URL is set (with the rate-limit counters and the login attempts, which are kept in each process
- * otherwise); the shared counters in Redis when it is set, else in the SQL database. Stores.placement says so. A store
- * that cannot be reached at start, or that does not exist when `existing` asks for one that does, is a ConfigError
- * naming its variable.
+ * Users (with their avatars and provider links), the audit trail, the e-mail codes, the outbox and the one-time
+ * tickets live in the SQL database; sessions there too, or in Redis when REDIS_URL is set (with the rate-limit
+ * counters and the login attempts, which are kept in each process otherwise); the shared counters in Redis when it
+ * is set, else in the SQL database. Stores.placement says so. A store that cannot be reached at start, or that does
+ * not exist when `existing` asks for one that does, is a ConfigError naming its variable.
  */
 export async function openStores(
   storage: Config['storage'],
@@ -62,12 +65,16 @@ export async function openStores(
   }
   const probeDatabase = async () => void (await call('database.ping', () => database.run('SELECT 1', [])))
   // the audit trail, the codes and the outbox stay in SQL whatever REDIS_URL says: records to keep, not a cache (a
-  // queued mail the answer said was sent must survive a restart)
+  // queued mail the answer said was sent must survive a restart); so do the avatars and provider links, parts of
+  // the account, and the tickets, which every instance must see (a sign-in's callback may reach another one)
   const inSql = {
     users: createSqlUserStore(database, call),
     audit: createSqlAuditStore(database, call),
     codes: createSqlEmailCodeStore(database, call),
     outbox: createSqlOutboxStore(database, call),
+    avatars: createSqlAvatarStore(database, call),
+    providerLinks: createSqlProviderLinkStore(database, call),
+    tickets: createSqlTicketStore(database, call),
   }
   const placement = placementOf(database.engine, storage.redisUrl !== null)
   if (storage.redisUrl === null) {
@@ -120,9 +127,10 @@ export async function openStores(
 }
 
 /**
- * Which engine holds each store, as openStores chooses them: the accounts, the audit trail, the codes and the outbox
- * in the SQL database always; sessions and the shared counters there too, or with the rate-limit counters and the
- * login attempts in Redis (otherwise kept in each process).
+ * Which engine holds each store, as openStores chooses them: the accounts (their avatars, provider links and
+ * tickets with them), the audit trail, the codes and the outbox in the SQL database always; sessions and the shared
+ * counters there too, or with the rate-limit counters and the login attempts in Redis (otherwise kept in each
+ * process).
  */
 function placementOf(engine: SqlEngine, redis: boolean): StorePlacement {
   const shared = redis ? 'redis' : null

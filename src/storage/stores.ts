@@ -18,6 +18,40 @@ export interface UserRecord {
   emailVerified: boolean
   /** ISO 8601 UTC with milliseconds. */
   createdAt: string
+  /**
+   * Migration 0006 (docs/api.md §2.1): unique, 3 to 32 of `a-z 0-9 _ . -` (stored lower-cased); null when unset.
+   */
+  username: string | null
+  /** 1 to 64 characters of text; null when unset. */
+  nickname: string | null
+  /** At most 500 characters; null when unset. */
+  bio: string | null
+  /** The id of the account's avatar (AvatarStore): read from `avatars`, never written through the UserStore. */
+  avatarId: string | null
+  /** `user` (the default) or a role an operator gave (`tessera users set-role`): ROLE_NAME. */
+  role: string
+  /** A disabled account cannot log in or refresh (`tessera users disable`). */
+  status: AccountStatus
+  /** ISO 8601 UTC with milliseconds: the latest change of profile, role or status; createdAt at first. */
+  updatedAt: string
+  /**
+   * The names of the providers linked to the account (ProviderLinkStore), sorted: read with the account, never
+   * written through the UserStore (create ignores it).
+   */
+  providers: readonly string[]
+}
+
+/** Whether an account may log in (docs/api.md §2.1). */
+export type AccountStatus = 'active' | 'disabled'
+
+/** A role's name: `user`, or another of 1 to 32 of `a-z 0-9 _ -` starting with a letter. */
+export const ROLE_NAME = /^[a-z][a-z0-9_-]{0,31}$/
+
+/** The profile fields an account sets itself (PUT /auth/profile); each null when unset. */
+export interface Profile {
+  username: string | null
+  nickname: string | null
+  bio: string | null
 }
 
 export type CreateUserResult = 'created' | 'email_taken' | 'id_taken'
@@ -26,7 +60,9 @@ export type CreateUserResult = 'created' | 'email_taken' | 'id_taken'
 export interface UserStore {
   /**
    * Inserts the account. Reports, instead of throwing, when the e-mail or the id is already used, so the caller can
-   * answer 409 or draw another id. Two concurrent creations with one e-mail: exactly one is 'created'.
+   * answer 409 or draw another id. Two concurrent creations with one e-mail: exactly one is 'created'. A new account
+   * has no username (newUserRecord): one is set by updateProfile, which reports it taken (a username another
+   * account has makes create fail as 'id_taken').
    */
   create(user: UserRecord): Promise<CreateUserResult>
   findByEmail(email: string): Promise<UserRecord | null>
@@ -52,6 +88,19 @@ export interface UserStore {
    * `tessera users list`, the next one starting after the last id of this one.
    */
   list(page: { after?: string; limit: number }): Promise<UserRecord[]>
+  /**
+   * Replaces the three profile fields (the caller merged the request into the account's) and sets updated_at.
+   * 'username_taken' when another account has the username (a unique violation, nothing changed).
+   */
+  updateProfile(
+    id: string,
+    profile: Profile,
+    updatedAt: string,
+  ): Promise<'updated' | 'username_taken' | 'missing'>
+  /** Sets the role (ROLE_NAME) and updated_at; true when the account exists. */
+  setRole(id: string, role: string, updatedAt: string): Promise<boolean>
+  /** Sets the status and updated_at; true when the account exists. */
+  setStatus(id: string, status: AccountStatus, updatedAt: string): Promise<boolean>
   /**
    * Deletes the account (`tessera users delete`); true when there was one. In SQL its sessions go with it (a
    * foreign key); sessions in Redis are the caller's to retire first (SessionStore.retire).
@@ -172,6 +221,98 @@ export interface EmailCodeStore {
   /** Removes every code asked for by the account `userId` or sent to `address` (account deletion). */
   deleteFor(userId: string, address: string): Promise<void>
   /** Removes the codes that expired at or before `now`; resolves with how many. */
+  prune(now: number): Promise<number>
+}
+
+/** An avatar as stored (docs/api.md §4.23): the re-encoded image, never the uploaded file. */
+export interface StoredAvatar {
+  /** 32 lowercase hexadecimal digits, random: a new one for each upload (the URL is cached for ever). */
+  id: string
+  userId: string
+  contentType: 'image/jpeg' | 'image/png' | 'image/webp'
+  data: Buffer
+  /** Epoch milliseconds. */
+  createdAt: number
+}
+
+/**
+ * Avatars (migration 0006), in the SQL database whatever REDIS_URL says, so that every instance serves each one. An
+ * account has at most one: a row keyed by user id, whose id changes with each upload. Methods throw StorageError when
+ * the backend fails.
+ */
+export interface AvatarStore {
+  /**
+   * Stores the account's avatar, replacing its previous one (removed in the same statement, an upsert on the user
+   * id). False, with nothing stored, when there is no such account (a foreign key).
+   */
+  put(avatar: StoredAvatar): Promise<boolean>
+  /** The avatar with this id, or null. */
+  get(id: string): Promise<Pick<StoredAvatar, 'contentType' | 'data'> | null>
+  /** Removes the account's avatar; true when it had one. */
+  delete(userId: string): Promise<boolean>
+}
+
+/** An account at a provider, linked to an account here (docs/api.md §4.24). */
+export interface ProviderLink {
+  /** The provider's name as configured (`google`, `github`, a generic OpenID provider's name). */
+  provider: string
+  /** The provider's id of its account (OpenID Connect `sub`, GitHub's numeric user id as text); at most 255. */
+  subject: string
+  userId: string
+  /** The provider account's e-mail address when linked (normalized), for the operator; null when it gave none. */
+  email: string | null
+  /** Epoch milliseconds. */
+  createdAt: number
+}
+
+/**
+ * Links between provider accounts and accounts (migration 0006: `oauth_accounts`), in the SQL database. A provider
+ * account is linked to at most one account, and an account to at most one account of each provider. Methods throw
+ * StorageError when the backend fails.
+ */
+export interface ProviderLinkStore {
+  /** The link of the provider's account `subject`, or null. */
+  find(provider: string, subject: string): Promise<ProviderLink | null>
+  /**
+   * Links them. 'taken' when the provider account is linked already or the account has an account of that provider
+   * (a unique violation, nothing changed); 'missing' when there is no such account (a foreign key).
+   */
+  link(link: ProviderLink): Promise<'linked' | 'taken' | 'missing'>
+  /**
+   * Unlinks the account's account of `provider` in one conditional statement, unless that is the account's only way
+   * in (no password, no other provider): 'only_way_in', nothing changed. 'not_linked' when there was none.
+   */
+  unlink(userId: string, provider: string): Promise<'unlinked' | 'not_linked' | 'only_way_in'>
+  /** The account's links, by provider name. */
+  list(userId: string): Promise<ProviderLink[]>
+  /**
+   * Removes every link of the account, whatever its other ways in: an impostor's links end with the first proof of
+   * the address (docs/api.md §4.15), like the password. Resolves with how many.
+   */
+  unlinkAll(userId: string): Promise<number>
+}
+
+/** What a one-time ticket is for (docs/api.md §4.24): a sign-in in progress, or a code to exchange for its answer. */
+export type TicketKind = 'oauth_state' | 'oauth_exchange'
+
+/**
+ * One-time tickets (migration 0006: `oauth_tickets`), in the SQL database, shared by every instance: the state of a
+ * provider sign-in between its start and its callback, and the one-time code of `redirect_to`. A ticket is stored
+ * under a keyed digest of its secret (computed by the caller) with an opaque payload (sealed by the caller when it
+ * holds secrets). Methods throw StorageError when the backend fails.
+ */
+export interface TicketStore {
+  /**
+   * Stores the ticket: `digest` 64 lowercase hexadecimal digits, new (a digest stored already fails), `payload` at
+   * most 4096 characters (a longer one fails: the column's bound), `expiresAt` epoch milliseconds.
+   */
+  put(ticket: { digest: string; kind: TicketKind; payload: string; expiresAt: number }): Promise<void>
+  /**
+   * Uses up the ticket of `digest` and `kind` if it expires after `now`: resolves with its payload and removes it.
+   * Of concurrent takes from any number of processes, at most one resolves with the payload; the others null.
+   */
+  take(digest: string, kind: TicketKind, now: number): Promise<string | null>
+  /** Removes the tickets that expired at or before `now`; resolves with how many. */
   prune(now: number): Promise<number>
 }
 
@@ -314,7 +455,10 @@ type DatabaseEngine = Exclude<StoreEngine, 'redis'>
  * REDIS_URL), for whoever labels or reports by engine (the store metrics).
  */
 export interface StorePlacement {
-  /** The accounts: always the SQL database. */
+  /**
+   * The accounts: always the SQL database; with them the avatars, the provider links and the one-time tickets
+   * (Stores.avatars, providerLinks, tickets), always in the same database.
+   */
   users: DatabaseEngine
   /** The sessions: the SQL database, or Redis when REDIS_URL is set. */
   sessions: StoreEngine
@@ -351,6 +495,12 @@ export interface Stores {
   codes: EmailCodeStore
   /** Mail waiting to be delivered, in the SQL database. */
   outbox: OutboxStore
+  /** Avatars, in the SQL database (migration 0006). */
+  avatars: AvatarStore
+  /** Links to provider accounts, in the SQL database (migration 0006). */
+  providerLinks: ProviderLinkStore
+  /** Provider sign-in states and exchange codes, in the SQL database (migration 0006). */
+  tickets: TicketStore
   /** Login attempts shared by every instance (in Redis); null when each process counts for itself. */
   loginAttempts: LoginAttemptStore | null
   /** Which engine holds each of these stores. */

@@ -1,4 +1,4 @@
-import { createTokenService } from '../auth/token-service.js'
+import { createTokenService, DEFAULT_ROLE, type TokenSubject } from '../auth/token-service.js'
 import { type Clock, systemClock } from '../clock.js'
 import { isStrongSecret, SECRET_RULE } from '../config/auth-config.js'
 import { ConfigError } from '../config/config-error.js'
@@ -8,7 +8,7 @@ import type {
   AuthorizationMissingError,
   TokenWrongTypeError,
 } from '../errors.js'
-import { verifyAuthorization } from '../http/authenticate.js'
+import { bearerToken } from '../http/authenticate.js'
 import {
   createRemoteAccessTokenVerifier,
   type RemoteAccessTokenVerifier,
@@ -44,6 +44,16 @@ export interface AccessTokenVerifierOptions {
 export interface VerifiedAccess {
   /** The user's id (claim `sub`), the `id` of `GET /auth/me`. */
   userId: string
+  /**
+   * The account's role when the token was issued (claim `role`; `user` for a token without one, docs/api.md §2.3):
+   * what an application authorizes with. An operator's change takes effect at the account's next login.
+   */
+  role: string
+}
+
+/** The access a verified token grants: its user and its role (`user` when it carries none). */
+export function verifiedAccess(subject: TokenSubject): VerifiedAccess {
+  return { userId: subject.userId, role: subject.role ?? DEFAULT_ROLE }
 }
 
 /**
@@ -109,8 +119,8 @@ function createSecretVerifier(options: AccessTokenVerifierOptions): AccessTokenV
     options.clock ?? systemClock,
   )
   return {
-    verify: (authorization) => ({ userId: verifyAuthorization(authorization, tokens) }),
-    verifyToken: (token) => ({ userId: tokens.verifyAccess(token) }),
+    verify: (authorization) => verifiedAccess(tokens.verifyAccessSubject(bearerToken(authorization))),
+    verifyToken: (token) => verifiedAccess(tokens.verifyAccessSubject(token)),
   }
 }
 

@@ -9,12 +9,14 @@ declare global {
     interface Request {
       /** The authenticated user's id (claim `sub`); set on the routes a Tessera access-token middleware protects. */
       userId: string
+      /** The authenticated user's role (claim `role`; `user` when the token carries none); set with `userId`. */
+      userRole: string
     }
   }
 }
 
 /** A Node request that passed the middleware. */
-export type AuthenticatedRequest = IncomingMessage & { userId: string }
+export type AuthenticatedRequest = IncomingMessage & { userId: string; userRole: string }
 
 /** A middleware in the shape Express, Connect and a plain `node:http` handler share. */
 export type AccessTokenMiddleware = (
@@ -25,7 +27,7 @@ export type AccessTokenMiddleware = (
 
 /**
  * An Express-compatible middleware that protects the routes it is mounted on with Tessera's access tokens: the
- * checks of spec 5.2, the user id on `req.userId` and `next()`, or a refusal answered as the service answers it (401,
+ * checks of spec 5.2, the user id on `req.userId`, its role on `req.userRole`, and `next()`, or a refusal answered as the service answers it (401,
  * its JSON envelope and message, `WWW-Authenticate`) without calling `next`.
  */
 export function createAccessTokenMiddleware(options: AccessTokenGuardOptions): AccessTokenMiddleware {
@@ -34,8 +36,10 @@ export function createAccessTokenMiddleware(options: AccessTokenGuardOptions): A
     settle(
       verifier,
       req.headers.authorization,
-      (userId) => {
-        ;(req as AuthenticatedRequest).userId = userId
+      (access) => {
+        const authenticated = req as AuthenticatedRequest
+        authenticated.userId = access.userId
+        authenticated.userRole = access.role
         next()
       },
       (error) => {

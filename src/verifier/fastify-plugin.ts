@@ -9,12 +9,14 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated user's id (claim `sub`); set on the routes a Tessera access-token guard protects. */
     userId: string
+    /** The authenticated user's role (claim `role`; `user` when the token carries none); set with `userId`. */
+    userRole: string
   }
 }
 
 /**
  * A Fastify plugin that protects every route of the scope it is registered in with Tessera's access tokens: the
- * checks of spec 5.2 on each request (an onRequest hook), the user id on `request.userId`, and a refusal answered
+ * checks of spec 5.2 on each request (an onRequest hook), the user id on `request.userId` and its role on `request.userRole`, and a refusal answered
  * as the service answers it (401, its envelope and message, `WWW-Authenticate`). Register it in a child scope that
  * holds the protected routes (it does not encapsulate itself, like a plugin wrapped by fastify-plugin, so the hook
  * applies to that scope, not only inside the plugin).
@@ -30,13 +32,15 @@ export const accessTokenPlugin: FastifyPluginCallback<AccessTokenGuardOptions> =
       return
     }
     if (!instance.hasRequestDecorator('userId')) instance.decorateRequest('userId', '')
+    if (!instance.hasRequestDecorator('userRole')) instance.decorateRequest('userRole', '')
     // a callback hook, like the service's own guard: with a secret the checks are synchronous
     instance.addHook('onRequest', (request, reply, next) => {
       settle(
         verifier,
         request.headers.authorization,
-        (userId) => {
-          request.userId = userId
+        (access) => {
+          request.userId = access.userId
+          request.userRole = access.role
           next()
         },
         (error) => {

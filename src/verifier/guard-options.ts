@@ -2,6 +2,7 @@ import {
   type AccessTokenVerifier,
   type AccessTokenVerifierOptions,
   createAccessTokenVerifier,
+  type VerifiedAccess,
 } from './access-token-verifier.js'
 import {
   createRemoteAccessTokenVerifier,
@@ -24,14 +25,14 @@ export function guardVerifier(
 }
 
 /**
- * Verifies `authorization` and calls `accept` with the user id, or `refuse` with why not (an AppError, the service's
+ * Verifies `authorization` and calls `accept` with the user id and role, or `refuse` with why not (an AppError, the service's
  * 401, or any other error, such as a key set that could not be fetched): at once with a secret, whose checks are
  * synchronous (no promise per request), and once the keys are at hand with a key set.
  */
 export function settle(
   verifier: AccessTokenVerifier | RemoteAccessTokenVerifier,
   authorization: string | undefined,
-  accept: (userId: string) => void,
+  accept: (access: VerifiedAccess) => void,
   refuse: (error: unknown) => void,
 ): void {
   let verified: ReturnType<(typeof verifier)['verify']>
@@ -41,6 +42,6 @@ export function settle(
     refuse(error)
     return
   }
-  if (verified instanceof Promise) verified.then((access) => accept(access.userId), refuse)
-  else accept(verified.userId)
+  if (verified instanceof Promise) verified.then(accept, refuse)
+  else accept(verified)
 }

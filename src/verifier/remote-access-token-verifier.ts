@@ -6,7 +6,7 @@ import {
   keyFitsAlgorithm,
   type SignatureCheck,
 } from '../auth/access-token-signature.js'
-import { createTokenService } from '../auth/token-service.js'
+import { createTokenService, DEFAULT_ROLE } from '../auth/token-service.js'
 import { type Clock, systemClock } from '../clock.js'
 import { ConfigError } from '../config/config-error.js'
 import type { AsymmetricAlgorithm } from '../config/signing-config.js'
@@ -61,7 +61,8 @@ export interface RemoteAccessTokenVerifier {
 }
 
 /** The user a token was issued to: VerifiedAccess of access-token-verifier.ts, which imports this module. */
-type VerifiedAccess = { userId: string }
+/** As VerifiedAccess of access-token-verifier.ts (which imports this file). */
+type VerifiedAccess = { userId: string; role: string }
 
 const ALGORITHMS: readonly AsymmetricAlgorithm[] = ['EdDSA', 'ES256']
 const DEFAULTS = { cooldownMs: 30_000, cacheMaxAgeMs: 300_000, timeoutMs: 5_000 }
@@ -156,7 +157,8 @@ export function createRemoteAccessTokenVerifier(
       if (check === undefined) resolved.delete(header.encoded)
       else resolved.set(header.encoded, check)
     }
-    return { userId: tokens.verifyAccess(token) }
+    const subject = tokens.verifyAccessSubject(token)
+    return { userId: subject.userId, role: subject.role ?? DEFAULT_ROLE }
   }
   return {
     verifyToken,

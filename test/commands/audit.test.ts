@@ -4,6 +4,7 @@ import { systemClock } from '../../src/clock.js'
 import { parseSince } from '../../src/commands/audit.js'
 import { loadConfig } from '../../src/config.js'
 import type { SecurityEvent } from '../../src/security-event.js'
+import { newUserRecord } from '../../src/storage/new-user.js'
 import { openStores } from '../../src/storage/open-stores.js'
 import type { Stores } from '../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
@@ -37,13 +38,15 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
   beforeAll(async () => {
     instance = await backend.setup()
     stores = await openStores(loadConfig(instance.env).storage, systemClock)
-    await stores.users.create({
-      id: user.id,
-      email: user.email,
-      passwordHash: '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA',
-      emailVerified: false,
-      createdAt: new Date(now - 10 * DAY).toISOString(),
-    })
+    await stores.users.create(
+      newUserRecord({
+        id: user.id,
+        email: user.email,
+        passwordHash: '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA',
+        emailVerified: false,
+        createdAt: new Date(now - 10 * DAY).toISOString(),
+      }),
+    )
     await stores.audit.append([
       event({ at: now - 10 * DAY, type: 'registered', requestId: 'req-a' }),
       event({ at: now - 3 * DAY, type: 'login_failed', reason: 'wrong_password', requestId: 'req-b' }),

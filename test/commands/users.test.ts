@@ -1,15 +1,42 @@
+import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { systemClock } from '../../src/clock.js'
 import type { Terminal } from '../../src/commands/terminal.js'
 import { runUsersCommand, USERS_USAGE } from '../../src/commands/users.js'
 import type { SecurityEvent } from '../../src/security-event.js'
 import { type BackendInstance, backends } from '../support/backends.js'
-import { bearer, call, expectError, PASSWORD, type Registered, registerUser } from '../support/http.js'
+import {
+  bearer,
+  call,
+  decodeJwt,
+  expectError,
+  PASSWORD,
+  type Registered,
+  registerUser,
+} from '../support/http.js'
 import { MESSAGES } from '../support/messages.js'
 import { runCli } from '../support/process.js'
 import { startTestService, TEST_ENV, type TestService } from '../support/test-service.js'
 
 const NEW_PASSWORD = 'a new password, long enough'
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+
+/** The fields of a new account, as list and show print them with --json. */
+const newAccount = (user: Registered) => ({
+  id: user.id,
+  email: user.email,
+  email_verified: false,
+  username: null,
+  nickname: null,
+  bio: null,
+  avatar_id: null,
+  role: 'user',
+  status: 'active',
+  password_set: true,
+  providers: [],
+  created_at: user.createdAt,
+  updated_at: user.createdAt,
+})
 
 /** A stdin that is no terminal and holds nothing. */
 const pipedStdin: Terminal = {
@@ -23,7 +50,15 @@ const pipedStdin: Terminal = {
  * `tessera users` (README "Administering users"), built (npm run build) and run as the operator runs it, against the
  * store of a running service: each verb, --json, the exit codes, and what the service then does for the user.
  */
+/**
+ * The verbs of issue 22 (set-role, disable, enable, and the new fields of show and list) run on the embedded store
+ * and on PostgreSQL with Redis, the two ends of how sessions are kept: each spawns the command several times, and the
+ * stores' own contract (test/storage/profile-stores.contract.test.ts) covers every engine.
+ */
+const PROFILE_BACKENDS = new Set([backends[0]?.name, backends.at(-1)?.name])
+
 describe.each(backends)('tessera users [$name]', (backend) => {
+  const profileBackend = PROFILE_BACKENDS.has(backend.name)
   let instance: BackendInstance
   let service: TestService
   beforeAll(async () => {
@@ -52,7 +87,7 @@ describe.each(backends)('tessera users [$name]', (backend) => {
 
   it('list: every account in id order, page by page, as a table or JSON', async () => {
     const mine = await Promise.all([1, 2, 3].map(() => registerUser(service.app)))
-    const listed: Array<{ id: string; email: string; email_verified: boolean; created_at: string }> = []
+    const listed: Array<Record<string, unknown>> = []
     let after: string | null = null
     let pages = 0
     do {
@@ -71,25 +106,21 @@ describe.each(backends)('tessera users [$name]', (backend) => {
       pages++
     } while (after !== null)
     expect(pages).toBeGreaterThanOrEqual(2)
-    const ids = listed.map((user) => user.id)
+    const ids = listed.map((user) => user.id as string)
     expect(ids).toEqual([...ids].sort())
     expect(new Set(ids).size).toBe(ids.length)
-    for (const user of mine) {
-      expect(listed).toContainEqual({
-        id: user.id,
-        email: user.email,
-        email_verified: false,
-        created_at: user.createdAt,
-      })
-    }
+    for (const user of mine) expect(listed).toContainEqual(newAccount(user))
+    expect(JSON.stringify(listed)).not.toContain('argon2')
 
     const table = await users(['list'])
     expect(table.code).toBe(0)
     const lines = table.stdout.trimEnd().split('\n')
-    expect(lines[0]).toMatch(/^ID {10}E-MAIL +VERIFIED {2}CREATED AT$/)
+    expect(lines[0]).toMatch(/^ID {10}E-MAIL +USERNAME +VERIFIED {2}ROLE +STATUS +CREATED AT$/)
     for (const user of mine) {
       expect(lines).toContainEqual(
-        expect.stringMatching(new RegExp(`^${user.id}  ${user.email} +no {8}${user.createdAt}$`)),
+        expect.stringMatching(
+          new RegExp(`^${user.id}  ${user.email} +- +no +user +active +${user.createdAt}$`),
+        ),
       )
     }
     expect(table.stdout).not.toContain('argon2')
@@ -101,14 +132,10 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(byEmail.code, byEmail.stderr).toBe(0)
     const shown = JSON.parse(byEmail.stdout)
     expect(shown).toEqual({
-      id: user.id,
-      email: user.email,
-      email_verified: false,
-      created_at: user.createdAt,
-      password_set: true,
+      ...newAccount(user),
       sessions: 1,
       refresh_token_stored: true,
-      refresh_token_expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      refresh_token_expires_at: expect.stringMatching(ISO_TIME),
     })
     // 7 days from the login, give or take the test's own time
     const lifetime = Date.parse(shown.refresh_token_expires_at) - Date.now()
@@ -118,8 +145,10 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     const human = await users(['show', user.id])
     expect(human.code).toBe(0)
     expect(human.stdout).toBe(
-      `id             ${user.id}\ne-mail         ${user.email} (not verified)\npassword       set\n` +
-        `created at     ${user.createdAt}\n` +
+      `id             ${user.id}\ne-mail         ${user.email} (not verified)\n` +
+        'username       none\nnickname       none\nbio            none\nrole           user\n' +
+        'status         active\npassword       set\nproviders      none\navatar         no\n' +
+        `created at     ${user.createdAt}\nupdated at     ${user.createdAt}\n` +
         `sessions       1, the last expiring ${shown.refresh_token_expires_at}\n`,
     )
 
@@ -138,20 +167,85 @@ describe.each(backends)('tessera users [$name]', (backend) => {
     expect(await service.stores.users.claimAddress(user.id)).toBe(true)
     const shown = JSON.parse((await users(['show', user.id, '--json'])).stdout)
     expect(shown).toMatchObject({ email_verified: true, password_set: false })
-    expect((await users(['show', user.email])).stdout).toContain(
-      `\ne-mail         ${user.email} (verified)\npassword       none (reset-password sets one)\n`,
-    )
+    const human = (await users(['show', user.email])).stdout
+    expect(human).toContain(`\ne-mail         ${user.email} (verified)\n`)
+    expect(human).toContain('\npassword       none (reset-password sets one)\n')
     const listed = JSON.parse((await users(['list', '--json', '--limit', '1000'])).stdout)
-    expect(listed.users).toContainEqual({
-      id: user.id,
-      email: user.email,
-      email_verified: true,
-      created_at: user.createdAt,
-    })
+    expect(listed.users).toContainEqual({ ...newAccount(user), email_verified: true, password_set: false })
     expect((await users(['list', '--limit', '1000'])).stdout).toMatch(
-      new RegExp(`\n${user.id}  ${user.email} +yes {7}${user.createdAt}\n`),
+      new RegExp(`\n${user.id}  ${user.email} +- +yes +user +active +${user.createdAt}\n`),
     )
   })
+
+  it.runIf(profileBackend)(
+    "show and list: the profile, the linked providers and the avatar; the user's own text escaped",
+    async () => {
+      const user = await registerUser(service.app)
+      const username = `ada_${randomBytes(4).toString('hex')}`
+      // what a client could have stored: escape sequences and a forged line in the nickname, a long bio
+      const nickname = 'Ada \u001b[31mred\nforged line'
+      const bio = `${'b'.repeat(79)}\u202e${'c'.repeat(220)}`
+      const updatedAt = new Date(Date.now() + 1000).toISOString()
+      expect(await service.stores.users.updateProfile(user.id, { username, nickname, bio }, updatedAt)).toBe(
+        'updated',
+      )
+      expect(
+        await service.stores.providerLinks.link({
+          provider: 'github',
+          subject: randomBytes(6).toString('hex'),
+          userId: user.id,
+          email: null,
+          createdAt: Date.now(),
+        }),
+      ).toBe('linked')
+      const avatarId = randomBytes(16).toString('hex')
+      expect(
+        await service.stores.avatars.put({
+          id: avatarId,
+          userId: user.id,
+          contentType: 'image/png',
+          data: Buffer.from('not really a png'),
+          createdAt: Date.now(),
+        }),
+      ).toBe(true)
+      const account = {
+        ...newAccount(user),
+        username,
+        nickname,
+        bio,
+        avatar_id: avatarId,
+        providers: ['github'],
+        updated_at: updatedAt,
+      }
+
+      const shown = JSON.parse((await users(['show', user.id, '--json'])).stdout)
+      expect(shown).toEqual({
+        ...account,
+        sessions: 1,
+        refresh_token_stored: true,
+        refresh_token_expires_at: expect.stringMatching(ISO_TIME),
+      })
+      const human = await users(['show', user.email])
+      expect(human.code, human.stderr).toBe(0)
+      expect(human.stdout).toBe(
+        `id             ${user.id}\ne-mail         ${user.email} (not verified)\n` +
+          `username       ${username}\n` +
+          'nickname       "Ada \\x1b[31mred\\nforged line"\n' +
+          `bio            "${'b'.repeat(79)}\\u202e"… (220 more characters)\n` +
+          'role           user\nstatus         active\npassword       set\nproviders      github\navatar         yes\n' +
+          `created at     ${user.createdAt}\nupdated at     ${updatedAt}\n` +
+          `sessions       1, the last expiring ${shown.refresh_token_expires_at}\n`,
+      )
+      expect(human.stdout).not.toContain('\u001b')
+      expect(human.stdout).not.toContain('\u202e')
+
+      const listed = JSON.parse((await users(['list', '--json', '--limit', '1000'])).stdout)
+      expect(listed.users).toContainEqual(account)
+      expect((await users(['list', '--limit', '1000'])).stdout).toMatch(
+        new RegExp(`\n${user.id}  ${user.email} +${username} +no +user +active +${user.createdAt}\n`),
+      )
+    },
+  )
 
   it('sessions <email|id>: the sessions, most recently used first, as lines or JSON', async () => {
     const user = await registerUser(service.app)
@@ -187,13 +281,14 @@ describe.each(backends)('tessera users [$name]', (backend) => {
   })
 
   it('an unknown e-mail or id: exit 1, one line on stderr, for every verb', async () => {
-    for (const verb of ['show', 'reset-password', 'revoke']) {
+    for (const verb of ['show', 'reset-password', 'revoke', 'disable', 'enable']) {
       expectFailure(
         await users([verb, 'nobody-here@example.com']),
         'no account has the e-mail nobody-here@example.com',
       )
     }
     expectFailure(await users(['delete', '1000000001', '--yes']), 'no account has the id 1000000001')
+    expectFailure(await users(['set-role', '1000000001', 'admin']), 'no account has the id 1000000001')
     expectFailure(await users(['show', '1000000001', '--json']), 'no account has the id 1000000001')
   })
 
@@ -294,6 +389,187 @@ describe.each(backends)('tessera users [$name]', (backend) => {
       access_tokens_expire_by: expect.any(String),
     })
     expectError(await refresh(again.body.data.refresh_token), 401, MESSAGES.refreshTokenInvalid)
+  })
+
+  it.runIf(profileBackend)(
+    'set-role: the sessions end, role_changed is recorded, and tokens carry the role from the next login',
+    async () => {
+      const user = await registerUser(service.app)
+      // a default account's tokens carry no role
+      expect(decodeJwt(user.accessToken).claims).not.toHaveProperty('role')
+      expect(decodeJwt(user.refreshToken).claims).not.toHaveProperty('role')
+
+      const result = await users(['set-role', user.email, 'admin', '--json'])
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stderr).toBe('')
+      const answer = JSON.parse(result.stdout)
+      expect(answer).toEqual({
+        id: user.id,
+        email: user.email,
+        email_verified: false,
+        created_at: user.createdAt,
+        role: 'admin',
+        previous_role: 'user',
+        changed: true,
+        updated_at: expect.stringMatching(ISO_TIME),
+        sessions_ended: 1,
+        access_tokens_expire_by: expect.stringMatching(ISO_TIME),
+      })
+      expect(Date.parse(answer.updated_at)).toBeGreaterThanOrEqual(Date.parse(user.createdAt))
+      expect(await service.stores.sessions.list(user.id, Date.now())).toEqual([])
+      expectError(await refresh(user.refreshToken), 401, MESSAGES.refreshTokenInvalid)
+      expect(await events(user.id)).toContainEqual(operatorEvent('role_changed', user.id))
+      expect(await service.stores.users.findById(user.id)).toMatchObject({
+        role: 'admin',
+        status: 'active',
+        updatedAt: answer.updated_at,
+      })
+
+      // the next login's tokens carry it, and a refresh keeps it
+      const again = await login(user.email, PASSWORD)
+      expect(again.status, again.text).toBe(200)
+      expect(decodeJwt(again.body.data.access_token).claims.role).toBe('admin')
+      const refreshed = await refresh(again.body.data.refresh_token)
+      expect(refreshed.status, refreshed.text).toBe(200)
+      expect(decodeJwt(refreshed.body.data.access_token).claims.role).toBe('admin')
+      expect(decodeJwt(refreshed.body.data.refresh_token).claims.role).toBe('admin')
+      const me = await call(service.app, 'GET', '/auth/me', {
+        headers: bearer(refreshed.body.data.access_token),
+      })
+      expect(me.status, me.text).toBe(200)
+
+      // the role it has already: nothing changes, no event, the session stays
+      const same = await users(['set-role', user.id, 'admin'])
+      expect(same).toEqual({
+        code: 0,
+        stdout: `${user.email} (${user.id}) already has the role admin; nothing was changed.\n`,
+        stderr: '',
+      })
+      expect(JSON.parse((await users(['set-role', user.id, 'admin', '--json'])).stdout)).toEqual({
+        id: user.id,
+        email: user.email,
+        email_verified: false,
+        created_at: user.createdAt,
+        role: 'admin',
+        previous_role: 'admin',
+        changed: false,
+        updated_at: answer.updated_at,
+        sessions_ended: 0,
+      })
+      const later = await refresh(refreshed.body.data.refresh_token)
+      expect(later.status, later.text).toBe(200)
+      expect((await events(user.id)).filter((event) => event.type === 'role_changed')).toHaveLength(1)
+
+      // back to user, human output: the tokens of the next login carry no role again
+      const back = await users(['set-role', user.id, 'user'])
+      expect(back.code, back.stderr).toBe(0)
+      expect(back.stdout).toMatch(
+        new RegExp(
+          `^role: admin -> user for ${user.email} \\(${user.id}\\); 1 session ended: the new role is in the ` +
+            "user's tokens from the next login\\.\\n" +
+            'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
+        ),
+      )
+      expectError(await refresh(later.body.data.refresh_token), 401, MESSAGES.refreshTokenInvalid)
+      const plain = await login(user.email, PASSWORD)
+      expect(plain.status, plain.text).toBe(200)
+      expect(decodeJwt(plain.body.data.access_token).claims).not.toHaveProperty('role')
+      expect(decodeJwt(plain.body.data.refresh_token).claims).not.toHaveProperty('role')
+      expect((await events(user.id)).filter((event) => event.type === 'role_changed')).toHaveLength(2)
+    },
+  )
+
+  it.runIf(profileBackend)(
+    'disable: no login, no refresh, every session ended; enable: the user logs in again',
+    async () => {
+      const user = await registerUser(service.app)
+      const result = await users(['disable', user.email, '--json'])
+      expect(result.code, result.stderr).toBe(0)
+      const answer = JSON.parse(result.stdout)
+      expect(answer).toEqual({
+        id: user.id,
+        email: user.email,
+        email_verified: false,
+        created_at: user.createdAt,
+        status: 'disabled',
+        previous_status: 'active',
+        changed: true,
+        updated_at: expect.stringMatching(ISO_TIME),
+        sessions_ended: 1,
+        access_tokens_expire_by: expect.stringMatching(ISO_TIME),
+      })
+      expect(await service.stores.sessions.list(user.id, Date.now())).toEqual([])
+      expect(await events(user.id)).toContainEqual(operatorEvent('account_disabled', user.id))
+      // the answers of a wrong password and of an invalid refresh token: nothing tells the account is disabled
+      expectError(await refresh(user.refreshToken), 401, MESSAGES.refreshTokenInvalid)
+      expectError(await login(user.email, PASSWORD), 401, MESSAGES.invalidCredentials)
+      expect(await service.stores.sessions.list(user.id, Date.now())).toEqual([])
+      await service.flushAudit()
+      expect(await events(user.id)).toContainEqual(
+        expect.objectContaining({ type: 'login_failed', userId: user.id, reason: 'disabled' }),
+      )
+      expect(await service.stores.users.findById(user.id)).toMatchObject({
+        status: 'disabled',
+        updatedAt: answer.updated_at,
+      })
+
+      const again = await users(['disable', user.id])
+      expect(again).toEqual({
+        code: 0,
+        stdout: `${user.email} (${user.id}) is already disabled; nothing was changed.\n`,
+        stderr: '',
+      })
+      expect((await events(user.id)).filter((event) => event.type === 'account_disabled')).toHaveLength(1)
+
+      const enabled = await users(['enable', user.email, '--json'])
+      expect(enabled.code, enabled.stderr).toBe(0)
+      const enabledAnswer = JSON.parse(enabled.stdout)
+      expect(enabledAnswer).toEqual({
+        id: user.id,
+        email: user.email,
+        email_verified: false,
+        created_at: user.createdAt,
+        status: 'active',
+        previous_status: 'disabled',
+        changed: true,
+        updated_at: expect.stringMatching(ISO_TIME),
+      })
+      expect(Date.parse(enabledAnswer.updated_at)).toBeGreaterThanOrEqual(Date.parse(answer.updated_at))
+      expect(await events(user.id)).toContainEqual(operatorEvent('account_enabled', user.id))
+      const back = await login(user.email, PASSWORD)
+      expect(back.status, back.text).toBe(200)
+      expect((await refresh(back.body.data.refresh_token)).status).toBe(200)
+      // the refresh token of before the disable stays refused
+      expectError(await refresh(user.refreshToken), 401, MESSAGES.refreshTokenInvalid)
+
+      expect(await users(['enable', user.id])).toEqual({
+        code: 0,
+        stdout: `${user.email} (${user.id}) is already active; nothing was changed.\n`,
+        stderr: '',
+      })
+      expect((await events(user.id)).filter((event) => event.type === 'account_enabled')).toHaveLength(1)
+    },
+  )
+
+  it.runIf(profileBackend)('disable and enable, human output', async () => {
+    const user = await registerUser(service.app)
+    const disabled = await users(['disable', user.id])
+    expect(disabled.code, disabled.stderr).toBe(0)
+    expect(disabled.stdout).toMatch(
+      new RegExp(
+        `^status: active -> disabled for ${user.email} \\(${user.id}\\); 1 session ended: the user can no longer ` +
+          'log in or refresh\\.\\n' +
+          'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
+      ),
+    )
+    expect((await users(['list', '--limit', '1000'])).stdout).toMatch(
+      new RegExp(`\n${user.id}  ${user.email} +- +no +user +disabled +${user.createdAt}\n`),
+    )
+    expect(await users(['enable', user.email])).toEqual({
+      code: 0,
+      stdout: `status: disabled -> active for ${user.email} (${user.id}): the user can log in again.\n`,
+      stderr: '',
+    })
   })
 
   it('delete without --yes and stdin not a terminal: exit 2, nothing deleted', async () => {
@@ -407,7 +683,16 @@ describe('tessera users: usage and failures', () => {
     expect(help.code).toBe(0)
     expect(help.stderr).toBe('')
     expect(help.stdout).toMatch(/^Usage: tessera users <command> \[options\]\n/)
-    for (const verb of ['list', 'show', 'reset-password', 'revoke', 'delete'])
+    for (const verb of [
+      'list',
+      'show',
+      'reset-password',
+      'revoke',
+      'set-role',
+      'disable',
+      'enable',
+      'delete',
+    ])
       expect(help.stdout).toContain(`\n  ${verb} `)
     expect((await users(['help'])).stdout).toBe(help.stdout)
     expect((await runCli(['--help'])).stdout).toContain('\n  users reset-password <e> ')
@@ -470,6 +755,30 @@ describe('tessera users: usage and failures', () => {
       ],
       [['show', 'a@example.com', '--limit', '3'], 'show takes no --limit'],
       [['revoke', 'a@example.com', '--yes'], 'revoke takes no --yes'],
+      [['set-role', 'a@example.com'], 'set-role needs a <role> argument after the <email|id>'],
+      [['set-role'], 'set-role needs an <email|id> argument'],
+      [
+        ['set-role', 'a@example.com', 'Admin'],
+        '"Admin" is not a role name: 1 to 32 of a-z 0-9 _ - starting with a letter (user is the default)',
+      ],
+      [
+        ['set-role', 'a@example.com', `a${'b'.repeat(32)}`],
+        `"a${'b'.repeat(32)}" is not a role name: 1 to 32 of a-z 0-9 _ - starting with a letter (user is the default)`,
+      ],
+      [
+        ['set-role', 'a@example.com', '1st'],
+        '"1st" is not a role name: 1 to 32 of a-z 0-9 _ - starting with a letter (user is the default)',
+      ],
+      [
+        ['set-role', 'a@example.com', 'admin\u001b[2J'],
+        '"admin\\x1b[2J" is not a role name: 1 to 32 of a-z 0-9 _ - starting with a letter (user is the default)',
+      ],
+      [['set-role', 'a@example.com', 'admin', 'extra'], 'unexpected argument "extra"'],
+      [['set-role', 'nobody', 'admin'], '"nobody" is neither an e-mail address nor a user id (10 digits)'],
+      [['disable', 'a@example.com', 'admin'], 'unexpected argument "admin"'],
+      [['enable'], 'enable needs an <email|id> argument'],
+      [['disable', 'a@example.com', '--yes'], 'disable takes no --yes'],
+      [['enable', 'a@example.com', '--limit', '3'], 'enable takes no --limit'],
       [['delete', 'a@example.com'], 'delete asks for confirmation on a terminal; without one, pass --yes'],
     ] as const) {
       const result = await run(args)

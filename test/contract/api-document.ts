@@ -8,7 +8,8 @@ export interface Answer {
   path: string
   status: number
   headers: Headers
-  text: string
+  /** The body's bytes, as received. */
+  body: Buffer
 }
 
 /** An operation's answer (`operationId status`) or an unmatched request's (`NotFound`, `MethodNotAllowed`). */
@@ -17,12 +18,25 @@ export type Exercised = string
 const pointer = (...parts: string[]) =>
   `#/${parts.map((part) => part.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`
 
+/** A JSON media type: application/json, or a structured syntax suffix `+json` (RFC 6839). */
+const isJson = (mediaType: string) => mediaType === 'application/json' || mediaType.endsWith('+json')
+
+/** The signature an image of each type the document may serve begins with (its magic bytes). */
+const IMAGE_SIGNATURES: Readonly<Record<string, (bytes: Buffer) => boolean>> = {
+  'image/jpeg': (bytes) => bytes.subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff])),
+  'image/png': (bytes) => bytes.subarray(0, 8).equals(Buffer.from('89504e470d0a1a0a', 'hex')),
+  'image/webp': (bytes) =>
+    bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP',
+}
+
 /**
  * The served OpenAPI document as a contract: every answer checked against it with Ajv (JSON Schema 2020-12, the
  * dialect of OpenAPI 3.1): its status is documented for the operation (or, for a request that matches none, is the
- * 404 or 405 of `components.responses`), its body is valid against the documented schema of its media type, a
- * message without field errors is one of the documented examples, and every documented header is present with a
- * valid value.
+ * 404 or 405 of `components.responses`), its media type is one documented for the status, and its body is valid
+ * against that media type's schema (a JSON body parsed, a page as its text; an image, whose schema only says
+ * `binary`, begins with the signature of its type), a message without field errors is one of the documented
+ * examples, an answer documented without content (a redirect) has no body, and every documented header is present
+ * with a valid value.
  */
 export class ApiDocument {
   readonly exercised = new Set<Exercised>()
@@ -38,6 +52,8 @@ export class ApiDocument {
         /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(value) &&
         !Number.isNaN(Date.parse(value)),
     )
+    // the other (a redirect's Location): an absolute URI, as RFC 3986 and the WHATWG URL parser agree on it
+    this.ajv.addFormat('uri', (value: string) => /^[a-z][a-z0-9+.-]*:/i.test(value) && URL.canParse(value))
     // the document itself is no JSON Schema, only the place its schemas are referred into: its own fields are
     // declared as keywords with no meaning, so that strict mode checks the schemas and not the document
     this.ajv.addVocabulary(Object.keys(document).filter((key) => this.ajv.getKeyword(key) === false))
@@ -74,7 +90,11 @@ export class ApiDocument {
 
   /** Checks one answer against the document (failing the test on any mismatch) and records what it exercised. */
   check(answer: Answer): void {
-    const where = `${answer.method} ${answer.path} → ${answer.status} ${answer.text.slice(0, 200)}`
+    const mediaType = (answer.headers.get('content-type') ?? '').split(';')[0]?.trim() ?? ''
+    const shown = mediaType.startsWith('image/')
+      ? `<${answer.body.length} bytes>`
+      : answer.body.toString('utf8')
+    const where = `${answer.method} ${answer.path} → ${answer.status} ${shown.slice(0, 200)}`
     const template = this.templateOf(answer.path)
     const item = template === null ? undefined : this.document.paths[template]
     const operation = item?.[answer.method.toLowerCase()]
@@ -92,16 +112,13 @@ export class ApiDocument {
     }
     const response = location.reduce((node, key) => node[key], this.document)
 
-    const mediaType = (answer.headers.get('content-type') ?? '').split(';')[0]?.trim() ?? ''
-    expect(Object.keys(response.content ?? {}), `media type not documented: ${where}`).toContain(mediaType)
-    if (answer.method !== 'HEAD') {
-      const body = JSON.parse(answer.text)
-      this.expectValid([...location, 'content', mediaType, 'schema'], body, `body of ${where}`)
-      const examples = response.content[mediaType].examples
-      if (examples && body?.data === null) {
-        const messages = Object.values(examples).map((example: any) => example.value.message)
-        expect(messages, `message not among the documented examples: ${where}`).toContain(body.message)
-      }
+    if (response.content === undefined) {
+      // a redirect: its Location is the answer (checked with the headers below)
+      expect(answer.body.length, `a body where the document has none: ${where}`).toBe(0)
+    } else {
+      expect(Object.keys(response.content), `media type not documented: ${where}`).toContain(mediaType)
+      if (answer.method !== 'HEAD')
+        this.checkBody([...location, 'content', mediaType], mediaType, answer, where)
     }
 
     for (const [header, definition] of Object.entries(response.headers ?? {})) {
@@ -112,6 +129,27 @@ export class ApiDocument {
       this.expectValid([...location, 'headers', header, 'schema'], typed, `header ${header} of ${where}`)
     }
     this.exercised.add(name)
+  }
+
+  /** The body against its media type's entry in the document (`location`), as its type allows. */
+  private checkBody(location: string[], mediaType: string, answer: Answer, where: string): void {
+    const entry = location.reduce((node, key) => node[key], this.document)
+    if (isJson(mediaType)) {
+      const body = JSON.parse(answer.body.toString('utf8'))
+      this.expectValid([...location, 'schema'], body, `body of ${where}`)
+      if (entry.examples && body?.data === null) {
+        const messages = Object.values(entry.examples).map((example: any) => example.value.message)
+        expect(messages, `message not among the documented examples: ${where}`).toContain(body.message)
+      }
+    } else if (mediaType.startsWith('text/')) {
+      this.expectValid([...location, 'schema'], answer.body.toString('utf8'), `body of ${where}`)
+    } else {
+      // bytes: the schema says only that (format binary), the signature says whether they are what the type claims
+      expect(entry.schema, `schema of ${where}`).toMatchObject({ type: 'string', format: 'binary' })
+      const signature = IMAGE_SIGNATURES[mediaType]
+      expect(signature, `no check for the media type of ${where}`).toBeDefined()
+      expect(signature?.(answer.body), `the bytes are not ${mediaType}: ${where}`).toBe(true)
+    }
   }
 
   private expectValid(path: string[], value: unknown, what: string): void {

@@ -112,6 +112,16 @@ describe('R4.9.8 a client generated from the API document with openapi-typescrip
       'getInfo',
       'getSiteConfig',
       'getSiteConfigSchema',
+      // issue 22: the profile, the avatar, and sign-in with providers
+      'updateProfile',
+      'uploadAvatar',
+      'removeAvatar',
+      'getAvatar',
+      'listProviders',
+      'startProviderSignIn',
+      'finishProviderSignIn',
+      'exchangeProviderCode',
+      'unlinkProvider',
     ]) {
       expect(types).toMatch(new RegExp(`^    ${operationId}: \\{$`, 'm'))
     }

@@ -1,11 +1,19 @@
 import { randomUUID } from 'node:crypto'
+import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Clock } from '../../src/clock.js'
 import type { Stores } from '../../src/storage/stores.js'
+import { pageResult } from '../providers/provider-harness.js'
 import { backends } from '../support/backends.js'
+import { makeCertificate } from '../support/certificates.js'
 import { withInjectedFailures } from '../support/failing-stores.js'
 import { PASSWORD } from '../support/http.js'
 import { codeIn, emlMailbox, type Mailbox } from '../support/mailbox.js'
+import { startOidcProvider } from '../support/oidc-provider.js'
+import { type RunningService, startProcess } from '../support/process.js'
+import { freePort } from '../support/redis-server.js'
+import { useTempDir } from '../support/temp-dir.js'
+import { TestBrowser } from '../support/test-browser.js'
 import { startTestService, type TestService, type TestServiceOptions } from '../support/test-service.js'
 import { ApiDocument } from './api-document.js'
 
@@ -23,6 +31,8 @@ const NOT_EXERCISED: Readonly<Record<string, string>> = {
   'getJwks 500': 'R7.1: the handler answers the key set built at start, and nothing in it can fail',
   'getOpenIdConfiguration 500':
     'R7.1: the handler answers the document built at start, and nothing in it can fail',
+  'listProviders 500':
+    'R7.1: the handler answers the names of OAUTH_PROVIDERS read at start, and nothing in it can fail',
 }
 
 const backend = backends[0]!
@@ -46,25 +56,86 @@ async function mailedCode(mailbox: Mailbox, to: string): Promise<string> {
   }
 }
 
+/** The stores a failure is injected into, each call (R7.1) or each write (R7.3). */
+const FAILING_STORES = [
+  'users',
+  'sessions',
+  'codes',
+  'outbox',
+  'avatars',
+  'providerLinks',
+  'tickets',
+] as const
+
+/**
+ * One OpenID provider, `unreachable`, whose issuer nothing answers (port 1 of the loopback address): its sign-ins get
+ * as far as the start's failure page. A reachable one needs a service that trusts its certificate: see the test of a
+ * real provider below.
+ */
+const UNREACHABLE_PROVIDER = {
+  OAUTH_PROVIDERS: 'unreachable',
+  OAUTH_UNREACHABLE_ISSUER: 'https://127.0.0.1:1',
+  OAUTH_UNREACHABLE_CLIENT_ID: 'tessera',
+  OAUTH_UNREACHABLE_CLIENT_SECRET: 'not-a-secret',
+}
+
+/** A small image of `format`, made with sharp: what an avatar upload takes. */
+const image = (format: 'png' | 'jpeg') =>
+  sharp({ create: { width: 16, height: 16, channels: 3, background: '#336699' } })
+    .toFormat(format)
+    .toBuffer()
+
+/** A form with a file `bytes` of `type` under `field`, as a browser's upload sends it. */
+function fileForm(bytes: Buffer | string, type = 'image/png', field = 'avatar'): FormData {
+  const form = new FormData()
+  form.append(field, new Blob([bytes], { type }), 'picture')
+  return form
+}
+
+/** A form without a file. */
+function formWithout(): FormData {
+  const form = new FormData()
+  form.append('caption', 'no file here')
+  return form
+}
+
+/** The path of GET /avatars/{id} for an `avatar_url` (which carries BASE_PATH). */
+const avatarPath = (avatarUrl: string) => `/avatars/${avatarUrl.split('/').pop()}`
+
 /** A code that is not `code`. */
 const otherThan = (code: string) => (code === '000000' ? '000001' : '000000')
 
 interface Listening {
   service: TestService
-  /** Sends a request to a path of the document, checks the answer against it, and returns the answer. */
-  send(method: string, path: string, init?: Send): Promise<{ status: number; headers: Headers; body: any }>
+  /**
+   * Sends a request to a path of the document, checks the answer against it, and returns the answer: `body` parsed
+   * when it is JSON, `text` when it is text. Redirects are answers, not followed.
+   */
+  send(method: string, path: string, init?: Send): Promise<Received>
+}
+
+interface Received {
+  status: number
+  headers: Headers
+  body: any
+  text: string
 }
 
 interface Send {
   json?: unknown
   body?: string | Buffer
+  /** A form (multipart/form-data), sent with the content type and boundary fetch gives it. */
+  form?: FormData
   contentType?: string
   token?: string
   authorization?: string
+  /** A Cookie header, as the browser that started a sign-in would send it. */
+  cookie?: string
 }
 
 describe('R4.9.7 the API document is the contract: every answer of a realistic sequence is valid against it', () => {
   let api: ApiDocument
+  const temp = useTempDir('contract')
   const services: TestService[] = []
   const mailboxes: Mailbox[] = []
 
@@ -76,6 +147,29 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     const mailbox = emlMailbox(service.config.storage.dataDir)
     mailboxes.push(mailbox)
     return mailbox
+  }
+
+  /** Sends a request to `base` + `path`, checks the answer against the document, and returns it. */
+  async function sendTo(base: string, method: string, path: string, init: Send = {}): Promise<Received> {
+    const headers: Record<string, string> = {}
+    let body: string | Buffer | FormData | undefined = init.form ?? init.body
+    if (init.json !== undefined) body = JSON.stringify(init.json)
+    if (body !== undefined && init.form === undefined)
+      headers['content-type'] = init.contentType ?? 'application/json'
+    if (init.token) headers.authorization = `Bearer ${init.token}`
+    if (init.authorization) headers.authorization = init.authorization
+    if (init.cookie) headers.cookie = init.cookie
+    const response = await fetch(`${base}${path}`, { method, headers, body, redirect: 'manual' })
+    const bytes = Buffer.from(await response.arrayBuffer())
+    api.check({ method, path, status: response.status, headers: response.headers, body: bytes })
+    const text = bytes.toString('utf8')
+    const json = /^application\/json\b/.test(response.headers.get('content-type') ?? '') && text !== ''
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: json ? JSON.parse(text) : undefined,
+      text,
+    }
   }
 
   /** A service on a free port of 127.0.0.1, whose answers are checked against the document. */
@@ -90,22 +184,7 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     const base = `http://127.0.0.1:${address.port}${server}`
     return {
       service,
-      async send(method, path, init = {}) {
-        const headers: Record<string, string> = {}
-        let body: string | Buffer | undefined = init.body
-        if (init.json !== undefined) body = JSON.stringify(init.json)
-        if (body !== undefined) headers['content-type'] = init.contentType ?? 'application/json'
-        if (init.token) headers.authorization = `Bearer ${init.token}`
-        if (init.authorization) headers.authorization = init.authorization
-        const response = await fetch(`${base}${path}`, { method, headers, body })
-        const text = await response.text()
-        api.check({ method, path, status: response.status, headers: response.headers, text })
-        return {
-          status: response.status,
-          headers: response.headers,
-          body: text ? JSON.parse(text) : undefined,
-        }
-      },
+      send: (method, path, init) => sendTo(base, method, path, init),
     }
   }
 
@@ -133,18 +212,30 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       },
     }
     const { service, send } = await listen({
-      env: RATE_LIMIT,
+      env: { ...RATE_LIMIT, ...UNREACHABLE_PROVIDER },
       clock,
       wrapStores: (stores: Stores) => {
         const failing = withInjectedFailures(
           withInjectedFailures(stores, () => failure === 'lost', {
-            stores: ['users', 'sessions', 'codes', 'outbox', 'sharedCounters'],
+            stores: [...FAILING_STORES, 'sharedCounters'],
           }),
           () => failure === 'outcome unknown',
           {
-            writes: ['create', 'start', 'rotate', 'end', 'endAll', 'put', 'take', 'enqueue'],
+            writes: [
+              'create',
+              'start',
+              'rotate',
+              'end',
+              'endAll',
+              'put',
+              'take',
+              'enqueue',
+              'updateProfile',
+              'delete',
+              'unlink',
+            ],
             outcomeUnknown: true,
-            stores: ['users', 'sessions', 'codes', 'outbox'],
+            stores: FAILING_STORES,
           },
         )
         const database = stores.probes.database!
@@ -204,6 +295,10 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       ['POST', '/auth/delete-refresh-token'],
       ['GET', '/auth/sessions'],
       ['DELETE', `/auth/sessions/${'0'.repeat(32)}`],
+      ['PUT', '/auth/profile'],
+      ['POST', '/auth/avatar'],
+      ['DELETE', '/auth/avatar'],
+      ['DELETE', '/auth/oauth/unreachable'],
       ...PROTECTED_EMAIL_PATHS.map((protectedPath) => ['POST', protectedPath] as const),
     ] as const) {
       for (const authorization of [
@@ -332,16 +427,89 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       email_verified: true,
     })
 
+    // the profile (§4.22): a string sets a field, null clears it; a username another account has is a 409
+    const putProfile = (accessToken: string, json: unknown) =>
+      send('PUT', '/auth/profile', { token: accessToken, json })
+    const username = `owner_${randomUUID().slice(0, 8)}`
+    const named = await putProfile(ownerToken, {
+      username: username.toUpperCase(),
+      nickname: ' Owner ',
+      bio: 'Line one\nline two',
+    })
+    expect(named.status).toBe(200)
+    expect(named.body.data).toMatchObject({ username, nickname: 'Owner', bio: 'Line one\nline two' })
+    expect((await putProfile(ownerToken, { nickname: null, bio: null })).body.data).toMatchObject({
+      username,
+      nickname: null,
+      bio: null,
+    })
+    expect((await putProfile(otherToken, { username })).status).toBe(409)
+    for (const json of [{ username: 'ab' }, { nickname: ' ' }, { bio: 7 }, []]) {
+      expect((await putProfile(otherToken, json)).status).toBe(400)
+    }
+    expect((await send('PUT', '/auth/profile', { token: otherToken, body: '{' })).status).toBe(400)
+
+    // the avatar (§4.23): an image in a form, served at avatar_url until it is removed; a form without the file, a
+    // file over 2 MB, one that is no image and a body that is no form are refused
+    const uploadAvatar = (form: FormData) => send('POST', '/auth/avatar', { token: ownerToken, form })
+    const uploaded = await uploadAvatar(fileForm(await image('jpeg'), 'image/jpeg'))
+    expect(uploaded.status).toBe(200)
+    const avatarUrl: string = uploaded.body.data.avatar_url
+    const served = await send('GET', avatarPath(avatarUrl))
+    expect(served.status).toBe(200)
+    expect(served.headers.get('content-type')).toMatch(/^image\//)
+    expect((await send('GET', `/avatars/${'0'.repeat(32)}`)).status).toBe(404)
+    expect((await uploadAvatar(formWithout())).status).toBe(400)
+    expect((await uploadAvatar(fileForm(Buffer.alloc(2 * 1024 * 1024 + 1)))).status).toBe(413)
+    expect((await uploadAvatar(fileForm('not an image', 'text/plain'))).status).toBe(415)
+    const notForm = { token: ownerToken, json: { avatar: 'x' } }
+    expect((await send('POST', '/auth/avatar', notForm)).status).toBe(415)
+    const removed = await send('DELETE', '/auth/avatar', { token: ownerToken })
+    expect(removed.status).toBe(200)
+    expect(removed.body.data.avatar_url).toBeNull()
+    expect((await send('GET', avatarPath(avatarUrl))).status).toBe(404)
+    const replaced = await uploadAvatar(fileForm(await image('png')))
+    expect((await send('GET', avatarPath(replaced.body.data.avatar_url))).status).toBe(200)
+
+    // sign-in with providers (§4.24), as far as a provider out of reach lets it go: an unknown provider, a
+    // redirect_to of another origin and the unreachable issuer are failure pages; a callback without this browser's
+    // state is a failure page of status 200; an unknown code is a 400; an account unlinks only providers it has
+    expect((await send('GET', '/auth/oauth/providers')).body.data).toEqual({ providers: ['unreachable'] })
+    const page = async (path: string) => {
+      const answer = await send('GET', path)
+      expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8')
+      return answer.status
+    }
+    expect(await page('/auth/oauth/nowhere/start')).toBe(404)
+    expect(await page('/auth/oauth/unreachable/start?redirect_to=https%3A%2F%2Felsewhere.example%2F')).toBe(
+      400,
+    )
+    expect(await page('/auth/oauth/unreachable/start')).toBe(502)
+    expect(await page('/auth/oauth/unreachable/callback?code=x&state=y')).toBe(200)
+    expect(await page('/auth/oauth/nowhere/callback?code=x&state=y')).toBe(404)
+    const exchange = (init: Send) => send('POST', '/auth/oauth/exchange', init)
+    for (const json of [{ code: 'unknown' }, { code: '' }, {}]) {
+      expect((await exchange({ json })).status).toBe(400)
+    }
+    expect((await exchange({ body: '{' })).status).toBe(400)
+    expect((await exchange({ body: 'code=x', contentType: 'text/plain' })).status).toBe(415)
+    expect((await exchange({ json: { code: 'x'.repeat(17_000) } })).status).toBe(413)
+    expect((await send('DELETE', '/auth/oauth/unreachable', { token: ownerToken })).status).toBe(404)
+    expect((await send('DELETE', '/auth/oauth/Not-A-Name', { token: ownerToken })).status).toBe(400)
+
     // the bodies every e-mail endpoint refuses: not JSON, over 16 KiB (each protected one with a valid token)
     for (const path of ['/auth/email/send-code', '/auth/login/email-code', '/auth/password/reset']) {
       expect((await send('POST', path, { body: 'x', contentType: 'text/plain' })).status).toBe(415)
       expect((await send('POST', path, { json: huge })).status).toBe(413)
     }
-    for (const path of PROTECTED_EMAIL_PATHS) {
+    for (const [method, path] of [
+      ...PROTECTED_EMAIL_PATHS.map((protectedPath) => ['POST', protectedPath] as const),
+      ['PUT', '/auth/profile'],
+    ] as const) {
       expect(
-        (await send('POST', path, { token: ownerToken, body: 'x', contentType: 'text/plain' })).status,
+        (await send(method, path, { token: ownerToken, body: 'x', contentType: 'text/plain' })).status,
       ).toBe(415)
-      expect((await send('POST', path, { token: ownerToken, json: huge })).status).toBe(413)
+      expect((await send(method, path, { token: ownerToken, json: huge })).status).toBe(413)
     }
 
     // leaving (§4.21): neither proof or both, a wrong password and a refused code are 400; the code deletes, and
@@ -399,6 +567,19 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     const verifyJson = { verification_code: someCode }
     expect((await send('POST', '/auth/email/verify', { token, json: verifyJson })).status).toBe(500)
     expect((await send('POST', '/auth/delete', { token, json: { password: PASSWORD } })).status).toBe(500)
+    const profileJson = { nickname: 'Changed' }
+    expect((await send('PUT', '/auth/profile', { token, json: profileJson })).status).toBe(500)
+    const png = await image('png')
+    expect((await send('POST', '/auth/avatar', { token, form: fileForm(png) })).status).toBe(500)
+    expect((await send('DELETE', '/auth/avatar', { token })).status).toBe(500)
+    expect((await send('GET', avatarPath(replaced.body.data.avatar_url))).status).toBe(500)
+    expect((await send('GET', '/auth/oauth/unreachable/start')).status).toBe(500)
+    // a state and a code of the form the service issues (43 characters of base64url), so that they are looked up
+    const secret = 'A'.repeat(43)
+    const callback = `/auth/oauth/unreachable/callback?state=${secret}`
+    expect((await send('GET', callback, { cookie: `tessera_oauth=${secret}` })).status).toBe(500)
+    expect((await exchange({ json: { code: secret } })).status).toBe(500)
+    expect((await send('DELETE', '/auth/oauth/unreachable', { token })).status).toBe(500)
     // a write sent with no answer (R7.3): 503, retry
     failure = 'outcome unknown'
     expect(
@@ -421,6 +602,15 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('POST', '/auth/email/change', { token, json: emailJson })).status).toBe(503)
     expect((await send('POST', '/auth/email/verify', { token, json: verifyJson })).status).toBe(503)
     expect((await send('POST', '/auth/delete', { token, json: verifyJson })).status).toBe(503)
+    expect((await send('PUT', '/auth/profile', { token, json: profileJson })).status).toBe(503)
+    // the avatar stored or removed, a sign-in's state stored or used up, a one-time code used, a link removed: each
+    // may have happened
+    expect((await send('POST', '/auth/avatar', { token, form: fileForm(png) })).status).toBe(503)
+    expect((await send('DELETE', '/auth/avatar', { token })).status).toBe(503)
+    expect((await send('GET', '/auth/oauth/unreachable/start')).status).toBe(503)
+    expect((await send('GET', callback, { cookie: `tessera_oauth=${secret}` })).status).toBe(503)
+    expect((await exchange({ json: { code: secret } })).status).toBe(503)
+    expect((await send('DELETE', '/auth/oauth/unreachable', { token })).status).toBe(503)
     failure = 'probe'
     expect((await send('GET', '/health')).status).toBe(503)
     failure = 'none'
@@ -434,7 +624,9 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     // and the flow's end once the store is back
     expect((await send('DELETE', `/auth/sessions/${sessions.body.data[0].id}`, { token })).status).toBe(200)
     expect((await send('POST', '/auth/delete-refresh-token', { token })).status).toBe(200)
-  })
+    // a few hundred requests, some hashing a password or decoding an image: more than the default 30 s when the
+    // machine is busy
+  }, 120_000)
 
   it('429: past RATE_LIMIT_PER_MINUTE on register, refresh and the e-mail endpoints (R8.1), past the send limits (R4.14.6), and on failed logins from one address (R8.4)', async () => {
     const { send } = await listen({ env: { RATE_LIMIT_PER_MINUTE: '2' } })
@@ -445,6 +637,12 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       return seen
     }
     const thrice = (json: unknown) => [json, json, json]
+    /** The statuses of `times` requests, one after the other. */
+    const repeated = async (times: number, request: () => Promise<{ status: number }>) => {
+      const seen: number[] = []
+      for (let i = 0; i < times; i++) seen.push((await request()).status)
+      return seen
+    }
     // the account of the protected endpoints below: register's first request of the minute
     const email = `limited-${randomUUID()}@example.com`
     const registered = await send('POST', '/auth/register', { json: { email, password: PASSWORD } })
@@ -468,6 +666,19 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     for (const path of PROTECTED_EMAIL_PATHS.slice(1)) {
       expect(await statuses(path, thrice({}), token)).toEqual([400, 400, 429])
     }
+    expect(
+      await repeated(3, () => send('PUT', '/auth/profile', { token, json: { username: 'ab' } })),
+    ).toEqual([400, 400, 429])
+    // the avatar and the provider routes: every request counted
+    const noFile = () => send('POST', '/auth/avatar', { token, form: formWithout() })
+    expect(await repeated(3, noFile)).toEqual([400, 400, 429])
+    expect(await repeated(3, () => send('DELETE', '/auth/avatar', { token }))).toEqual([200, 200, 429])
+    for (const step of ['start', 'callback']) {
+      expect(await repeated(3, () => send('GET', `/auth/oauth/nowhere/${step}`))).toEqual([404, 404, 429])
+    }
+    expect(await statuses('/auth/oauth/exchange', thrice({ code: 'unknown' }))).toEqual([400, 400, 429])
+    const unlink = () => send('DELETE', '/auth/oauth/nowhere', { token })
+    expect(await repeated(3, unlink)).toEqual([404, 404, 429])
     // an e-mail without an account: no address is remembered for it (R8.6)
     const unknown = { email: `nobody-${randomUUID()}@example.com`, password: PASSWORD }
     expect(await statuses('/auth/login', thrice(unknown))).toEqual([401, 401, 429])
@@ -559,6 +770,14 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     await expectRefused('/auth/login/email-code', code)
     await expectRefused('/auth/password/reset', { ...code, new_password: PASSWORD })
     for (const path of PROTECTED_EMAIL_PATHS) await expectRefused(path, {}, 'x')
+    expect((await send('PUT', '/auth/profile', { token: 'x', json: {} })).status).toBe(403)
+    expect((await send('POST', '/auth/avatar', { token: 'x', form: formWithout() })).status).toBe(403)
+    expect((await send('DELETE', '/auth/avatar', { token: 'x' })).status).toBe(403)
+    expect((await send('GET', '/auth/oauth/providers')).status).toBe(403)
+    expect((await send('GET', '/auth/oauth/google/start')).status).toBe(403)
+    expect((await send('GET', '/auth/oauth/google/callback?code=x&state=y')).status).toBe(403)
+    await expectRefused('/auth/oauth/exchange', { code: 'x' })
+    expect((await send('DELETE', '/auth/oauth/google', { token: 'x' })).status).toBe(403)
   })
 
   it('R4.13.1 the key sets of EdDSA and ES256, and their discovery documents', async () => {
@@ -569,6 +788,95 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       expect(discovery.body.id_token_signing_alg_values_supported).toEqual([algorithm])
     }
   })
+
+  it('R4.24 a sign-in with a real OpenID provider: the redirects to it and back, the exchange of its code, unlinking', async () => {
+    // the service as a process of its own, which trusts the provider's certificate (NODE_EXTRA_CA_CERTS is read at
+    // start, so a service in this process cannot); its providers `first` and `second` are one OpenID provider, so
+    // that one account can have both
+    const certificate = await makeCertificate(temp.path, 'contract-provider')
+    const port = await freePort()
+    const server = api.document.servers[0].url.replace(/\/$/, '')
+    const base = `http://127.0.0.1:${port}${server}`
+    const names = ['first', 'second']
+    const provider = await startOidcProvider({
+      dir: temp.path,
+      certificate,
+      redirectUris: names.map((name) => `${base}/auth/oauth/${name}/callback`),
+    })
+    const instance = await backend.setup()
+    let service: RunningService | undefined
+    try {
+      service = await startProcess({
+        ...instance.env,
+        ...RATE_LIMIT,
+        ...(server === '' ? {} : { BASE_PATH: server }),
+        PORT: String(port),
+        PUBLIC_URL: base,
+        OAUTH_PROVIDERS: names.join(','),
+        ...Object.fromEntries(
+          names.flatMap((name) => [
+            [`OAUTH_${name.toUpperCase()}_ISSUER`, provider.issuer],
+            [`OAUTH_${name.toUpperCase()}_CLIENT_ID`, provider.clientId],
+            [`OAUTH_${name.toUpperCase()}_CLIENT_SECRET`, provider.clientSecret],
+          ]),
+        ),
+        NODE_EXTRA_CA_CERTS: certificate.certFile,
+      })
+      const send = (method: string, path: string, init?: Send) => sendTo(base, method, path, init)
+      /** The state cookie a start set, as the browser sends it back. */
+      const stateCookie = (started: Received) => started.headers.get('set-cookie')?.split(';')[0] ?? ''
+      /**
+       * The provider's part of a sign-in, in a browser of its own (login and consent finished at once): the path and
+       * query of the callback it sends the browser back to, not requested yet.
+       */
+      const throughProvider = async (started: Received): Promise<string> => {
+        const back: URL[] = []
+        await new TestBrowser({ ca: certificate.cert }).navigate(
+          started.headers.get('location') ?? '',
+          (next) => {
+            if (!next.href.startsWith(`${base}/`)) return false
+            back.push(next)
+            return true
+          },
+        )
+        if (back[0] === undefined) throw new Error('the provider did not send the browser back')
+        return `${back[0].pathname.slice(server.length)}${back[0].search}`
+      }
+      const email = `provider-${randomUUID()}@example.com`
+      provider.setAccount({ sub: `contract-${randomUUID()}`, email, email_verified: true, name: 'Ada' })
+
+      // with redirect_to: back at the application with a one-time code, which the exchange turns into a login
+      const application = `${new URL(base).origin}/signed-in`
+      const started = await send(
+        'GET',
+        `/auth/oauth/first/start?redirect_to=${encodeURIComponent(application)}`,
+      )
+      expect(started.status).toBe(302)
+      const returned = await send('GET', await throughProvider(started), { cookie: stateCookie(started) })
+      expect(returned.status).toBe(302)
+      const code = new URL(returned.headers.get('location') ?? '').searchParams.get('code')
+      const exchanged = await send('POST', '/auth/oauth/exchange', { json: { code } })
+      expect(exchanged.status).toBe(200)
+      expect(exchanged.body.data).toMatchObject({ email, password_set: false, providers: ['first'] })
+      const token = exchanged.body.data.access_token
+      // a new account without a password: the provider is its only way in
+      expect((await send('DELETE', '/auth/oauth/first', { token })).status).toBe(409)
+
+      // in a popup: the page posts the login answer; the provider vouches for the address, so it links the account
+      const popup = await send('GET', '/auth/oauth/second/start')
+      expect(popup.status).toBe(302)
+      const page = await send('GET', await throughProvider(popup), { cookie: stateCookie(popup) })
+      expect(page.status).toBe(200)
+      expect(pageResult(page.text).message).toMatchObject({ success: true, provider: 'second' })
+      const unlinked = await send('DELETE', '/auth/oauth/first', { token })
+      expect(unlinked.status).toBe(200)
+      expect(unlinked.body.data.providers).toEqual(['second'])
+    } finally {
+      await service?.stop()
+      await provider.stop()
+      await instance.teardown()
+    }
+  }, 90_000)
 
   it('the reverse: every documented answer was exercised above, but those that no request can produce', () => {
     const missed = api.documented().filter((answer) => !api.exercised.has(answer))

@@ -25,11 +25,26 @@ describe('envelope: one shape for every auth answer and every error', () => {
       headers: bearer(refresh.body.data.access_token),
     })
     // every answer that logs in shows the account as GET /auth/me does, beside the tokens
-    const loginAnswer = ['access_token', 'created_at', 'email', 'email_verified', 'id', 'refresh_token']
+    const account = [
+      'avatar_url',
+      'bio',
+      'created_at',
+      'email',
+      'email_verified',
+      'id',
+      'nickname',
+      'password_set',
+      'providers',
+      'role',
+      'status',
+      'updated_at',
+      'username',
+    ]
+    const loginAnswer = [...account, 'access_token', 'refresh_token'].sort()
     expect(Object.keys(register.body.data).sort()).toEqual(loginAnswer)
     expect(Object.keys(login.body.data).sort()).toEqual(loginAnswer)
     expect(Object.keys(refresh.body.data).sort()).toEqual(['access_token', 'refresh_token'])
-    expect(Object.keys(me.body.data).sort()).toEqual(['created_at', 'email', 'email_verified', 'id'])
+    expect(Object.keys(me.body.data).sort()).toEqual(account)
     expect(logout.body.data).toBeNull()
     for (const reply of [register, login, refresh, me, logout]) {
       expect(reply.status).toBe(200)

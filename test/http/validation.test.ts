@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from '../support/backends.js'
-import { call, PASSWORD, uniqueEmail } from '../support/http.js'
+import { call, decodeJwt, PASSWORD, uniqueEmail } from '../support/http.js'
 import { FIELD_MESSAGES } from '../support/messages.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
@@ -57,8 +57,11 @@ describe('validation: the 400 of a request that does not fit its schema', () => 
     const reply = await post('/auth/register', { email, password: PASSWORD, role: 'admin', id: '1' })
     expect(reply.status).toBe(200)
     expect(reply.body.data.id).not.toBe('1')
-    expect(reply.body.data).not.toHaveProperty('role')
+    // an ordinary account: the role field is the account's own (docs/api.md §2.1), never the request's
+    expect(reply.body.data.role).toBe('user')
     const login = await post('/auth/login', { email, password: PASSWORD })
     expect(login.body.data.id).not.toBe('1')
+    expect(login.body.data.role).toBe('user')
+    expect(decodeJwt(login.body.data.access_token).claims).not.toHaveProperty('role')
   })
 })

@@ -10,6 +10,7 @@ import { type OpenedMail, openMail } from '../../src/mail/open-mail.js'
 import type { OutboxSenderSettings } from '../../src/mail/outbox-sender.js'
 import type { OutgoingMail } from '../../src/mail/outgoing-mail.js'
 import type { SecurityEvent } from '../../src/security-event.js'
+import { newUserRecord } from '../../src/storage/new-user.js'
 import { openStores } from '../../src/storage/open-stores.js'
 import type { OutboxMessage, Stores } from '../../src/storage/stores.js'
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js'
@@ -142,13 +143,15 @@ async function wireHarness(dir: string, smtp: TestSmtpServer, options: HarnessOp
     },
     async addUser(email) {
       const id = String(nextUserId++)
-      await opened.users.create({
-        id,
-        email,
-        passwordHash: null,
-        emailVerified: false,
-        createdAt: new Date(clock.now()).toISOString(),
-      })
+      await opened.users.create(
+        newUserRecord({
+          id,
+          email,
+          passwordHash: null,
+          emailVerified: false,
+          createdAt: new Date(clock.now()).toISOString(),
+        }),
+      )
       return id
     },
     async openAnother(wiring = {}) {

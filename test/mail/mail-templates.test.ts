@@ -18,6 +18,7 @@ function valuesFor(name: TemplateName): Record<string, string> {
     code: '493817',
     minutes: '10',
     new_email: 'new@example.com',
+    provider: 'google',
   }
   return Object.fromEntries(
     placeholdersOf(name).flatMap((key) => (key in values ? [[key, values[key] as string]] : [])),

@@ -105,7 +105,7 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
   describe('R4.3 POST /auth/register', () => {
     const register = (body: unknown) => call(service.app, 'POST', '/auth/register', { body })
 
-    it('R4.3.1 200 with data {email, created_at, access_token, refresh_token} (and id, email_verified): created and logged in at once', async () => {
+    it('R4.3.1 200 with data {email, created_at, access_token, refresh_token} (and the other account fields of §2.1): created and logged in at once', async () => {
       const email = uniqueEmail()
       const reply = await register({ email, password: PASSWORD })
       expect(reply.status).toBe(200)
@@ -116,7 +116,16 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
           id: expect.stringMatching(/^[1-9]\d{9}$/),
           email,
           email_verified: false,
+          username: null,
+          nickname: null,
+          avatar_url: null,
+          bio: null,
+          role: 'user',
+          status: 'active',
+          password_set: true,
+          providers: [],
           created_at: expect.stringMatching(/Z$/),
+          updated_at: expect.stringMatching(/Z$/),
           access_token: expect.any(String),
           refresh_token: expect.any(String),
         },
@@ -148,7 +157,7 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
   describe('R4.4 POST /auth/login', () => {
     const login = (body: unknown) => call(service.app, 'POST', '/auth/login', { body })
 
-    it('R4.4.1 200 with data {id, email, created_at, access_token, refresh_token}', async () => {
+    it('R4.4.1 200 with data {id, email, created_at, access_token, refresh_token} and the other account fields of §2.1', async () => {
       const email = uniqueEmail()
       const registered = await call(service.app, 'POST', '/auth/register', {
         body: { email, password: PASSWORD },
@@ -162,7 +171,16 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
           id: expect.stringMatching(/^[1-9]\d{9}$/),
           email,
           email_verified: false,
+          username: null,
+          nickname: null,
+          avatar_url: null,
+          bio: null,
+          role: 'user',
+          status: 'active',
+          password_set: true,
+          providers: [],
           created_at: registered.body.data.created_at,
+          updated_at: registered.body.data.created_at,
           access_token: expect.any(String),
           refresh_token: expect.any(String),
         },
@@ -317,13 +335,27 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
   })
 
   describe('R4.7 GET /auth/me', () => {
-    it('R4.7.1 200 with data {id, email, email_verified, created_at} of the caller', async () => {
+    it("R4.7.1 200 with data the caller's account, every field of §2.1", async () => {
       const user = await registerUser(service.app)
       const reply = await call(service.app, 'GET', '/auth/me', { headers: bearer(user.accessToken) })
       expect(reply.body).toEqual({
         code: 200,
         message: 'Success',
-        data: { id: user.id, email: user.email, email_verified: false, created_at: user.createdAt },
+        data: {
+          id: user.id,
+          email: user.email,
+          email_verified: false,
+          username: null,
+          nickname: null,
+          avatar_url: null,
+          bio: null,
+          role: 'user',
+          status: 'active',
+          password_set: true,
+          providers: [],
+          created_at: user.createdAt,
+          updated_at: user.createdAt,
+        },
       })
     })
 

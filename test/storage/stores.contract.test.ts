@@ -6,6 +6,7 @@ import { systemClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import type { SecurityEvent } from '../../src/security-event.js'
 import { createMemoryLoginAttemptStore } from '../../src/storage/memory/memory-login-attempt-store.js'
+import { newUserRecord } from '../../src/storage/new-user.js'
 import { openStores } from '../../src/storage/open-stores.js'
 import type {
   BackoffPolicy,
@@ -32,11 +33,13 @@ describe.each(backends)('storage contract [$name]', (backend) => {
 
   let serial = 0
   const newUser = (overrides: Partial<UserRecord> = {}): UserRecord => ({
-    id: generateUserId(),
-    email: `contract-${Date.now()}-${serial++}@example.com`,
-    passwordHash: '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA',
-    emailVerified: false,
-    createdAt: new Date().toISOString(),
+    ...newUserRecord({
+      id: generateUserId(),
+      email: `contract-${Date.now()}-${serial++}@example.com`,
+      passwordHash: '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA',
+      emailVerified: false,
+      createdAt: new Date().toISOString(),
+    }),
     ...overrides,
   })
   const created = async (overrides: Partial<UserRecord> = {}) => {

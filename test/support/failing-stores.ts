@@ -2,7 +2,15 @@ import { StorageError } from '../../src/errors.js'
 import type { Stores } from '../../src/storage/stores.js'
 
 /** The stores a failure can be injected into. */
-type FailingStore = 'users' | 'sessions' | 'codes' | 'outbox' | 'sharedCounters'
+type FailingStore =
+  | 'users'
+  | 'sessions'
+  | 'codes'
+  | 'outbox'
+  | 'sharedCounters'
+  | 'avatars'
+  | 'providerLinks'
+  | 'tickets'
 
 /**
  * The stores, with every call of the stores named in `stores` (the users and sessions by default) failing like a

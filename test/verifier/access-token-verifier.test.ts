@@ -39,8 +39,11 @@ describe('createAccessTokenVerifier against tokens of a running service', () => 
   it('R5.9.1 a valid access token gives the id of the user GET /auth/me names', async () => {
     const me = await tokens.me(`Bearer ${tokens.user.accessToken}`)
     expect(me.status).toBe(200)
-    expect(verifier().verify(`Bearer ${tokens.user.accessToken}`)).toEqual({ userId: me.body.data.id })
-    expect(verifier().verifyToken(tokens.user.accessToken)).toEqual({ userId: tokens.user.id })
+    expect(verifier().verify(`Bearer ${tokens.user.accessToken}`)).toEqual({
+      userId: me.body.data.id,
+      role: 'user',
+    })
+    expect(verifier().verifyToken(tokens.user.accessToken)).toEqual({ userId: tokens.user.id, role: 'user' })
   })
 
   it.each(REFUSALS.map((refusal) => [refusal.name, refusal] as const))(
@@ -56,6 +59,26 @@ describe('createAccessTokenVerifier against tokens of a running service', () => 
     },
   )
 
+  it('R5.9.4 R2.3.6 the role of a token that carries one, and `user` for one that does not', async () => {
+    const { createTokenService } = await import('../../src/auth/token-service.js')
+    const service = createTokenService(
+      {
+        secret: TEST_SECRET,
+        previousSecrets: [],
+        accessTokenTtlSeconds: 900,
+        refreshTokenTtlSeconds: 604_800,
+      },
+      tokens.clock,
+    )
+    const editor = service.issueAccess(tokens.user.id, null, 'editor')
+    expect(decodeJwt(editor).claims.role).toBe('editor')
+    expect(verifier().verifyToken(editor)).toEqual({ userId: tokens.user.id, role: 'editor' })
+    // `user` is never written: a user's token is what it was before roles
+    const user = service.issueAccess(tokens.user.id, null, 'user')
+    expect(decodeJwt(user).claims).not.toHaveProperty('role')
+    expect(verifier().verify(`Bearer ${user}`)).toEqual({ userId: tokens.user.id, role: 'user' })
+  })
+
   it('R5.9.1 verifyToken runs the token checks alone: a refresh token is of the wrong type, a tampered one invalid', () => {
     expect(refusalOf(() => verifier().verifyToken(tokens.user.refreshToken)).message).toBe(
       MESSAGES.tokenWrongType,
@@ -67,7 +90,10 @@ describe('createAccessTokenVerifier against tokens of a running service', () => 
     const { exp } = decodeJwt(tokens.user.accessToken).claims
     const clock = createFixedClock(exp * 1000 - 1)
     const onItsClock = createAccessTokenVerifier({ secret: TEST_SECRET, clock })
-    expect(onItsClock.verify(`Bearer ${tokens.user.accessToken}`)).toEqual({ userId: tokens.user.id })
+    expect(onItsClock.verify(`Bearer ${tokens.user.accessToken}`)).toEqual({
+      userId: tokens.user.id,
+      role: 'user',
+    })
     clock.advance(1)
     expect(refusalOf(() => onItsClock.verify(`Bearer ${tokens.user.accessToken}`))).toEqual({
       statusCode: 401,
@@ -114,8 +140,14 @@ describe('createAccessTokenVerifier against tokens of a running service', () => 
       previousSecrets: [TEST_SECRET],
       clock: tokens.clock,
     })
-    expect(rotated.verify(`Bearer ${tokens.user.accessToken}`)).toEqual({ userId: tokens.user.id })
-    expect(rotated.verify(`Bearer ${tokens.otherUser.accessToken}`)).toEqual({ userId: tokens.otherUser.id })
+    expect(rotated.verify(`Bearer ${tokens.user.accessToken}`)).toEqual({
+      userId: tokens.user.id,
+      role: 'user',
+    })
+    expect(rotated.verify(`Bearer ${tokens.otherUser.accessToken}`)).toEqual({
+      userId: tokens.otherUser.id,
+      role: 'user',
+    })
     // without the previous secret the same token is one signed with another secret
     const forgetful = createAccessTokenVerifier({ secret: OTHER_SECRET, clock: tokens.clock })
     expect(refusalOf(() => forgetful.verify(`Bearer ${tokens.user.accessToken}`)).message).toBe(
@@ -125,7 +157,10 @@ describe('createAccessTokenVerifier against tokens of a running service', () => 
 
   it('R5.9.2 a secret is taken trimmed, as the service reads AUTH_JWT_SECRET (a final newline is no part of it)', () => {
     const fromFile = createAccessTokenVerifier({ secret: `${TEST_SECRET}\n`, clock: tokens.clock })
-    expect(fromFile.verify(`Bearer ${tokens.user.accessToken}`)).toEqual({ userId: tokens.user.id })
+    expect(fromFile.verify(`Bearer ${tokens.user.accessToken}`)).toEqual({
+      userId: tokens.user.id,
+      role: 'user',
+    })
   })
 
   it('R5.9.2 the lifetimes are the service’s: a verifier set shorter than the service refuses its tokens (R5.5.5)', async () => {
@@ -147,7 +182,7 @@ describe('createAccessTokenVerifier against tokens of a running service', () => 
         accessTokenExpirationMinutes: 30,
         clock: tokens.clock,
       })
-      expect(matching.verify(header)).toEqual({ userId: user.id })
+      expect(matching.verify(header)).toEqual({ userId: user.id, role: 'user' })
     } finally {
       await longer.close()
     }

@@ -85,7 +85,7 @@ describe('createAccessTokenMiddleware on a node:http server, against tokens of a
           verify: () => {
             throw new Error('the verifier broke')
           },
-          verifyToken: () => ({ userId: 'never' }),
+          verifyToken: () => ({ userId: 'never', role: 'user' }),
         },
       }),
     )

@@ -78,8 +78,11 @@ describe('createAccessTokenVerifier({ jwksUrl }) against a running EdDSA service
 
   it('R5.9.5 a valid access token gives the id GET /auth/me names', async () => {
     const me = await call(service.app, 'GET', '/auth/me', { headers: bearer(user.accessToken) })
-    expect(await verifier.verify(`Bearer ${user.accessToken}`)).toEqual({ userId: me.body.data.id })
-    expect(await verifier.verifyToken(user.accessToken)).toEqual({ userId: user.id })
+    expect(await verifier.verify(`Bearer ${user.accessToken}`)).toEqual({
+      userId: me.body.data.id,
+      role: 'user',
+    })
+    expect(await verifier.verifyToken(user.accessToken)).toEqual({ userId: user.id, role: 'user' })
   })
 
   it('R5.9.5 refuses as the service does: no header, a malformed one, a tampered token, an HS256 one, other headers', async () => {
@@ -117,7 +120,7 @@ describe('createAccessTokenVerifier({ jwksUrl }) against a running EdDSA service
     const { exp } = decodeJwt(user.accessToken).claims
     const late = createFixedClock(exp * 1000 - 1)
     const onItsClock = createAccessTokenVerifier({ jwksUrl, clock: late })
-    expect(await onItsClock.verifyToken(user.accessToken)).toEqual({ userId: user.id })
+    expect(await onItsClock.verifyToken(user.accessToken)).toEqual({ userId: user.id, role: 'user' })
     late.advance(1)
     expect(await refusalOf(onItsClock.verifyToken(user.accessToken))).toEqual(INVALID)
     const otherIssuer = createAccessTokenVerifier({ jwksUrl, issuer: 'someone-else', clock })
@@ -217,12 +220,15 @@ describe('R5.9.5 the key set: kept, fetched again for an unknown kid, and its ke
     jwks.serve(keyPairs.a)
     const verifier = createAccessTokenVerifier({ jwksUrl: jwks.url, jwksCooldownMs: 0, clock })
     const before = jwks.fetches()
-    expect(await verifier.verifyToken(tokenOf('a'))).toEqual({ userId: '1000000001' })
-    expect(await verifier.verifyToken(tokenOf('a', '1000000002'))).toEqual({ userId: '1000000002' })
+    expect(await verifier.verifyToken(tokenOf('a'))).toEqual({ userId: '1000000001', role: 'user' })
+    expect(await verifier.verifyToken(tokenOf('a', '1000000002'))).toEqual({
+      userId: '1000000002',
+      role: 'user',
+    })
     expect(jwks.fetches() - before).toBe(1)
     // the service rotates: the next key published beside the current one
     jwks.serve(keyPairs.b, keyPairs.a)
-    expect(await verifier.verifyToken(tokenOf('b'))).toEqual({ userId: '1000000001' })
+    expect(await verifier.verifyToken(tokenOf('b'))).toEqual({ userId: '1000000001', role: 'user' })
     expect(jwks.fetches() - before).toBe(2)
     // a key the set does not hold after a fetch: refused
     expect(await refusalOf(verifier.verifyToken(tokenOf('c')))).toEqual(INVALID)
@@ -241,7 +247,7 @@ describe('R5.9.5 the key set: kept, fetched again for an unknown kid, and its ke
   it('a key dropped from the set verifies no new token once the set is fetched again', async () => {
     jwks.serve(keyPairs.a)
     const verifier = createAccessTokenVerifier({ jwksUrl: jwks.url, jwksCacheMaxAgeMs: 0, clock })
-    expect(await verifier.verifyToken(tokenOf('a'))).toEqual({ userId: '1000000001' })
+    expect(await verifier.verifyToken(tokenOf('a'))).toEqual({ userId: '1000000001', role: 'user' })
     jwks.serve(keyPairs.b)
     expect(await refusalOf(verifier.verifyToken(tokenOf('a', '1000000003')))).toEqual(INVALID)
   })

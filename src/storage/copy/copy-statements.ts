@@ -12,24 +12,50 @@ import type { SqlQuery } from '../sql/sql-statements.js'
 import { USER_COLUMNS } from '../sql/user-rows.js'
 import type { StoredSession } from '../stores.js'
 
-/** An account as the copy moves it: the `users` row, column for column (password_hash '' stays ''). */
+/**
+ * An account as the copy moves it: the `users` row, column for column (password_hash '' stays ''). Its avatar and
+ * provider links are rows of their own tables (copy-account-parts.ts).
+ */
 export interface AccountRow {
   id: string
   email: string
   passwordHash: string
   emailVerified: boolean
   createdAt: string
+  username: string | null
+  nickname: string | null
+  bio: string | null
+  role: string
+  status: string
+  updatedAt: string
 }
 
 /**
- * The columns of `users` a copy reads (USER_COLUMNS), as a source's table has them (`tables`: its schema): a store of
- * a version before migration 0005 (only read: never migrated by a copy) has no email_verified, and every one of its
- * accounts is unverified, as the migration would make it.
+ * What a store of an earlier version (only read: never migrated by a copy) holds in place of each column of `users`
+ * it lacks, as its migration would fill it in: before 0005 every account is unverified; before 0006 it has no
+ * profile, is a `user`, active, and was last changed when it was made.
  */
+const LEGACY_ACCOUNT_VALUES: Readonly<Record<string, string>> = {
+  email_verified: '0',
+  username: 'NULL',
+  nickname: 'NULL',
+  bio: 'NULL',
+  role: "'user'",
+  status: "'active'",
+  updated_at: 'created_at',
+}
+
+/** The columns of `users` a copy reads (USER_COLUMNS), as a source's table has them (`tables`: its schema). */
 export function accountColumnsOf(tables: readonly TableMetadata[]): string {
-  const users = tables.find((table) => table.name === 'users')
-  if (users?.columns.some((column) => column.name === 'email_verified')) return USER_COLUMNS
-  return USER_COLUMNS.replace('email_verified', '0 AS email_verified')
+  const present = new Set(
+    tables.find((table) => table.name === 'users')?.columns.map((column) => column.name),
+  )
+  return USER_COLUMNS.split(', ')
+    .map((column) => {
+      const legacy = LEGACY_ACCOUNT_VALUES[column]
+      return present.has(column) || legacy === undefined ? column : `${legacy} AS ${column}`
+    })
+    .join(', ')
 }
 
 /**
@@ -41,8 +67,11 @@ export interface SessionRow extends StoredSession {
   slot: string | null
 }
 
-/** Rows per batch at most: 5 columns × 5,000 rows stays under SQLite's 32,766 bound parameters. */
+/** Accounts per batch at most (--batch-size); each batch's accounts are inserted ACCOUNTS_PER_INSERT at a time. */
 export const MAX_BATCH_SIZE = 5_000
+
+/** Accounts per insert at most: 11 columns × 2,000 rows stays under SQLite's 32,766 bound parameters. */
+export const ACCOUNTS_PER_INSERT = 2_000
 
 /**
  * Sessions per insert at most: a batch's accounts may have several each, and 11 columns × 2,000 rows stays under
@@ -171,17 +200,26 @@ export function copyStatements(engine: SqlEngine, accountColumns = USER_COLUMNS)
     },
     lastAccountId: { sql: 'SELECT MAX(id) AS id FROM users', parameters: [] } satisfies SqlQuery,
     anyAccount: { sql: 'SELECT id FROM users LIMIT 1', parameters: [] } satisfies SqlQuery,
-    /** The accounts, in one multi-row insert; the flag a boolean for PostgreSQL, 1 or 0 for the others. */
+    /**
+     * At most ACCOUNTS_PER_INSERT accounts, in one multi-row insert of USER_COLUMNS; the flag a boolean for
+     * PostgreSQL, 1 or 0 for the others.
+     */
     insertAccounts(rows: readonly AccountRow[]): SqlQuery {
       const flag = (verified: boolean) => (engine === 'postgres' ? verified : verified ? 1 : 0)
       return {
-        sql: insert('users', USER_COLUMNS, rows.length, 5),
+        sql: insert('users', USER_COLUMNS, rows.length, USER_COLUMNS.split(', ').length),
         parameters: rows.flatMap((row) => [
           row.id,
           row.email,
           row.passwordHash,
           flag(row.emailVerified),
           row.createdAt,
+          row.username,
+          row.nickname,
+          row.bio,
+          row.role,
+          row.status,
+          row.updatedAt,
         ]),
       }
     },
@@ -219,8 +257,16 @@ export function toAccountRow(row: Record<string, unknown>): AccountRow {
     // PostgreSQL returns a boolean, the others 0 or 1
     emailVerified: row.email_verified === true || Number(row.email_verified) === 1,
     createdAt: String(row.created_at),
+    username: textOrNull(row.username),
+    nickname: textOrNull(row.nickname),
+    bio: textOrNull(row.bio),
+    role: String(row.role),
+    status: String(row.status),
+    updatedAt: String(row.updated_at),
   }
 }
+
+const textOrNull = (value: unknown) => (value === null || value === undefined ? null : String(value))
 
 /** A row of sessionsBetween as a driver returns it. */
 export function toSessionRow(row: Record<string, unknown>): SessionRow {

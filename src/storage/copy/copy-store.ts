@@ -12,9 +12,12 @@ import { runPooled, type SqlDatabase } from '../sql/sql-database.js'
 import type { SqlQuery } from '../sql/sql-statements.js'
 import type { Tables } from '../sql/tables.js'
 import { type Checksum, runningChecksum } from './checksum.js'
+import { copyAccountParts } from './copy-account-parts.js'
 import { type AuditCopy, auditColumnsOf, copyAuditEvents } from './copy-audit-events.js'
-import { copyMail, type RowsCopy } from './copy-mail.js'
+import type { RowsCopy } from './copy-keyed-table.js'
+import { copyMail } from './copy-mail.js'
 import {
+  ACCOUNTS_PER_INSERT,
   type AccountRow,
   accountColumnsOf,
   type CopyStatements,
@@ -91,6 +94,10 @@ export interface CopyReport {
   emailCodes: RowsCopy | null
   /** The messages waiting in the outbox, when the source has one (migration 0005; null when it has not). */
   outbox: RowsCopy | null
+  /** The avatars, when the source has them (migration 0006; null when it has not). */
+  avatars: RowsCopy | null
+  /** The provider links, when the source has them (migration 0006; null when it has not). */
+  providerLinks: RowsCopy | null
   /** Why the target does not hold what the source does, or null when it does. */
   mismatch: string | null
 }
@@ -99,11 +106,13 @@ export interface CopyReport {
  * Copies the accounts and their unexpired sessions from one store to another, in batches of `batchSize` accounts in
  * id order, each written in one transaction (its sessions first when they go to Redis, so that a copy interrupted
  * between the two has written them and a resumed one writes them again); then the audit trail, the unexpired e-mail
- * codes and the outbox. The source is read in one snapshot (a read transaction), so the copy is consistent as of its
- * start. A source of a version before sessions (a SQL store before migration 0004, Redis keys of one refresh token
- * per user) is read as sessions, as the service would read it; one before migration 0005 as unverified accounts,
- * without codes or outbox. Then every account and session of the source is read again, from the same snapshot, and
- * compared with the target's: counts and SHA-256 digests.
+ * codes, the outbox, the avatars and the provider links (not the one-time tickets: copy-account-parts.ts). The source
+ * is read in one snapshot (a read transaction), so the copy is consistent as of its start. A source of a version
+ * before sessions (a SQL store before migration 0004, Redis keys of one refresh token per user) is read as sessions,
+ * as the service would read it; one before migration 0005 as unverified accounts, without codes or outbox; one before
+ * 0006 as accounts without profile, avatar or provider. Then every account and session of the source is read again,
+ * from the same snapshot, and compared with the target's: counts and SHA-256 digests (the other tables' rows are
+ * compared batch by batch as they are copied).
  */
 export async function copyStore(options: CopyOptions, progress: CopyProgress): Promise<CopyReport> {
   const names = { ...SIDE_NAMES, ...options.names }
@@ -180,7 +189,11 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
         const sessions = await sourceSessions(ids)
         if (redisTo) await redisTo.write(sessions)
         const written = await target.db.transaction().execute(async (transaction) => {
-          const accountsWritten = await write(transaction, to.insertAccounts(accounts))
+          let accountsWritten = 0
+          for (let start = 0; start < accounts.length; start += ACCOUNTS_PER_INSERT) {
+            const chunk = accounts.slice(start, start + ACCOUNTS_PER_INSERT)
+            accountsWritten += await write(transaction, to.insertAccounts(chunk))
+          }
           if (redisTo) return { accounts: accountsWritten, sessions: sessions.length }
           let sessionsWritten = 0
           for (let start = 0; start < sessions.length; start += SESSIONS_PER_INSERT) {
@@ -211,6 +224,13 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
         { engine: source.engine, tables: sourceTables },
         target,
         { batchSize: options.batchSize, now },
+      )
+      const accountParts = await copyAccountParts(
+        readSource,
+        readTarget,
+        { engine: source.engine, tables: sourceTables },
+        target,
+        { batchSize: options.batchSize },
       )
 
       // the verification, over every account of the source
@@ -255,6 +275,7 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
         sessions: { copied: sessionsCopied, source: sessionsSource, target: sessionsTarget },
         auditEvents,
         ...mail,
+        ...accountParts,
         mismatch:
           describeMismatch(accountsSource, accountsTarget, sessionsSource, sessionsTarget, {
             targetTotal,
@@ -262,7 +283,9 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
           }) ??
           describeAuditMismatch(auditEvents) ??
           describeRowsMismatch('e-mail codes', mail.emailCodes) ??
-          describeRowsMismatch('outbox messages', mail.outbox),
+          describeRowsMismatch('outbox messages', mail.outbox) ??
+          describeRowsMismatch('avatars', accountParts.avatars) ??
+          describeRowsMismatch('provider links', accountParts.providerLinks),
       }
     })
   } finally {
@@ -311,8 +334,21 @@ async function withSnapshot<T>(database: SqlDatabase, work: (read: Read) => Prom
   })
 }
 
+/** An account as a line of the checksum: every column, as JSON (a nickname or a bio is any text). */
 const accountLine = (row: AccountRow) =>
-  `${row.id}\t${row.email}\t${row.passwordHash}\t${row.emailVerified ? 1 : 0}\t${row.createdAt}\n`
+  `${JSON.stringify([
+    row.id,
+    row.email,
+    row.passwordHash,
+    row.emailVerified,
+    row.createdAt,
+    row.username,
+    row.nickname,
+    row.bio,
+    row.role,
+    row.status,
+    row.updatedAt,
+  ])}\n`
 /**
  * A batch's sessions as lines of the checksum, in user id and id order whatever order each side returned them in:
  * every field of StoredSession, as JSON (a device is any printable text). The slot is not among them: Redis has

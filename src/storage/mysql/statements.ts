@@ -1,4 +1,6 @@
+import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
 import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
 import { PACKED_COUNT_FACTOR } from '../sql/rate-counter-rows.js'
 import { SESSION_INSERT_COLUMNS, SESSION_ORDER, sessionValues } from '../sql/session-rows.js'
@@ -13,6 +15,9 @@ import type { SqlStatements } from '../sql/sql-statements.js'
  */
 export const mysqlStatements: SqlStatements = {
   ...questionMarkStatements,
+  ...questionMarkUserReads(
+    "SELECT GROUP_CONCAT(provider ORDER BY provider SEPARATOR ',') FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
+  ),
   // the id is random, so the key that meets another row is (user_id, slot)
   startSession: (session, slot) => {
     const values = sessionValues(session, slot)
@@ -77,6 +82,31 @@ export const mysqlStatements: SqlStatements = {
   }),
   pruneRateCounters: (now, batch) => ({
     sql: 'DELETE FROM rate_counters WHERE window_ends <= ? ORDER BY window_ends LIMIT ?',
+    parameters: [now, batch],
+  }),
+  // REPLACE: the row of the user_id (the primary key) is deleted and the new one inserted in one statement, the image
+  // sent once, where ON DUPLICATE KEY UPDATE would bind it a second time (see above); nothing refers to an avatar
+  putAvatar: (avatar) => ({
+    sql: `REPLACE INTO avatars (${AVATAR_COLUMNS}) VALUES (?, ?, ?, ?, ?)`,
+    parameters: avatarValues(avatar),
+  }),
+  // Both refuse a subquery on the table a DELETE deletes from: the account's links are counted in a derived table,
+  // which LIMIT (far above an account's one link per provider) keeps from being merged into the DELETE, so it is
+  // materialized first. FOR UPDATE, as in PostgreSQL
+  // (postgres/statements.ts), whatever the isolation level: each link is read as last committed, so that of
+  // concurrent unlinks of one account the later one counts what the earlier left. The DELETE's own scan locks its row
+  // before the count locks the others, so two such unlinks may deadlock: InnoDB rolls one back, and it runs again
+  // (mysql-database.ts)
+  unlinkProvider: (userId, provider) => ({
+    sql: `DELETE FROM oauth_accounts WHERE user_id = ? AND provider = ? AND (
+      EXISTS (SELECT 1 FROM users WHERE users.id = ? AND users.password_hash <> '')
+      OR (SELECT COUNT(*) FROM (
+        SELECT provider FROM oauth_accounts WHERE user_id = ? ORDER BY provider LIMIT 1000 FOR UPDATE
+      ) AS linked) > 1)`,
+    parameters: [userId, provider, userId, userId],
+  }),
+  pruneTickets: (now, batch) => ({
+    sql: 'DELETE FROM oauth_tickets WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
     parameters: [now, batch],
   }),
 }

@@ -1,6 +1,11 @@
 import { AUDIT_COLUMNS, auditColumnValues } from '../sql/audit-rows.js'
+import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
 import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
 import { withNumberedPlaceholders } from '../sql/numbered-placeholders.js'
+import {
+  questionMarkAccountStatements,
+  questionMarkUserReads,
+} from '../sql/question-mark-account-statements.js'
 import { questionMarkMailStatements } from '../sql/question-mark-mail-statements.js'
 import {
   SESSION_COLUMNS,
@@ -11,24 +16,17 @@ import {
   sessionValues,
 } from '../sql/session-rows.js'
 import type { SqlStatements } from '../sql/sql-statements.js'
-import { USER_COLUMNS, userValues } from '../sql/user-rows.js'
 
 /** The SQL stores' statements for PostgreSQL: `$n` placeholders (a value used twice bound once), INSERT … ON CONFLICT for the upsert. */
 export const postgresStatements: SqlStatements = {
-  // the e-mail codes' and the outbox's statements that SQLite and MySQL share, numbered
+  // the e-mail codes' and the outbox's statements that SQLite and MySQL share, numbered, and the accounts'
   ...withNumberedPlaceholders(questionMarkMailStatements),
-  findUserById: (id) => ({
-    sql: `SELECT ${USER_COLUMNS} FROM users WHERE id = $1`,
-    parameters: [id],
-  }),
-  findUserByEmail: (email) => ({
-    sql: `SELECT ${USER_COLUMNS} FROM users WHERE email = $1`,
-    parameters: [email],
-  }),
-  insertUser: (user) => ({
-    sql: `INSERT INTO users (${USER_COLUMNS}) VALUES ($1, $2, $3, $4, $5)`,
-    parameters: userValues(user),
-  }),
+  ...withNumberedPlaceholders(questionMarkAccountStatements),
+  ...withNumberedPlaceholders(
+    questionMarkUserReads(
+      "SELECT string_agg(provider, ',' ORDER BY provider) FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
+    ),
+  ),
   updatePasswordHash: (id, passwordHash) => ({
     sql: 'UPDATE users SET password_hash = $1 WHERE id = $2',
     parameters: [passwordHash, id],
@@ -44,11 +42,6 @@ export const postgresStatements: SqlStatements = {
   changeEmail: (id, email) => ({
     sql: 'UPDATE users SET email = $1, email_verified = TRUE WHERE id = $2',
     parameters: [email, id],
-  }),
-  // ids are 10 digits without a leading 0, so their text order is their numeric order
-  listUsers: (after, limit) => ({
-    sql: `SELECT ${USER_COLUMNS} FROM users WHERE id > $1 ORDER BY id LIMIT $2`,
-    parameters: [after, limit],
   }),
   deleteUser: (id) => ({
     sql: 'DELETE FROM users WHERE id = $1',
@@ -172,6 +165,29 @@ export const postgresStatements: SqlStatements = {
   pruneRateCounters: (now, batch) => ({
     sql: `DELETE FROM rate_counters WHERE counter_key IN (
       SELECT counter_key FROM rate_counters WHERE window_ends <= $1 LIMIT $2)`,
+    parameters: [now, batch],
+  }),
+  putAvatar: (avatar) => ({
+    sql: `INSERT INTO avatars (${AVATAR_COLUMNS}) VALUES ($1, $2, $3, $4, $5)
+      ON CONFLICT (user_id) DO UPDATE SET
+        id = excluded.id, content_type = excluded.content_type, data = excluded.data, created_at = excluded.created_at`,
+    parameters: avatarValues(avatar),
+  }),
+  // The account's links are counted with FOR UPDATE: a snapshot read would let two unlinks of an account's last two
+  // links each see the other and delete both (READ COMMITTED takes the snapshot at the statement's start). Locked,
+  // each link is read as last committed, a deleted one skipped, and in provider order, so that concurrent unlinks of
+  // one account wait for each other instead of deadlocking: the second then counts one link and deletes nothing.
+  unlinkProvider: (userId, provider) => ({
+    sql: `DELETE FROM oauth_accounts WHERE user_id = $1 AND provider = $2 AND (
+      EXISTS (SELECT 1 FROM users WHERE users.id = $1 AND users.password_hash <> '')
+      OR (SELECT count(*) FROM (
+        SELECT provider FROM oauth_accounts WHERE user_id = $1 ORDER BY provider FOR UPDATE
+      ) AS linked) > 1)`,
+    parameters: [userId, provider],
+  }),
+  pruneTickets: (now, batch) => ({
+    sql: `DELETE FROM oauth_tickets WHERE digest IN (
+      SELECT digest FROM oauth_tickets WHERE expires_at <= $1 LIMIT $2)`,
     parameters: [now, batch],
   }),
 }

@@ -1,12 +1,13 @@
 import { AUDIT_COLUMNS, auditRowValues, auditValuesList } from './audit-rows.js'
+import { questionMarkAccountStatements } from './question-mark-account-statements.js'
 import { questionMarkMailStatements } from './question-mark-mail-statements.js'
 import { SESSION_COLUMNS, SESSION_ORDER, SINGLE_SLOT } from './session-rows.js'
 import type { SqlStatements } from './sql-statements.js'
-import { USER_COLUMNS, userValues } from './user-rows.js'
 
 /**
  * The statements that SQLite and MySQL/MariaDB write alike, with `?` placeholders: all but the upserts, the
- * statements bounded by a LIMIT, and the outbox's claim and release, which each engine spells its own way
+ * statements bounded by a LIMIT, the outbox's claim and release, the reads of an account (their aggregate of its
+ * providers: questionMarkUserReads) and the unlink of a provider, which each engine spells its own way
  * (sqlite/statements.ts, mysql/statements.ts). PostgreSQL numbers its placeholders and has its own file. A flag is
  * 1 or 0: SQLite has no boolean, and MySQL's BOOLEAN is a TINYINT.
  */
@@ -21,20 +22,15 @@ export const questionMarkStatements: Omit<
   | 'releaseOutbox'
   | 'incrementRateCounter'
   | 'pruneRateCounters'
+  | 'findUserById'
+  | 'findUserByEmail'
+  | 'listUsers'
+  | 'putAvatar'
+  | 'unlinkProvider'
+  | 'pruneTickets'
 > = {
   ...questionMarkMailStatements,
-  findUserById: (id) => ({
-    sql: `SELECT ${USER_COLUMNS} FROM users WHERE id = ?`,
-    parameters: [id],
-  }),
-  findUserByEmail: (email) => ({
-    sql: `SELECT ${USER_COLUMNS} FROM users WHERE email = ?`,
-    parameters: [email],
-  }),
-  insertUser: (user) => ({
-    sql: `INSERT INTO users (${USER_COLUMNS}) VALUES (?, ?, ?, ?, ?)`,
-    parameters: userValues(user),
-  }),
+  ...questionMarkAccountStatements,
   updatePasswordHash: (id, passwordHash) => ({
     sql: 'UPDATE users SET password_hash = ? WHERE id = ?',
     parameters: [passwordHash, id],
@@ -50,11 +46,6 @@ export const questionMarkStatements: Omit<
   changeEmail: (id, email) => ({
     sql: 'UPDATE users SET email = ?, email_verified = 1 WHERE id = ?',
     parameters: [email, id],
-  }),
-  // ids are 10 digits without a leading 0, so their text order is their numeric order
-  listUsers: (after, limit) => ({
-    sql: `SELECT ${USER_COLUMNS} FROM users WHERE id > ? ORDER BY id LIMIT ?`,
-    parameters: [after, limit],
   }),
   deleteUser: (id) => ({
     sql: 'DELETE FROM users WHERE id = ?',

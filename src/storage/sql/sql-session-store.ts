@@ -1,6 +1,6 @@
-import { StorageError } from '../../errors.js'
 import type { StorageCall } from '../storage-call.js'
 import type { SessionStore, StoredSession } from '../stores.js'
+import { refusedForMissingAccount } from './missing-account.js'
 import { SINGLE_SLOT, toSession } from './session-rows.js'
 import type { SqlDatabase } from './sql-database.js'
 import type { SqlQuery } from './sql-statements.js'
@@ -22,12 +22,6 @@ export function createSqlSessionStore(database: SqlDatabase, call: StorageCall):
     const [row] = await read('sessions.find', query)
     return row === undefined ? null : toSession(row)
   }
-  /** Whether the account exists; true when that cannot be told (the store fails), so the caller's error stands. */
-  const accountExists = (userId: string) =>
-    read('users.findById', statements.findUserById(userId)).then(
-      (rows) => rows.length > 0,
-      () => true,
-    )
 
   return {
     async start(session, limit, now) {
@@ -47,10 +41,8 @@ export function createSqlSessionStore(database: SqlDatabase, call: StorageCall):
       try {
         await upsert
       } catch (error) {
-        // the foreign key refuses the session of an account deleted since the caller read it (tessera users
-        // delete); read back rather than parsed from each engine's error text, on this failure path only
-        const refused = error instanceof StorageError && !error.outcomeUnknown
-        if (refused && !(await accountExists(session.userId))) return false
+        // the foreign key refuses the session of an account deleted since the caller read it
+        if (await refusedForMissingAccount(database, call, error, session.userId)) return false
         throw error
       }
       if (limit === 'single') {

@@ -1,5 +1,16 @@
 import type { SecurityEvent } from '../../security-event.js'
-import type { CodeKey, OutboxMessage, SessionRotation, StoredSession, UserRecord } from '../stores.js'
+import type {
+  AccountStatus,
+  CodeKey,
+  OutboxMessage,
+  Profile,
+  ProviderLink,
+  SessionRotation,
+  StoredAvatar,
+  StoredSession,
+  TicketKind,
+  UserRecord,
+} from '../stores.js'
 
 /** One statement: its text, and its values in the order of the text's placeholders. */
 export interface SqlQuery {
@@ -13,11 +24,11 @@ export interface SqlQuery {
  * for the life of its connection.
  */
 export interface SqlStatements {
-  /** The account's row (USER_COLUMNS), or none. */
+  /** The account's row (userSelectList: USER_COLUMNS, its avatar's id and its providers), or none. */
   findUserById(id: string): SqlQuery
-  /** The account's row (USER_COLUMNS), or none. */
+  /** The account's row (as findUserById's), or none. */
   findUserByEmail(email: string): SqlQuery
-  /** Inserts the account; fails with a unique violation when its id or e-mail is taken. */
+  /** Inserts the account (USER_COLUMNS); fails with a unique violation when its id, e-mail or username is taken. */
   insertUser(user: UserRecord): SqlQuery
   /** Sets the account's password_hash ('' for none: storedPasswordHash). */
   updatePasswordHash(id: string, passwordHash: string): SqlQuery
@@ -32,8 +43,17 @@ export interface SqlStatements {
   changeEmail(id: string, email: string): SqlQuery
   /** At most `limit` account rows (as findUserById's) with an id greater than `after`, in id order. */
   listUsers(after: string, limit: number): SqlQuery
-  /** Deletes the account; its sessions go with it (ON DELETE CASCADE). */
+  /** Deletes the account; its sessions, avatar and provider links go with it (ON DELETE CASCADE). */
   deleteUser(id: string): SqlQuery
+  /**
+   * Sets the account's username, nickname, bio and updated_at (migration 0006); fails with a unique violation when
+   * another account has the username.
+   */
+  updateUserProfile(id: string, profile: Profile, updatedAt: string): SqlQuery
+  /** Sets the account's role and updated_at; counts the row whether or not they change (MySQL: FOUND_ROWS). */
+  setUserRole(id: string, role: string, updatedAt: string): SqlQuery
+  /** Sets the account's status and updated_at; counts the row whether or not they change. */
+  setUserStatus(id: string, status: AccountStatus, updatedAt: string): SqlQuery
   /**
    * Stores the session in the user's slot `slot` (migration 0004): inserts it, or replaces, id included, the
    * session that holds the slot, in one upsert on (user_id, slot). A session's own id as its slot never meets
@@ -139,4 +159,45 @@ export interface SqlStatements {
   incrementRateCounter(key: string, windowMs: number, now: number): SqlQuery
   /** Deletes at most `batch` counters whose window ended at or before `now`. */
   pruneRateCounters(now: number, batch: number): SqlQuery
+
+  /**
+   * Stores the account's avatar (migration 0006) in one statement that replaces the row of its user_id, id and image
+   * included, so that the previous avatar is gone with it. Fails on the foreign key when the account is gone.
+   */
+  putAvatar(avatar: StoredAvatar): SqlQuery
+  /** The avatar's content_type and data by its id (the unique key), or no row. */
+  findAvatar(id: string): SqlQuery
+  /** Deletes the account's avatar. */
+  deleteAvatar(userId: string): SqlQuery
+
+  /** The link of the provider's account (PROVIDER_LINK_COLUMNS), by the primary key, or no row. */
+  findProviderLink(provider: string, subject: string): SqlQuery
+  /**
+   * Inserts the link (migration 0006); fails with a unique violation when the provider's account is linked or the
+   * account has an account of that provider, on the foreign key when the account is gone.
+   */
+  insertProviderLink(link: ProviderLink): SqlQuery
+  /** The account's links (PROVIDER_LINK_COLUMNS), in provider order. */
+  listProviderLinks(userId: string): SqlQuery
+  /** One row if the account has an account of `provider` linked, else none. */
+  findProviderLinkOf(userId: string, provider: string): SqlQuery
+  /**
+   * Deletes the account's link to `provider` only while the account has another way in: a password (a password_hash
+   * other than '') or a link to another provider. One row deleted, or none.
+   */
+  unlinkProvider(userId: string, provider: string): SqlQuery
+  /** Deletes every link of the account, whatever its other ways in (an impostor's, docs/api.md §4.15). */
+  deleteProviderLinks(userId: string): SqlQuery
+
+  /** Inserts the ticket (migration 0006). */
+  putTicket(ticket: { digest: string; kind: TicketKind; payload: string; expiresAt: number }): SqlQuery
+  /** The payload of the ticket of `digest` and `kind` if it expires after `now`, or no row. */
+  findTicket(digest: string, kind: TicketKind, now: number): SqlQuery
+  /**
+   * Deletes the ticket of `digest` and `kind`: one row deleted, or none. The row lock serializes concurrent deletes;
+   * each after the first finds the row gone and deletes none, which is what lets exactly one take use the ticket.
+   */
+  deleteTicket(digest: string, kind: TicketKind): SqlQuery
+  /** Deletes at most `batch` tickets that expired at or before `now`. */
+  pruneTickets(now: number, batch: number): SqlQuery
 }

@@ -61,6 +61,21 @@ export function createSqlUserStore(database: SqlDatabase, call: StorageCall): Us
       const { rows } = await call('users.list', () => database.run(sql, parameters))
       return rows.map(toUser)
     },
+    // the only unique constraint an UPDATE of the profile can violate is the username's, of another account's row
+    async updateProfile(id, profile, updatedAt) {
+      const changed = await writeUnlessTaken(
+        'users.updateProfile',
+        statements.updateUserProfile(id, profile, updatedAt),
+      )
+      if (changed === false) return 'username_taken'
+      return changed === 1 ? 'updated' : 'missing'
+    },
+    async setRole(id, role, updatedAt) {
+      return (await write('users.setRole', statements.setUserRole(id, role, updatedAt))) === 1
+    },
+    async setStatus(id, status, updatedAt) {
+      return (await write('users.setStatus', statements.setUserStatus(id, status, updatedAt))) === 1
+    },
     async delete(id) {
       return (await write('users.delete', statements.deleteUser(id))) === 1
     },

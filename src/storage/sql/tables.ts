@@ -14,6 +14,42 @@ export interface Tables {
     email_verified: ColumnType<boolean | number, boolean | number | undefined, boolean | number>
     /** ISO 8601 UTC with milliseconds: the value the API returns, identical in every engine. */
     created_at: string
+    /** Migration 0006: stored lower-cased; UNIQUE. */
+    username: string | null
+    nickname: string | null
+    bio: string | null
+    role: ColumnType<string, string | undefined, string>
+    /** 'active' or 'disabled'. */
+    status: ColumnType<string, string | undefined, string>
+    /**
+     * ISO 8601 UTC with milliseconds, like created_at. Required: PostgreSQL has no default for it (SQLite's and
+     * MySQL's '' is only what the migration's UPDATE replaces).
+     */
+    updated_at: string
+  }
+  /** Migration 0006: an account's avatar (AvatarStore), one row per account. */
+  avatars: {
+    user_id: string
+    /** 32 lowercase hexadecimal digits; UNIQUE. */
+    id: string
+    content_type: string
+    data: Buffer
+    created_at: EpochMs
+  }
+  /** Migration 0006: links to provider accounts (ProviderLinkStore), by (provider, subject). */
+  oauth_accounts: {
+    provider: string
+    subject: string
+    user_id: string
+    email: string | null
+    created_at: EpochMs
+  }
+  /** Migration 0006: one-time tickets (TicketStore), by the digest of their secret. */
+  oauth_tickets: {
+    digest: string
+    kind: string
+    payload: string
+    expires_at: EpochMs
   }
   /** Migration 0004: one row per session (StoredSession), replacing the refresh_tokens of 0001. */
   sessions: {

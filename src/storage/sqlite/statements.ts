@@ -1,4 +1,6 @@
+import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
 import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
 import {
   SESSION_INSERT_COLUMNS,
@@ -16,6 +18,10 @@ import type { SqlStatements } from '../sql/sql-statements.js'
  */
 export const sqliteStatements: SqlStatements = {
   ...questionMarkStatements,
+  // the aggregate's own ORDER BY (SQLite 3.44): group_concat's order is otherwise left undefined
+  ...questionMarkUserReads(
+    "SELECT group_concat(provider, ',' ORDER BY provider) FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
+  ),
   startSession: (session, slot) => ({
     sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (user_id, slot) DO UPDATE SET ${SESSION_UPSERT_SET}`,
@@ -65,6 +71,24 @@ export const sqliteStatements: SqlStatements = {
   pruneRateCounters: (now, batch) => ({
     sql: `DELETE FROM rate_counters WHERE counter_key IN (
       SELECT counter_key FROM rate_counters WHERE window_ends <= ? LIMIT ?)`,
+    parameters: [now, batch],
+  }),
+  putAvatar: (avatar) => ({
+    sql: `INSERT INTO avatars (${AVATAR_COLUMNS}) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (user_id) DO UPDATE SET
+        id = excluded.id, content_type = excluded.content_type, data = excluded.data, created_at = excluded.created_at`,
+    parameters: avatarValues(avatar),
+  }),
+  // its subqueries and the deletion run under the one writer: no unlink of the account's other link comes between
+  unlinkProvider: (userId, provider) => ({
+    sql: `DELETE FROM oauth_accounts WHERE user_id = ? AND provider = ? AND (
+      EXISTS (SELECT 1 FROM users WHERE users.id = ? AND users.password_hash <> '')
+      OR EXISTS (SELECT 1 FROM oauth_accounts AS other WHERE other.user_id = ? AND other.provider <> ?))`,
+    parameters: [userId, provider, userId, userId, provider],
+  }),
+  pruneTickets: (now, batch) => ({
+    sql: `DELETE FROM oauth_tickets WHERE digest IN (
+      SELECT digest FROM oauth_tickets WHERE expires_at <= ? LIMIT ?)`,
     parameters: [now, batch],
   }),
 }

@@ -59,7 +59,7 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
   try {
     connection.pragma('journal_mode = WAL')
     const insertUser = connection.prepare(
-      'INSERT INTO users (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)',
+      'INSERT INTO users (id, email, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
     )
     const insertSession = connection.prepare(
       `INSERT INTO sessions (id, user_id, slot, token_digest, expires_at, created_at, last_used_at, device,
@@ -67,7 +67,8 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
     )
     connection.transaction(() => {
       ids.forEach((id, index) => {
-        insertUser.run(id, seedEmail(index), passwordHash, new Date(now - index * 1000).toISOString())
+        const createdAt = new Date(now - index * 1000).toISOString()
+        insertUser.run(id, seedEmail(index), passwordHash, createdAt, createdAt)
         if (expired(index)) expiredSessions += 1
         const digest = createHash('sha256').update(`${id}-${index}`).digest('hex')
         const full = fullSession(index)
@@ -92,10 +93,30 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
 }
 
 /**
- * Turns a seeded SQLite store (`connection`, open on it) into one as version 4 left it: without migration 0005's
- * column and tables, and without its record.
+ * Turns a seeded SQLite store (`connection`, open on it) into one as version 5 left it: without migration 0006's
+ * columns and tables, and without its record.
+ */
+export function undoMigration0006(connection: { exec(sql: string): unknown }): void {
+  connection.exec(`
+    DROP TABLE avatars;
+    DROP TABLE oauth_accounts;
+    DROP TABLE oauth_tickets;
+    DROP INDEX users_username;
+    ALTER TABLE users DROP COLUMN username;
+    ALTER TABLE users DROP COLUMN nickname;
+    ALTER TABLE users DROP COLUMN bio;
+    ALTER TABLE users DROP COLUMN role;
+    ALTER TABLE users DROP COLUMN status;
+    ALTER TABLE users DROP COLUMN updated_at;
+    DELETE FROM schema_migrations WHERE version = 6`)
+}
+
+/**
+ * Turns a seeded SQLite store (`connection`, open on it) into one as version 4 left it: without the columns and
+ * tables of migrations 0006 and 0005, and without their records.
  */
 export function undoMigration0005(connection: { exec(sql: string): unknown }): void {
+  undoMigration0006(connection)
   connection.exec(`
     DROP TABLE email_codes;
     DROP TABLE outbox;

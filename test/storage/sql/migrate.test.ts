@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { systemClock } from '../../../src/clock.js'
 import { type Config, loadConfig } from '../../../src/config.js'
+import { newUserRecord } from '../../../src/storage/new-user.js'
 import { migrateDatabase, openDatabase, openStores } from '../../../src/storage/open-stores.js'
 import { readMigrations, splitStatements } from '../../../src/storage/sql/migrate.js'
 import type { SqlDatabase } from '../../../src/storage/sql/sql-database.js'
@@ -190,13 +191,13 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0005 [$na
     const stores = await openStores(storage, systemClock)
     try {
       for (const { id, email, hash } of accounts) {
-        const expected = {
+        const expected = newUserRecord({
           id,
           email,
           passwordHash: hash,
           emailVerified: false,
           createdAt: new Date(now).toISOString(),
-        }
+        })
         expect(await stores.users.findById(id)).toEqual(expected)
         expect(await stores.users.findByEmail(email)).toEqual(expected)
       }
@@ -220,6 +221,82 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0005 [$na
         { ...message, createdAt: now, attempts: 0, nextAttemptAt: now },
       ])
       expect((await stores.sharedCounters.increment('migrated', 60_000)).count).toBe(1)
+    } finally {
+      await stores.close()
+    }
+  })
+})
+
+/**
+ * Migration 0006 adds the profile, role, status and updated_at to the accounts of a store of version 5, and the
+ * avatars, provider links and tickets: each account reads back with no profile, as a `user`, active, last changed
+ * when it was made, and the new stores work at once.
+ */
+describe.each(backends.filter((backend) => !backend.redis))('migration 0006 [$name]', (backend) => {
+  let instance: BackendInstance
+  beforeEach(async () => {
+    instance = await backend.setup()
+  })
+  afterEach(() => instance.teardown())
+
+  it('the accounts get the defaults and keep what they had; profiles, avatars, links and tickets work', async () => {
+    const storage = loadConfig(instance.env).storage
+    const now = Date.now()
+    const accounts = [
+      { id: '1000000001', email: 'first@example.com', verified: true, at: new Date(now - 86_400_000) },
+      { id: '1000000002', email: 'second@example.com', verified: false, at: new Date(now) },
+    ]
+    const database = await openAtVersion(storage, 5)
+    try {
+      for (const { id, email, verified, at } of accounts) {
+        await sql`INSERT INTO users (id, email, password_hash, email_verified, created_at)
+          VALUES (${id}, ${email}, ${'$argon2id$hash'}, ${database.engine === 'postgres' ? verified : Number(verified)},
+            ${at.toISOString()})`.execute(database.db)
+      }
+    } finally {
+      await database.close()
+    }
+
+    const stores = await openStores(storage, systemClock)
+    try {
+      const [first, second] = accounts.map(({ id, email, verified, at }) =>
+        newUserRecord({
+          id,
+          email,
+          passwordHash: '$argon2id$hash',
+          emailVerified: verified,
+          createdAt: at.toISOString(),
+        }),
+      )
+      for (const expected of [first, second]) {
+        expect(await stores.users.findById(expected?.id ?? '')).toEqual(expected)
+        expect(await stores.users.findByEmail(expected?.email ?? '')).toEqual(expected)
+      }
+      const updatedAt = new Date(now + 1000).toISOString()
+      const profile = { username: 'first', nickname: 'First', bio: null }
+      expect(await stores.users.updateProfile('1000000001', profile, updatedAt)).toBe('updated')
+      expect(await stores.users.updateProfile('1000000002', profile, updatedAt)).toBe('username_taken')
+      const avatar = {
+        id: 'a'.repeat(32),
+        userId: '1000000002',
+        contentType: 'image/png' as const,
+        data: Buffer.from([0, 1, 2]),
+        createdAt: now,
+      }
+      expect(await stores.avatars.put(avatar)).toBe(true)
+      const link = { provider: 'github', subject: '42', userId: '1000000001', email: null, createdAt: now }
+      expect(await stores.providerLinks.link(link)).toBe('linked')
+      expect(await stores.users.list({ limit: 10 })).toEqual([
+        { ...first, ...profile, updatedAt, providers: ['github'] },
+        { ...second, avatarId: avatar.id },
+      ])
+      await stores.tickets.put({
+        digest: 'd'.repeat(64),
+        kind: 'oauth_state',
+        payload: 'p',
+        expiresAt: now + 60_000,
+      })
+      expect(await stores.tickets.take('d'.repeat(64), 'oauth_state', now)).toBe('p')
     } finally {
       await stores.close()
     }

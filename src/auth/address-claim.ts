@@ -1,0 +1,36 @@
+import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
+import type { SessionService } from '../sessions/session-service.js'
+import type { ProviderLinkStore, UserRecord, UserStore } from '../storage/stores.js'
+
+export interface AddressClaimDeps {
+  users: Pick<UserStore, 'claimAddress'>
+  providerLinks: Pick<ProviderLinkStore, 'unlinkAll'>
+  sessions: Pick<SessionService, 'endAccountSessions'>
+  record: RecordSecurityEvent
+  log: { warn(fields: Record<string, unknown>, message: string): void }
+}
+
+/**
+ * docs/api.md §4.15, "an impostor's setup ends": the address of an unverified account was proved by someone not
+ * signed in to it (a code sent there, or a provider that vouches for it). Whoever registered it before may not be its
+ * owner: their sessions end and their password stops working, the password in the one statement of claimAddress (so
+ * a login cannot slip between the two), and the providers linked before stop signing in to it (an impostor may have
+ * made the account through a provider that did not vouch for the address). An account already verified is left
+ * alone. Resolves with the account as it is now.
+ */
+export async function claimUnverifiedAddress(
+  deps: AddressClaimDeps,
+  user: UserRecord,
+  context: RequestContext,
+): Promise<UserRecord> {
+  if (user.emailVerified) return user
+  if (!(await deps.users.claimAddress(user.id))) return { ...user, emailVerified: true }
+  await deps.providerLinks.unlinkAll(user.id)
+  await deps.sessions.endAccountSessions(user.id, null)
+  deps.record('email_verified', user.id, context, 'claimed')
+  deps.log.warn(
+    { event: 'email_verified', reason: 'claimed', userId: user.id },
+    'an unverified address was proved: the sessions, password and provider links set before were ended',
+  )
+  return { ...user, emailVerified: true, passwordHash: null, providers: [] }
+}

@@ -1,0 +1,103 @@
+import { PROVIDER_LINK_COLUMNS, providerLinkValues, TICKET_COLUMNS } from './oauth-rows.js'
+import type { SqlStatements } from './sql-statements.js'
+import { USER_COLUMNS, USER_PLACEHOLDERS, userSelectList, userValues } from './user-rows.js'
+
+/**
+ * The reads of an account, with `?` placeholders, whose text differs between engines only in `providers`: the
+ * aggregate of the account's provider names (userSelectList), which each engine's statements.ts spells its own way.
+ */
+export function questionMarkUserReads(
+  providers: string,
+): Pick<SqlStatements, 'findUserById' | 'findUserByEmail' | 'listUsers'> {
+  const select = `SELECT ${userSelectList(providers)} FROM users`
+  return {
+    findUserById: (id) => ({ sql: `${select} WHERE id = ?`, parameters: [id] }),
+    findUserByEmail: (email) => ({ sql: `${select} WHERE email = ?`, parameters: [email] }),
+    // ids are 10 digits without a leading 0, so their text order is their numeric order
+    listUsers: (after, limit) => ({
+      sql: `${select} WHERE id > ? ORDER BY id LIMIT ?`,
+      parameters: [after, limit],
+    }),
+  }
+}
+
+/**
+ * The statements of the accounts' writes, and of the provider links and tickets (migration 0006), that the three
+ * engines write alike, with `?` placeholders (PostgreSQL numbers them: withNumberedPlaceholders). The avatar's
+ * upsert, the unlink's condition and the tickets' pruning differ, and are in each engine's statements.ts.
+ */
+export const questionMarkAccountStatements: Pick<
+  SqlStatements,
+  | 'insertUser'
+  | 'updateUserProfile'
+  | 'setUserRole'
+  | 'setUserStatus'
+  | 'findAvatar'
+  | 'deleteAvatar'
+  | 'findProviderLink'
+  | 'insertProviderLink'
+  | 'listProviderLinks'
+  | 'findProviderLinkOf'
+  | 'deleteProviderLinks'
+  | 'putTicket'
+  | 'findTicket'
+  | 'deleteTicket'
+> = {
+  insertUser: (user) => ({
+    sql: `INSERT INTO users (${USER_COLUMNS}) VALUES (${USER_PLACEHOLDERS})`,
+    parameters: userValues(user),
+  }),
+  updateUserProfile: (id, profile, updatedAt) => ({
+    sql: 'UPDATE users SET username = ?, nickname = ?, bio = ?, updated_at = ? WHERE id = ?',
+    parameters: [profile.username, profile.nickname, profile.bio, updatedAt, id],
+  }),
+  setUserRole: (id, role, updatedAt) => ({
+    sql: 'UPDATE users SET role = ?, updated_at = ? WHERE id = ?',
+    parameters: [role, updatedAt, id],
+  }),
+  setUserStatus: (id, status, updatedAt) => ({
+    sql: 'UPDATE users SET status = ?, updated_at = ? WHERE id = ?',
+    parameters: [status, updatedAt, id],
+  }),
+  findAvatar: (id) => ({
+    sql: 'SELECT content_type, data FROM avatars WHERE id = ?',
+    parameters: [id],
+  }),
+  deleteAvatar: (userId) => ({
+    sql: 'DELETE FROM avatars WHERE user_id = ?',
+    parameters: [userId],
+  }),
+  findProviderLink: (provider, subject) => ({
+    sql: `SELECT ${PROVIDER_LINK_COLUMNS} FROM oauth_accounts WHERE provider = ? AND subject = ?`,
+    parameters: [provider, subject],
+  }),
+  insertProviderLink: (link) => ({
+    sql: `INSERT INTO oauth_accounts (${PROVIDER_LINK_COLUMNS}) VALUES (?, ?, ?, ?, ?)`,
+    parameters: providerLinkValues(link),
+  }),
+  // the unique key (user_id, provider) serves it, in its order
+  listProviderLinks: (userId) => ({
+    sql: `SELECT ${PROVIDER_LINK_COLUMNS} FROM oauth_accounts WHERE user_id = ? ORDER BY provider`,
+    parameters: [userId],
+  }),
+  findProviderLinkOf: (userId, provider) => ({
+    sql: 'SELECT subject FROM oauth_accounts WHERE user_id = ? AND provider = ?',
+    parameters: [userId, provider],
+  }),
+  deleteProviderLinks: (userId) => ({
+    sql: 'DELETE FROM oauth_accounts WHERE user_id = ?',
+    parameters: [userId],
+  }),
+  putTicket: (ticket) => ({
+    sql: `INSERT INTO oauth_tickets (${TICKET_COLUMNS}) VALUES (?, ?, ?, ?)`,
+    parameters: [ticket.digest, ticket.kind, ticket.payload, ticket.expiresAt],
+  }),
+  findTicket: (digest, kind, now) => ({
+    sql: 'SELECT payload FROM oauth_tickets WHERE digest = ? AND kind = ? AND expires_at > ?',
+    parameters: [digest, kind, now],
+  }),
+  deleteTicket: (digest, kind) => ({
+    sql: 'DELETE FROM oauth_tickets WHERE digest = ? AND kind = ?',
+    parameters: [digest, kind],
+  }),
+}

@@ -1,0 +1,451 @@
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { makeCertificate } from '../support/certificates.js'
+import { PASSWORD, uniqueEmail } from '../support/http.js'
+import { type Mailbox, smtpMailbox } from '../support/mailbox.js'
+import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js'
+import { type RunningService, runCli, startProcess } from '../support/process.js'
+import { freePort } from '../support/redis-server.js'
+import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js'
+import { useTempDir } from '../support/temp-dir.js'
+import { TestBrowser } from '../support/test-browser.js'
+import {
+  api,
+  callbackUrlOf,
+  EMAIL_UNVERIFIED,
+  expectFailed,
+  expectInertPage,
+  expectSignedIn,
+  FAILED,
+  pageResult,
+  popupSignIn,
+  STATE_INVALID,
+} from './provider-harness.js'
+
+// docs/api.md §4.24 against a real OpenID provider (oidc-provider over HTTPS on 127.0.0.1, its certificate trusted by
+// the service through NODE_EXTRA_CA_CERTS) and the service as a child process, the `google` preset pointed at it
+
+/** The application of `redirect_to`: another origin than the service's, which the browser never reaches here. */
+const APP_ORIGIN = 'http://app.tessera.test'
+
+describe('sign-in with an OpenID provider', () => {
+  const temp = useTempDir('oidc-sign-in')
+  let provider: TestOidcProvider
+  let smtp: TestSmtpServer
+  let mailbox: Mailbox
+  let service: RunningService
+  let serviceOrigin: string
+  let databaseUrl: string
+  let ca: Buffer
+
+  /** A fresh browser that trusts the provider's certificate. */
+  const browser = () => new TestBrowser({ ca })
+  /** A provider account with a fresh subject. */
+  let subjects = 0
+  const subject = () => `oidc-subject-${++subjects}`
+
+  /** A verified account with a password: registered with a code mailed to its address. */
+  const verifiedAccount = async (email = uniqueEmail()) => {
+    expect(
+      (await api(service, 'POST', '/auth/email/send-code', { body: { email, purpose: 'register' } })).status,
+    ).toBe(200)
+    const code = /\b(\d{6})\b/.exec((await mailbox.next(email)).text)?.[1]
+    const registered = await api(service, 'POST', '/auth/register', {
+      body: { email, password: PASSWORD, verification_code: code },
+    })
+    expect(registered.status).toBe(200)
+    expect(registered.body.data.email_verified).toBe(true)
+    return registered.body.data as Record<string, any>
+  }
+
+  beforeAll(async () => {
+    const certificate = await makeCertificate(temp.path, 'provider')
+    ca = certificate.cert
+    const port = await freePort()
+    serviceOrigin = `http://127.0.0.1:${port}`
+    provider = await startOidcProvider({
+      dir: temp.path,
+      certificate,
+      redirectUris: [`${serviceOrigin}/auth/oauth/google/callback`],
+    })
+    smtp = await startSmtpServer()
+    mailbox = smtpMailbox(smtp)
+    databaseUrl = `sqlite:${join(temp.path, 'tessera.db')}`
+    service = await startProcess({
+      PORT: String(port),
+      PUBLIC_URL: serviceOrigin,
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: temp.path,
+      SMTP_URL: smtp.url,
+      OAUTH_PROVIDERS: 'google',
+      OAUTH_GOOGLE_ISSUER: provider.issuer,
+      OAUTH_GOOGLE_CLIENT_ID: provider.clientId,
+      OAUTH_GOOGLE_CLIENT_SECRET: provider.clientSecret,
+      NODE_EXTRA_CA_CERTS: certificate.certFile,
+    })
+  })
+  afterAll(async () => {
+    await service?.stop()
+    await mailbox?.close()
+    await smtp?.stop()
+    await provider?.stop()
+  })
+
+  it('lists the configured providers', async () => {
+    expect(await api(service, 'GET', '/auth/oauth/providers')).toEqual({
+      status: 200,
+      body: { code: 200, message: 'Success', data: { providers: ['google'] } },
+    })
+  })
+
+  it('answers an unknown provider at once with a page that posts the failure to the opener', async () => {
+    const page = await browser().fetch(`${service.url}/auth/oauth/wechat/start`)
+    expect(page.status).toBe(404)
+    expectInertPage(page)
+    expect(page.headers['set-cookie']).toBeUndefined()
+    const result = pageResult(page.text)
+    expect(result.targetOrigin).toBe(serviceOrigin)
+    expectFailed(result, 'wechat', 'This sign-in provider is not available')
+  })
+
+  it('sets a state cookie tied to the sign-in routes: HttpOnly, SameSite=Lax, ten minutes', async () => {
+    const start = await browser().fetch(`${service.url}/auth/oauth/google/start`)
+    expect(start.status).toBe(302)
+    const location = new URL(String(start.headers.location))
+    expect(location.origin).toBe(provider.issuer)
+    expect(location.searchParams.get('code_challenge_method')).toBe('S256')
+    expect(location.searchParams.get('scope')).toBe('openid email profile')
+    expect(location.searchParams.get('redirect_uri')).toBe(`${serviceOrigin}/auth/oauth/google/callback`)
+    const state = location.searchParams.get('state')
+    expect(state).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    // PUBLIC_URL is http here: no Secure
+    expect(start.headers['set-cookie']).toEqual([
+      `tessera_oauth=${state}; Path=/auth/oauth/; HttpOnly; SameSite=Lax; Max-Age=600`,
+    ])
+  })
+
+  it('creates an account in a popup sign-in, then signs the same provider account in to it again', async () => {
+    const email = uniqueEmail()
+    const sub = subject()
+    provider.setAccount({
+      sub,
+      email: email.toUpperCase(),
+      email_verified: true,
+      name: '  Ada Lovelace  ',
+      picture: 'https://127.0.0.1:1/picture.png',
+    })
+    const first = await popupSignIn(browser(), service, 'google')
+    const account = expectSignedIn(first.result, 'google', serviceOrigin)
+    expect(account).toMatchObject({
+      email,
+      email_verified: true,
+      nickname: 'Ada Lovelace',
+      password_set: false,
+      providers: ['google'],
+      status: 'active',
+    })
+    expect((await api(service, 'GET', '/auth/me', { token: account.access_token })).body.data.id).toBe(
+      account.id,
+    )
+    // the page's cookie is spent
+    expect(first.page.headers['set-cookie']).toEqual([
+      'tessera_oauth=; Path=/auth/oauth/; HttpOnly; SameSite=Lax; Max-Age=0',
+    ])
+
+    // another browser, the same provider account: the same account, whatever address the provider now gives
+    provider.setAccount({ sub, email: uniqueEmail(), email_verified: true })
+    const again = expectSignedIn(
+      (await popupSignIn(browser(), service, 'google')).result,
+      'google',
+      serviceOrigin,
+    )
+    expect(again).toMatchObject({ id: account.id, email, providers: ['google'] })
+    // its password login is the 401 of a wrong password: it has none
+    const login = await api(service, 'POST', '/auth/login', { body: { email, password: PASSWORD } })
+    expect(login).toEqual({
+      status: 401,
+      body: { code: 401, message: 'E-mail or password wrong', data: null },
+    })
+  })
+
+  it('links the account whose verified address the provider vouches for, and tells its owner', async () => {
+    const owner = await verifiedAccount()
+    provider.setAccount({ sub: subject(), email: owner.email, email_verified: true, name: 'Someone Else' })
+    const data = expectSignedIn(
+      (await popupSignIn(browser(), service, 'google')).result,
+      'google',
+      serviceOrigin,
+    )
+    // the account as it was, with the provider: its password and profile stay
+    expect(data).toMatchObject({
+      id: owner.id,
+      email: owner.email,
+      email_verified: true,
+      password_set: true,
+      nickname: null,
+      providers: ['google'],
+    })
+    const notice = await mailbox.next(owner.email)
+    expect(notice.subject).toBe('A sign-in provider was linked to your Tessera account')
+    expect(notice.text).toContain('google')
+    expect(
+      (await api(service, 'POST', '/auth/login', { body: { email: owner.email, password: PASSWORD } }))
+        .status,
+    ).toBe(200)
+  })
+
+  it("takes over an unverified account whose address the provider vouches for: the impostor's password and sessions end", async () => {
+    const email = uniqueEmail()
+    const impostor = await api(service, 'POST', '/auth/register', { body: { email, password: PASSWORD } })
+    expect(impostor.body.data.email_verified).toBe(false)
+    provider.setAccount({ sub: subject(), email, email_verified: true })
+    const data = expectSignedIn(
+      (await popupSignIn(browser(), service, 'google')).result,
+      'google',
+      serviceOrigin,
+    )
+    expect(data).toMatchObject({
+      id: impostor.body.data.id,
+      email_verified: true,
+      password_set: false,
+      providers: ['google'],
+    })
+    expect((await api(service, 'POST', '/auth/login', { body: { email, password: PASSWORD } })).status).toBe(
+      401,
+    )
+    const refresh = await api(service, 'POST', '/auth/refresh', {
+      body: { refresh_token: impostor.body.data.refresh_token },
+    })
+    expect(refresh.status).toBe(401)
+  })
+
+  it('never links by an address the provider does not vouch for', async () => {
+    const owner = await verifiedAccount()
+    const unverifiedOwner = await api(service, 'POST', '/auth/register', {
+      body: { email: uniqueEmail(), password: PASSWORD },
+    })
+    for (const email of [owner.email, unverifiedOwner.body.data.email]) {
+      provider.setAccount({ sub: subject(), email, email_verified: false })
+      const { result } = await popupSignIn(browser(), service, 'google')
+      expectFailed(result, 'google', EMAIL_UNVERIFIED)
+      const login = await api(service, 'POST', '/auth/login', { body: { email, password: PASSWORD } })
+      expect(login.status).toBe(200)
+      expect(login.body.data.providers).toEqual([])
+    }
+    // a claim that is not exactly `true` is not one
+    provider.setAccount({ sub: subject(), email: owner.email, email_verified: 'true' as unknown as boolean })
+    expectFailed((await popupSignIn(browser(), service, 'google')).result, 'google', EMAIL_UNVERIFIED)
+  })
+
+  it('refuses a state used once already: the sign-in is used up', async () => {
+    provider.setAccount({ sub: subject(), email: uniqueEmail(), email_verified: true })
+    const person = browser()
+    const callback = await callbackUrlOf(person, service, 'google')
+    const state = String(callback.searchParams.get('state'))
+    const first = await person.fetch(callback.href)
+    expectSignedIn(pageResult(first.text), 'google', serviceOrigin)
+    // the same answer again, with the cookie the browser no longer has put back
+    person.setCookie(serviceOrigin, 'tessera_oauth', state, '/auth/oauth/')
+    const replayed = await person.fetch(callback.href)
+    expect(replayed.status).toBe(200)
+    expectInertPage(replayed)
+    expectFailed(pageResult(replayed.text), 'google', STATE_INVALID)
+  })
+
+  it("refuses a callback in a second browser, whose cookie is another sign-in's; the first browser's still works", async () => {
+    provider.setAccount({ sub: subject(), email: uniqueEmail(), email_verified: true })
+    const victim = browser()
+    const callback = await callbackUrlOf(victim, service, 'google')
+    const other = browser()
+    await other.fetch(`${service.url}/auth/oauth/google/start`)
+    expect(other.cookie(serviceOrigin, 'tessera_oauth')).toEqual(expect.any(String))
+    expectFailed(pageResult((await other.fetch(callback.href)).text), 'google', STATE_INVALID)
+    // and with no cookie at all
+    expectFailed(pageResult((await browser().fetch(callback.href)).text), 'google', STATE_INVALID)
+    // the refusals did not use the sign-in up
+    expectSignedIn(pageResult((await victim.fetch(callback.href)).text), 'google', serviceOrigin)
+  })
+
+  it("keeps the page inert with a provider's error_description that tries to end the script", async () => {
+    const forged = '</script><script>alert(document.domain)</script><!--'
+    provider.setRefusal({ error: 'access_denied', error_description: forged })
+    try {
+      const page = await browser().navigate(`${service.url}/auth/oauth/google/start`)
+      expect(page.status).toBe(200)
+      expectInertPage(page)
+      expect(page.text).not.toContain('alert(')
+      expect(page.text).not.toContain('</script><script>')
+      expectFailed(pageResult(page.text), 'google', 'The sign-in was cancelled')
+    } finally {
+      provider.setRefusal(null)
+    }
+    // forged straight into the callback's URL, in every parameter
+    const person = browser()
+    const start = await person.fetch(`${service.url}/auth/oauth/google/start`)
+    const state = new URL(String(start.headers.location)).searchParams.get('state') ?? ''
+    const query = new URLSearchParams({ state, error: forged, error_description: forged, code: forged })
+    const page = await person.fetch(`${service.url}/auth/oauth/google/callback?${query}`)
+    expectInertPage(page)
+    expect(page.text).not.toContain('alert(')
+    expectFailed(pageResult(page.text), 'google', FAILED)
+  })
+
+  it('refuses redirect_to of another origin with a 400 page', async () => {
+    for (const redirectTo of [
+      'https://evil.example/steal',
+      `${APP_ORIGIN}.evil.example/`,
+      `//evil.example/`,
+      'javascript:alert(1)',
+    ]) {
+      const page = await browser().fetch(
+        `${service.url}/auth/oauth/google/start?redirect_to=${encodeURIComponent(redirectTo)}`,
+      )
+      expect(page.status, redirectTo).toBe(400)
+      expectInertPage(page)
+      expectFailed(pageResult(page.text), 'google', 'redirect_to must be an address of the application')
+      expect(page.headers['set-cookie']).toBeUndefined()
+    }
+  })
+
+  it('refuses a disabled account its provider sign-in', async () => {
+    const sub = subject()
+    provider.setAccount({ sub, email: uniqueEmail(), email_verified: true })
+    const account = expectSignedIn(
+      (await popupSignIn(browser(), service, 'google')).result,
+      'google',
+      serviceOrigin,
+    )
+    const disabled = await runCli(['users', 'disable', account.id], {
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: temp.path,
+    })
+    expect(disabled.code, disabled.stderr).toBe(0)
+    expectFailed((await popupSignIn(browser(), service, 'google')).result, 'google', FAILED)
+  })
+
+  it('unlinks a provider from an account that has a password, and refuses to unlink the only way in', async () => {
+    provider.setAccount({ sub: subject(), email: uniqueEmail(), email_verified: true })
+    const onlyProvider = expectSignedIn(
+      (await popupSignIn(browser(), service, 'google')).result,
+      'google',
+      serviceOrigin,
+    )
+    const refused = await api(service, 'DELETE', '/auth/oauth/google', { token: onlyProvider.access_token })
+    expect(refused).toEqual({
+      status: 409,
+      body: { code: 409, message: 'This is the only way to sign in to the account', data: null },
+    })
+
+    const owner = await verifiedAccount()
+    provider.setAccount({ sub: subject(), email: owner.email, email_verified: true })
+    const linked = expectSignedIn(
+      (await popupSignIn(browser(), service, 'google')).result,
+      'google',
+      serviceOrigin,
+    )
+    await mailbox.next(owner.email)
+    const unlinked = await api(service, 'DELETE', '/auth/oauth/google', { token: linked.access_token })
+    expect(unlinked.status).toBe(200)
+    expect(unlinked.body.data).toMatchObject({ id: owner.id, providers: [], password_set: true })
+    expect(await api(service, 'DELETE', '/auth/oauth/google', { token: linked.access_token })).toEqual({
+      status: 404,
+      body: { code: 404, message: 'This provider is not linked to the account', data: null },
+    })
+  })
+})
+
+describe('sign-in with an OpenID provider, back to the application with redirect_to', () => {
+  const temp = useTempDir('oidc-redirect')
+  let provider: TestOidcProvider
+  let service: RunningService
+  let ca: Buffer
+
+  beforeAll(async () => {
+    const certificate = await makeCertificate(temp.path, 'provider')
+    ca = certificate.cert
+    const port = await freePort()
+    const origin = `http://127.0.0.1:${port}`
+    // the claims kept to the UserInfo endpoint, as OpenID Connect's default rule has it
+    provider = await startOidcProvider({
+      dir: temp.path,
+      certificate,
+      redirectUris: [`${origin}/auth/oauth/google/callback`],
+      claimsInIdToken: false,
+    })
+    service = await startProcess({
+      PORT: String(port),
+      PUBLIC_URL: origin,
+      FRONTEND_ORIGIN: APP_ORIGIN,
+      DATABASE_URL: `sqlite:${join(temp.path, 'tessera.db')}`,
+      DATA_DIR: temp.path,
+      OAUTH_PROVIDERS: 'google',
+      OAUTH_GOOGLE_ISSUER: provider.issuer,
+      OAUTH_GOOGLE_CLIENT_ID: provider.clientId,
+      OAUTH_GOOGLE_CLIENT_SECRET: provider.clientSecret,
+      NODE_EXTRA_CA_CERTS: certificate.certFile,
+    })
+  })
+  afterAll(async () => {
+    await service?.stop()
+    await provider?.stop()
+  })
+
+  /** Follows a redirect_to sign-in to the application's URL (not requested), and returns it. */
+  const returnUrl = async (redirectTo: string): Promise<URL> => {
+    let back: URL | null = null
+    await new TestBrowser({ ca }).navigate(
+      `${service.url}/auth/oauth/google/start?redirect_to=${encodeURIComponent(redirectTo)}`,
+      (next) => {
+        if (next.origin !== APP_ORIGIN) return false
+        back = next
+        return true
+      },
+    )
+    if (back === null) throw new Error('the sign-in did not return to the application')
+    return back
+  }
+
+  it('returns with a one-time code, which the exchange turns into a login answer once', async () => {
+    const email = uniqueEmail()
+    provider.setAccount({ sub: 'redirect-subject-1', email, email_verified: true, name: 'Grace' })
+    const back = await returnUrl(`${APP_ORIGIN}/signed-in?tab=profile`)
+    expect(back.pathname).toBe('/signed-in')
+    expect(back.searchParams.get('tab')).toBe('profile')
+    const code = back.searchParams.get('code')
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(back.searchParams.has('access_token')).toBe(false)
+    const exchanged = await api(service, 'POST', '/auth/oauth/exchange', { body: { code } })
+    expect(exchanged.status).toBe(200)
+    expect(exchanged.body.data).toMatchObject({
+      email,
+      email_verified: true,
+      nickname: 'Grace',
+      providers: ['google'],
+      password_set: false,
+    })
+    expect((await api(service, 'GET', '/auth/me', { token: exchanged.body.data.access_token })).status).toBe(
+      200,
+    )
+    const again = await api(service, 'POST', '/auth/oauth/exchange', { body: { code } })
+    expect(again).toEqual({
+      status: 400,
+      body: { code: 400, message: 'Invalid or expired code', data: null },
+    })
+    const unknown = await api(service, 'POST', '/auth/oauth/exchange', { body: { code: 'x'.repeat(43) } })
+    expect(unknown.body.message).toBe('Invalid or expired code')
+  })
+
+  it('returns a failure as an error parameter, and the page posts only to FRONTEND_ORIGIN', async () => {
+    provider.setRefusal({ error: 'access_denied', error_description: '</script>' })
+    try {
+      const back = await returnUrl(`${APP_ORIGIN}/signed-in`)
+      expect(back.searchParams.get('error')).toBe('cancelled')
+      expect(back.searchParams.has('code')).toBe(false)
+    } finally {
+      provider.setRefusal(null)
+    }
+    provider.setAccount({ sub: 'redirect-subject-2', email: uniqueEmail(), email_verified: true })
+    const { result } = await popupSignIn(new TestBrowser({ ca }), service, 'google')
+    expectSignedIn(result, 'google', APP_ORIGIN)
+  })
+})
