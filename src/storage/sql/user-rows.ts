@@ -14,9 +14,9 @@ export const USER_PLACEHOLDERS = USER_COLUMNS.split(', ')
   .join(', ')
 
 /**
- * What a read of an account selects: USER_COLUMNS, then its avatar's id and its providers' names, sorted and joined
- * by commas, each read by a scalar subquery on a primary or unique key (avatars.user_id, oauth_accounts (user_id,
- * provider)). Login and GET /auth/me read the account on their hot path: one statement, one round trip, however many
+ * What a read of an account selects: USER_COLUMNS, then its avatar's id and its providers' names joined by commas
+ * (in any order: toUser sorts them), each read by a scalar subquery on a primary or unique key (avatars.user_id,
+ * oauth_accounts (user_id, provider)). Login and GET /auth/me read the account on their hot path: one statement, one round trip, however many
  * tables the account spans. `providers` is the engine's aggregate over the account's oauth_accounts rows (its own SQL
  * in each engine: group_concat, string_agg, GROUP_CONCAT), correlated with `users.id`.
  */
@@ -71,6 +71,6 @@ export function toUser(row: Record<string, unknown>): UserRecord {
     role: row.role as string,
     status: row.status as AccountStatus,
     updatedAt: row.updated_at as string,
-    providers: providers ? providers.split(',') : [],
+    providers: providers ? providers.split(',').sort() : [],
   }
 }
