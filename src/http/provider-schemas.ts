@@ -1,31 +1,33 @@
-import { type Static, type TSchema, Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 import { PROVIDER_NAME } from '../config/provider-config.js'
 import {
-  AccessTokenInvalidError,
-  type AppError,
-  AuthorizationMalformedError,
-  AuthorizationMissingError,
   BodyNotUtf8Error,
   ExchangeCodeRefusedError,
-  HttpsRequiredError,
-  InternalError,
   MalformedBodyError,
   OnlyWayInError,
-  PayloadTooLargeError,
   ProviderNotLinkedError,
-  RateLimitedError,
-  TokenWrongTypeError,
-  UnsupportedMediaTypeError,
   ValidationError,
   WriteOutcomeUnknownError,
 } from '../errors.js'
 import { CALLBACK_PAGE_POLICY } from '../providers/callback-page.js'
 import { SIGN_IN_TTL_SECONDS } from '../providers/sign-in-state.js'
-import { failure } from './envelope.js'
+import {
+  answer,
+  failed,
+  type Headers,
+  httpsRequired,
+  LIMITED,
+  NO_STORE,
+  notJson,
+  refusal,
+  retryLater,
+  rateLimited as sharedRateLimited,
+  tooLarge,
+  unauthorized,
+} from './response-parts.js'
 import { AccountResponse, LoginResponse } from './schemas.js'
 
-// The requests and answers of docs/api.md §4.24, in the form of responses.ts: a success is its schema with
-// `x-response-description`, an error the shared ErrorResponse with examples made from the service's own errors. The
+// The requests and answers of docs/api.md §4.24, made of the parts in response-parts.ts. The
 // start and the callback are browser navigations: they answer redirects and small HTML pages (DECISIONS "Beyond the
 // specification"), and only a rate limit or an unforeseen failure with the envelope.
 
@@ -100,31 +102,6 @@ export const ProvidersResponse = Type.Object({
   }),
 })
 
-/** Response headers by name, each a JSON Schema with its description (@fastify/swagger's form). */
-type Headers = Readonly<Record<string, { description: string; [keyword: string]: unknown }>>
-
-const NO_STORE: Headers = {
-  'Cache-Control': { type: 'string', const: 'no-store', description: 'Kept by no cache (R1.12)' },
-}
-const LIMITED: Headers = {
-  ...NO_STORE,
-  'X-RateLimit-Limit': {
-    type: 'integer',
-    minimum: 1,
-    description:
-      'Requests allowed per client address and minute (RATE_LIMIT_PER_MINUTE; absent when it is 0)',
-  },
-  'X-RateLimit-Remaining': {
-    type: 'integer',
-    minimum: 0,
-    description: 'Requests left in the current window (absent when RATE_LIMIT_PER_MINUTE is 0)',
-  },
-  'X-RateLimit-Reset': {
-    type: 'integer',
-    minimum: 0,
-    description: 'Seconds until the current window ends (absent when RATE_LIMIT_PER_MINUTE is 0)',
-  },
-}
 const PAGE: Headers = {
   ...LIMITED,
   'Content-Security-Policy': {
@@ -134,42 +111,6 @@ const PAGE: Headers = {
   },
   'Referrer-Policy': { type: 'string', const: 'no-referrer', description: 'The page sends no referrer on' },
 }
-const challenge = (error: AppError) => error.headers['www-authenticate']
-const BEARER_CHALLENGE: Headers = {
-  'WWW-Authenticate': {
-    type: 'string',
-    enum: [challenge(new AuthorizationMissingError()), challenge(new AccessTokenInvalidError())],
-    description:
-      '`Bearer` without credentials (R5.2.1, R5.2.2), `Bearer error="invalid_token"` for a refused token',
-  },
-}
-
-/** A success: the schema the serializer compiles, with the description the document gives the answer. */
-function answer<T extends TSchema>(schema: T, description: string, headers: Headers): T {
-  return { ...schema, 'x-response-description': description, headers }
-}
-
-/** An error answer: the shared envelope, one example per error the status stands for, and its headers. */
-function refusal(description: string, errors: readonly AppError[], headers?: Headers) {
-  return {
-    description,
-    ...(headers ? { headers } : {}),
-    content: {
-      'application/json': {
-        schema: Type.Ref('ErrorResponse'),
-        examples: Object.fromEntries(
-          errors.map((error) => [exampleName(error), { summary: error.message, value: failure(error) }]),
-        ),
-      },
-    },
-  }
-}
-
-function exampleName(error: AppError): string {
-  if (!(error instanceof ValidationError)) return error.code
-  return `${error.code}${error.data.errors[0]?.field.replaceAll('/', '_') ?? ''}`
-}
-
 /** A callback page (callback-page.ts): HTML that posts the result to its opener and closes itself. */
 const page = (description: string) => ({
   description,
@@ -194,22 +135,9 @@ const redirect = (description: string, extra: Headers = {}) => ({
   },
 })
 const rateLimited = () =>
-  refusal(
+  sharedRateLimited(
     'More than RATE_LIMIT_PER_MINUTE requests of this kind from this client address in a minute (R8.1)',
-    [new RateLimitedError(60)],
-    { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait' }, ...LIMITED },
-  )
-const httpsRequired = () =>
-  refusal(
-    'In production behind TRUST_PROXY, the request did not arrive over HTTPS; nothing was read or changed (R5.7.2)',
-    [new HttpsRequiredError()],
-    NO_STORE,
-  )
-const failed = (headers: Headers) =>
-  refusal(
-    'A failure the service did not foresee, such as a store that does not answer (R7.1, R7.2)',
-    [new InternalError()],
-    headers,
+    LIMITED,
   )
 
 /** GET /auth/oauth/providers. */
@@ -232,10 +160,10 @@ export const startResponses = () => ({
   404: page('No provider of this name is configured: a page that reports the failure to the opener at once'),
   429: rateLimited(),
   500: failed(LIMITED),
-  503: refusal(
+  503: retryLater(
     "The sign-in's state may or may not have been stored or used up (R7.3): start the sign-in again",
     [new WriteOutcomeUnknownError()],
-    { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait' }, ...LIMITED },
+    LIMITED,
   ),
   502: page(
     "The provider's configuration could not be fetched (OpenID discovery): a page that reports the failure",
@@ -254,10 +182,10 @@ export const callbackResponses = () => ({
   404: page('No provider of this name is configured: a page that reports the failure'),
   429: rateLimited(),
   500: failed(LIMITED),
-  503: refusal(
+  503: retryLater(
     "The sign-in's state may or may not have been stored or used up (R7.3): start the sign-in again",
     [new WriteOutcomeUnknownError()],
-    { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait' }, ...LIMITED },
+    LIMITED,
   ),
 })
 
@@ -275,18 +203,14 @@ export const exchangeResponses = () => ({
     LIMITED,
   ),
   403: httpsRequired(),
-  413: refusal('The body is over 16 KiB (R1.9)', [new PayloadTooLargeError()], LIMITED),
-  415: refusal(
-    'A body of a type other than application/json (R1.3)',
-    [new UnsupportedMediaTypeError()],
-    LIMITED,
-  ),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
   429: rateLimited(),
   500: failed(LIMITED),
-  503: refusal(
+  503: retryLater(
     'The session may or may not have been stored (R7.3): the code is used up; sign in again',
     [new WriteOutcomeUnknownError()],
-    { 'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait' }, ...LIMITED },
+    LIMITED,
   ),
 })
 
@@ -298,16 +222,7 @@ export const unlinkResponses = () => ({
     [new ValidationError([{ field: '/provider', message: `must match pattern "${PROVIDER_NAME.source}"` }])],
     LIMITED,
   ),
-  401: refusal(
-    'The access token is missing, not in the Bearer form, invalid or expired, or a refresh token (R5.2), or its account is gone (R4.7.2)',
-    [
-      new AuthorizationMissingError(),
-      new AuthorizationMalformedError(),
-      new AccessTokenInvalidError(),
-      new TokenWrongTypeError(),
-    ],
-    { ...NO_STORE, ...BEARER_CHALLENGE },
-  ),
+  401: unauthorized(),
   403: httpsRequired(),
   404: refusal('The account is not linked to this provider', [new ProviderNotLinkedError()], LIMITED),
   409: refusal(
@@ -317,8 +232,9 @@ export const unlinkResponses = () => ({
   ),
   429: rateLimited(),
   500: failed(LIMITED),
-  503: refusal('The link may or may not have been removed (R7.3): retry', [new WriteOutcomeUnknownError()], {
-    'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait' },
-    ...LIMITED,
-  }),
+  503: retryLater(
+    'The link may or may not have been removed (R7.3): retry',
+    [new WriteOutcomeUnknownError()],
+    LIMITED,
+  ),
 })

@@ -1,13 +1,7 @@
-import { type TSchema, Type } from 'typebox'
 import {
-  AccessTokenInvalidError,
-  type AppError,
-  AuthorizationMalformedError,
-  AuthorizationMissingError,
   BodyNotUtf8Error,
   CodeRefusedError,
   EmailTakenError,
-  HttpsRequiredError,
   InternalError,
   InvalidCredentialsError,
   MailUnavailableError,
@@ -15,19 +9,30 @@ import {
   MethodNotAllowedError,
   NotFoundError,
   PasswordIncorrectError,
-  PayloadTooLargeError,
-  RateLimitedError,
   RefreshTokenInvalidError,
   ServiceBusyError,
   SessionNotFoundError,
   TokenWrongTypeError,
-  UnsupportedMediaTypeError,
   UsernameTakenError,
   ValidationError,
   WriteOutcomeUnknownError,
 } from '../errors.js'
 import { USERNAME_RULE } from '../profile/profile-rules.js'
-import { failure } from './envelope.js'
+import {
+  answer,
+  challenge,
+  failed,
+  type Headers,
+  httpsRequired,
+  LIMITED,
+  NO_STORE,
+  notJson,
+  rateLimited,
+  refusal,
+  retryLater,
+  tooLarge,
+  unauthorized,
+} from './response-parts.js'
 import {
   AccountResponse,
   DoneResponse,
@@ -42,9 +47,8 @@ import {
   SessionsResponse,
 } from './schemas.js'
 
-// Every status each operation answers, as the route schemas give it to Fastify and the API document: a success is
-// its schema with `x-response-description` (which the serializer ignores), an error the shared ErrorResponse with
-// examples made from the service's own errors, so their messages cannot drift. docs/api.md section 4 says when.
+// Every status each operation answers, as the route schemas give it to Fastify and the API document, made of the
+// parts in response-parts.ts. docs/api.md section 4 says when.
 
 /** The API document's description: what holds for every request, beyond each operation's own answers. */
 export const DOCUMENT_DESCRIPTION = [
@@ -60,50 +64,6 @@ export const DOCUMENT_DESCRIPTION = [
     "describes each operation's answers.",
 ].join('\n\n')
 
-/** Response headers by name, each a JSON Schema with its description (@fastify/swagger's form). */
-type Headers = Readonly<Record<string, { description: string; [keyword: string]: unknown }>>
-
-const NO_STORE: Headers = {
-  'Cache-Control': {
-    type: 'string',
-    const: 'no-store',
-    description: 'Tokens and account data are kept by no cache (R1.12)',
-  },
-}
-
-const RATE_LIMIT: Headers = {
-  'X-RateLimit-Limit': {
-    type: 'integer',
-    minimum: 1,
-    description:
-      'Requests allowed per client address and minute (RATE_LIMIT_PER_MINUTE; absent when it is 0)',
-  },
-  'X-RateLimit-Remaining': {
-    type: 'integer',
-    minimum: 0,
-    description: 'Requests left in the current window (absent when RATE_LIMIT_PER_MINUTE is 0)',
-  },
-  'X-RateLimit-Reset': {
-    type: 'integer',
-    minimum: 0,
-    description: 'Seconds until the current window ends (absent when RATE_LIMIT_PER_MINUTE is 0)',
-  },
-}
-
-const RETRY_AFTER: Headers = {
-  'Retry-After': { type: 'integer', minimum: 0, description: 'Seconds to wait before trying again' },
-}
-
-const challenge = (error: AppError) => error.headers['www-authenticate']
-/** R5.4: a protected endpoint's 401 names the scheme, and says `invalid_token` when a token was refused. */
-const BEARER_CHALLENGE: Headers = {
-  'WWW-Authenticate': {
-    type: 'string',
-    enum: [challenge(new AuthorizationMissingError()), challenge(new AccessTokenInvalidError())],
-    description:
-      '`Bearer` without credentials (R5.2.1, R5.2.2), `Bearer error="invalid_token"` for a refused token',
-  },
-}
 const INVALID_TOKEN_CHALLENGE: Headers = {
   'WWW-Authenticate': {
     type: 'string',
@@ -114,27 +74,6 @@ const INVALID_TOKEN_CHALLENGE: Headers = {
 
 const ALLOW: Headers = {
   Allow: { type: 'string', examples: ['POST', 'GET, HEAD'], description: 'The methods the path takes' },
-}
-
-/** A success: the schema the serializer compiles, with the description the document gives the answer. */
-function answer<T extends TSchema>(schema: T, description: string, headers?: Headers): T {
-  return { ...schema, 'x-response-description': description, ...(headers ? { headers } : {}) }
-}
-
-/** An error answer: the shared envelope, one example per error the status stands for, and its headers. */
-function refusal(description: string, errors: readonly AppError[], headers?: Headers) {
-  return {
-    description,
-    ...(headers ? { headers } : {}),
-    content: {
-      'application/json': {
-        schema: Type.Ref('ErrorResponse'),
-        examples: Object.fromEntries(
-          errors.map((error) => [exampleName(error), { summary: error.message, value: failure(error) }]),
-        ),
-      },
-    },
-  }
 }
 
 /** One refusal that stands for the errors of both: `extra`'s examples added to `base`'s, `base`'s description first. */
@@ -152,12 +91,6 @@ function withExamples(extra: ReturnType<typeof refusal>, base: ReturnType<typeof
   }
 }
 
-/** An example's name: the error's stable code, with the field for a validation error. */
-function exampleName(error: AppError): string {
-  if (!(error instanceof ValidationError)) return error.code
-  return `${error.code}${error.data.errors[0]?.field.replaceAll('/', '_') ?? ''}`
-}
-
 const invalid = (field: string, message: string) => new ValidationError([{ field, message }])
 
 const badBody = (fieldErrors: readonly ValidationError[], headers: Headers) =>
@@ -166,41 +99,8 @@ const badBody = (fieldErrors: readonly ValidationError[], headers: Headers) =>
     [...fieldErrors, new MalformedBodyError(), new BodyNotUtf8Error()],
     headers,
   )
-const httpsRequired = () =>
-  refusal(
-    'In production behind TRUST_PROXY, the request did not arrive over HTTPS; nothing was read or changed (R5.7.2)',
-    [new HttpsRequiredError()],
-    NO_STORE,
-  )
-const tooLarge = (headers?: Headers) =>
-  refusal('The body is over 16 KiB; nothing was changed (R1.9)', [new PayloadTooLargeError()], headers)
-const notJson = (headers?: Headers) =>
-  refusal('A body of a type other than application/json (R1.3)', [new UnsupportedMediaTypeError()], headers)
-const failed = (headers?: Headers) =>
-  refusal(
-    'A failure the service did not foresee, such as a store that does not answer; nothing was changed (R7.1, R7.2)',
-    [new InternalError()],
-    headers,
-  )
-/** A refusal to try again later: with Retry-After (R7.3, R8.1, R8.2). */
-const retryLater = (description: string, errors: readonly AppError[], headers: Headers) =>
-  refusal(description, errors, { ...RETRY_AFTER, ...headers })
-const rateLimited = (description: string, headers: Headers) =>
-  retryLater(description, [new RateLimitedError(60)], headers)
-const unauthorized = () =>
-  refusal(
-    'The access token is missing, not in the Bearer form, invalid or expired, or a refresh token (R5.2), or its account is gone (R4.7.2)',
-    [
-      new AuthorizationMissingError(),
-      new AuthorizationMalformedError(),
-      new AccessTokenInvalidError(),
-      new TokenWrongTypeError(),
-    ],
-    { ...NO_STORE, ...BEARER_CHALLENGE },
-  )
 
 const EMAIL_ERROR = invalid('/email', 'must be a valid e-mail address')
-const LIMITED = { ...NO_STORE, ...RATE_LIMIT }
 
 /** POST /auth/register (docs/api.md §4.3). */
 export const registerResponses = () => ({
