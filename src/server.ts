@@ -28,6 +28,7 @@ import { securityEventRecorder } from './security-event.js'
 import { createSessionService } from './sessions/session-service.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
+import { createExpiryPruner } from './storage/expiry-pruner.js'
 import { createMemoryLoginAttemptStore } from './storage/memory/memory-login-attempt-store.js'
 import { openStores } from './storage/open-stores.js'
 import type { Stores } from './storage/stores.js'
@@ -83,6 +84,14 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     log: options.logger,
     retentionMs: config.audit.retentionDays * 86_400_000,
     clock,
+  })
+  // expired e-mail codes, ended counter windows and sign-in tickets: removed at start and hourly, mail or none
+  const pruner = createExpiryPruner({
+    codes: stores.codes,
+    counters: stores.sharedCounters,
+    tickets: stores.tickets,
+    clock,
+    log: options.logger,
   })
   let mail: OpenedMail | null = null
   try {
@@ -242,6 +251,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     metrics?.connections.watch(guard)
     await app.ready()
     mail.sender.start()
+    pruner.start()
     const exposure =
       metrics === null || metricsListen === null
         ? null
@@ -262,6 +272,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         await exposure?.close()
         // what is in hand is delivered or released before the stores close
         await mail?.sender.close()
+        await pruner.close()
         await hashing.close()
         await auditSink.close()
         await stores.close()
@@ -269,6 +280,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     }
   } catch (error) {
     await mail?.sender.close()
+    await pruner.close()
     await hashing.close()
     await auditSink.close()
     await stores.close()

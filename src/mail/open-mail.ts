@@ -12,7 +12,7 @@ import { createOutboxSender, type OutboxSender, type OutboxSenderSettings } from
 
 export interface OpenMailDeps {
   config: { mail: MailConfig; storage: { dataDir: string } }
-  stores: Pick<Stores, 'outbox' | 'codes' | 'users' | 'sharedCounters' | 'tickets'>
+  stores: Pick<Stores, 'outbox' | 'users'>
   clock: Clock
   log: MailLog
   /** Where mail_queued, mail_sent, mail_failed and mail_dropped go (the audit sink). */
@@ -58,10 +58,7 @@ export async function openMail(deps: OpenMailDeps): Promise<OpenedMail> {
       ? idleSender
       : createOutboxSender({
           outbox: stores.outbox,
-          codes: stores.codes,
-          counters: stores.sharedCounters,
           users: stores.users,
-          tickets: stores.tickets,
           seal,
           templates,
           transport,

@@ -1,11 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type {
-  EmailCodeStore,
-  OutboxMessage,
-  OutboxStore,
-  RateCounterStore,
-  TicketStore,
-} from '../storage/stores.js'
+import type { OutboxMessage, OutboxStore } from '../storage/stores.js'
 import type { MailTransport } from './mail-transport.js'
 import { createOutboxDelivery, type OutboxDeliveryDeps } from './outbox-delivery.js'
 import { createStoreFailureLog } from './store-failure-log.js'
@@ -19,8 +13,6 @@ export interface OutboxSenderSettings {
   leaseTargetMs: number
   /** The lease's time beyond the sends: the store calls around them. */
   leaseMarginMs: number
-  /** How often the expired e-mail codes are pruned (also at the first pass). */
-  pruneEveryMs: number
   /** While the store fails: at most one log line per this time. */
   failureLogEveryMs: number
   /** How long close() lets a send in progress finish before it closes the connection under it. */
@@ -34,19 +26,12 @@ const OUTBOX_SENDER_DEFAULTS: OutboxSenderSettings = {
   // 15 s (MAIL_SEND_TIMEOUT_SECONDS up to 5); beyond, a batch is one message, leased for its one send
   leaseTargetMs: 15_000,
   leaseMarginMs: 5_000,
-  pruneEveryMs: 3_600_000,
   failureLogEveryMs: 60_000,
   closeGraceMs: 5_000,
 }
 
 export interface OutboxSenderDeps extends Omit<OutboxDeliveryDeps, 'storeFailures' | 'random' | 'transport'> {
   outbox: Pick<OutboxStore, 'claim' | 'remove' | 'failed' | 'release'>
-  /** The expired e-mail codes are pruned from the sender's loop. */
-  codes: Pick<EmailCodeStore, 'prune'>
-  /** And the ended windows of the shared counters, when they are kept in SQL (Redis expires its own). */
-  counters?: Pick<RateCounterStore, 'prune'>
-  /** And the expired one-time tickets of provider sign-ins (migration 0006). */
-  tickets?: Pick<TicketStore, 'prune'>
   transport: MailTransport
   /** The jitter of the retries: [0, 1). */
   random?: () => number
@@ -55,7 +40,7 @@ export interface OutboxSenderDeps extends Omit<OutboxDeliveryDeps, 'storeFailure
 
 /** Delivers the outbox in the background of a service process. */
 export interface OutboxSender {
-  /** Starts polling the outbox (and pruning the expired codes). */
+  /** Starts polling the outbox. */
   start(): void
   /** A message was queued by this process: the outbox is looked at now rather than at the next poll. */
   wake(): void
@@ -85,35 +70,9 @@ export function createOutboxSender(deps: OutboxSenderDeps): OutboxSender {
   let timer: NodeJS.Timeout | null = null
   let running: Promise<void> | null = null
   let wokenWhileRunning = false
-  let pruneAt: number | null = null
-  let pruning: Promise<void> | null = null
 
   const storeFailures = createStoreFailureLog(log, clock, settings.failureLogEveryMs)
   const delivery = createOutboxDelivery({ ...deps, storeFailures, random: deps.random ?? Math.random })
-
-  /** Prunes the expired codes now and then, in the background of the passes. */
-  const pruneCodes = () => {
-    const now = clock.now()
-    if (pruning !== null || (pruneAt !== null && now < pruneAt)) return
-    pruneAt = now + settings.pruneEveryMs
-    pruning = Promise.all([
-      deps.codes.prune(now),
-      deps.counters?.prune?.(now) ?? 0,
-      deps.tickets?.prune(now) ?? 0,
-    ])
-      .then(
-        ([deleted, counters, tickets]) => {
-          if (deleted > 0) log.info({ deleted }, 'expired e-mail codes pruned')
-          if (counters > 0) log.info({ deleted: counters }, 'ended counter windows pruned')
-          if (tickets > 0) log.info({ deleted: tickets }, 'expired sign-in tickets pruned')
-        },
-        (error: unknown) =>
-          log.warn({ err: error }, 'expired e-mail codes could not be pruned; tried again later'),
-      )
-      .finally(() => {
-        pruning = null
-      })
-  }
 
   /**
    * One batch: claimed, each message sent and settled, the rest released. Resolves true when more may be due now: the
@@ -121,7 +80,6 @@ export function createOutboxSender(deps: OutboxSenderDeps): OutboxSender {
    */
   const pass = async (): Promise<boolean> => {
     await delivery.settleLeftovers()
-    pruneCodes()
     const claimant = randomBytes(16).toString('hex')
     const claimedAt = clock.now()
     const leaseUntil = claimedAt + leaseMs
@@ -213,7 +171,6 @@ export function createOutboxSender(deps: OutboxSenderDeps): OutboxSender {
         await transport.close()
         await within(inHand, settings.closeGraceMs)
       } else await transport.close()
-      await pruning
       await delivery.settleLeftovers()
     },
   }

@@ -150,20 +150,6 @@ describe('the outbox sender, around its deliveries', () => {
     }
   })
 
-  it('prunes the expired codes when it starts, and then hourly', async () => {
-    const h = await open({ senderSettings: { pollIntervalMs: 20 } })
-    const key = (address: string) => ({ address, purpose: 'login' as const, userId: null })
-    await h.stores.codes.put(key('a@example.com'), 'a'.repeat(64), START - 1)
-    await h.stores.codes.put(key('b@example.com'), 'b'.repeat(64), START + 30 * 60_000)
-    h.mail.sender.start()
-    const pruned = () => h.logs().filter((line) => line.msg === 'expired e-mail codes pruned')
-    await vi.waitFor(() => expect(pruned()).toEqual([expect.objectContaining({ deleted: 1 })]))
-    h.clock.advance(3_600_000)
-    await vi.waitFor(() => expect(pruned()).toHaveLength(2))
-    expect(pruned()[1]).toMatchObject({ deleted: 1 })
-    expect(await h.stores.codes.prune(h.clock.now())).toBe(0)
-  })
-
   it('writes .eml files to DATA_DIR/outbox/ without SMTP_URL, naming each in a log line without the code', async () => {
     const h = await open({ env: { SMTP_URL: '' } })
     expect(h.mail.transport).toBe(

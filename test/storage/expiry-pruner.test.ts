@@ -1,0 +1,209 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { createFixedClock } from '../../src/clock.js'
+import { loadConfig } from '../../src/config.js'
+import { createLogger } from '../../src/logger.js'
+import { createExpiryPruner, type ExpiryPrunerDeps } from '../../src/storage/expiry-pruner.js'
+import { openStores } from '../../src/storage/open-stores.js'
+import type { Stores } from '../../src/storage/stores.js'
+import { backends } from '../support/backends.js'
+import { startTestService, type TestService } from '../support/test-service.js'
+
+const START = Date.UTC(2026, 0, 1)
+const HOUR = 3_600_000
+const codeKey = (address: string) => ({ address, purpose: 'login' as const, userId: null })
+const ticket = (digit: string, expiresAt: number) => ({
+  digest: digit.repeat(64),
+  kind: 'oauth_state' as const,
+  payload: 'sealed',
+  expiresAt,
+})
+
+/**
+ * On a store: a code, a counter window and a ticket that are over at START, and one of each that is over an hour
+ * later (the counter's window: two hours from START - 1, its start).
+ */
+async function seed(stores: Stores, clock: ReturnType<typeof createFixedClock>) {
+  await stores.codes.put(codeKey('over@example.com'), 'a'.repeat(64), START - 1)
+  await stores.codes.put(codeKey('later@example.com'), 'b'.repeat(64), START + 30 * 60_000)
+  clock.set(START - 2 * HOUR)
+  await stores.sharedCounters.increment('pruner:over', HOUR)
+  clock.set(START - 1)
+  await stores.sharedCounters.increment('pruner:later', HOUR)
+  clock.set(START)
+  await stores.tickets.put(ticket('1', START))
+  await stores.tickets.put(ticket('2', START + 30 * 60_000))
+}
+
+/** What is left of seed's rows: each prune reports what it removed, so a second one at `now` finds nothing. */
+async function leftAt(stores: Stores, now: number) {
+  return {
+    codes: await stores.codes.prune(now),
+    counters: (await stores.sharedCounters.prune?.(now)) ?? 0,
+    tickets: await stores.tickets.prune(now),
+  }
+}
+
+describe('the expiry pruner', () => {
+  const cleanups: Array<() => Promise<void>> = []
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+  })
+
+  /** SQLite stores on a fixed clock, and the log lines written. */
+  async function open() {
+    const dir = await mkdtemp(join(tmpdir(), 'tessera-pruner-'))
+    cleanups.push(() => rm(dir, { recursive: true, force: true }))
+    const clock = createFixedClock(START)
+    const config = loadConfig(
+      { NODE_ENV: 'test', DATABASE_URL: `sqlite:${dir}/app.db`, DATA_DIR: dir },
+      { listens: false },
+    )
+    const lines: Array<Record<string, unknown>> = []
+    const log = {
+      info: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'info', ...fields, msg }),
+      warn: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'warn', ...fields, msg }),
+    }
+    const stores = await openStores(config.storage, clock, createLogger('silent'))
+    cleanups.push(() => stores.close())
+    return { clock, stores, lines, log }
+  }
+
+  /** A pruner of the stores every 20 ms, with `codes` in place of the stores' own when given. */
+  function prunerOn(
+    { stores, clock, log }: Pick<Awaited<ReturnType<typeof open>>, 'stores' | 'clock' | 'log'>,
+    codes: ExpiryPrunerDeps['codes'] = stores.codes,
+  ) {
+    const pruner = createExpiryPruner({
+      codes,
+      counters: stores.sharedCounters,
+      tickets: stores.tickets,
+      clock,
+      log,
+      everyMs: 20,
+    })
+    cleanups.push(() => pruner.close())
+    return pruner
+  }
+
+  it('removes what is over at start and then every interval, and only that', async () => {
+    const { clock, stores, lines, log } = await open()
+    await seed(stores, clock)
+    const pruner = prunerOn({ stores, clock, log })
+    pruner.start()
+    await vi.waitFor(() =>
+      expect(lines).toEqual([
+        { level: 'info', deleted: 1, msg: 'expired e-mail codes pruned' },
+        { level: 'info', deleted: 1, msg: 'ended counter windows pruned' },
+        { level: 'info', deleted: 1, msg: 'expired sign-in tickets pruned' },
+      ]),
+    )
+    // the others are not over yet, at any number of prunings
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(lines).toHaveLength(3)
+    expect(await leftAt(stores, START)).toEqual({ codes: 0, counters: 0, tickets: 0 })
+    clock.advance(HOUR)
+    await vi.waitFor(() => expect(lines).toHaveLength(6))
+    expect(await leftAt(stores, clock.now())).toEqual({ codes: 0, counters: 0, tickets: 0 })
+  })
+
+  it('logs a store that fails, prunes the others, and tries again at the next interval', async () => {
+    const { clock, stores, lines, log } = await open()
+    await seed(stores, clock)
+    let failing = true
+    const pruner = prunerOn(
+      { stores, clock, log },
+      {
+        prune: async (now) => {
+          if (failing) throw new Error('SQLITE_BUSY')
+          return stores.codes.prune(now)
+        },
+      },
+    )
+    await pruner.prune()
+    expect(lines.map((line) => line.msg)).toEqual([
+      'expired e-mail codes could not be pruned; tried again later',
+      'ended counter windows pruned',
+      'expired sign-in tickets pruned',
+    ])
+    expect(lines[0]).toMatchObject({ level: 'warn', err: new Error('SQLITE_BUSY') })
+    failing = false
+    pruner.start()
+    await vi.waitFor(() =>
+      expect(lines.at(-1)).toEqual({ level: 'info', deleted: 1, msg: 'expired e-mail codes pruned' }),
+    )
+  })
+
+  it('close waits for a pruning in progress, and no timer runs after it', async () => {
+    const { clock, stores, log } = await open()
+    let calls = 0
+    let release = () => {}
+    const pruner = prunerOn(
+      { stores, clock, log },
+      {
+        prune: () => {
+          calls++
+          return new Promise<number>((resolve) => {
+            release = () => resolve(0)
+          })
+        },
+      },
+    )
+    pruner.start()
+    let closed = false
+    const closing = pruner.close().then(() => {
+      closed = true
+    })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(closed).toBe(false)
+    release()
+    await closing
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(calls).toBe(1)
+  })
+})
+
+describe('a service that cannot send mail', () => {
+  let service: TestService | null = null
+  afterEach(async () => {
+    await service?.close()
+    service = null
+  })
+
+  // production without SMTP_URL runs no outbox sender: the pruning does not depend on it
+  it('prunes the expired rows at start all the same', async () => {
+    const backend = backends[0]
+    if (backend === undefined) throw new Error('no backend')
+    const instance = await backend.setup()
+    const clock = createFixedClock(START)
+    const config = loadConfig({ NODE_ENV: 'test', ...instance.env }, { listens: false })
+    const stores = await openStores(config.storage, clock, createLogger('silent'))
+    try {
+      await seed(stores, clock)
+    } finally {
+      await stores.close()
+    }
+    service = await startTestService(backend, {
+      instance,
+      clock,
+      env: { NODE_ENV: 'production', SMTP_URL: '' },
+    })
+    const owned = service
+    const close = owned.close
+    owned.close = async () => {
+      await close()
+      await instance.teardown()
+    }
+    await vi.waitFor(() =>
+      expect(owned.logs().map((line) => line.msg)).toEqual(
+        expect.arrayContaining([
+          'no mail can be sent (production without SMTP_URL): sending codes answers 503, and queued mail waits for SMTP_URL',
+          'expired e-mail codes pruned',
+          'expired sign-in tickets pruned',
+        ]),
+      ),
+    )
+  })
+})
