@@ -241,7 +241,6 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     })
     // docs/api.md §8: connections in all and per address, pipelined requests, unread answers
     const guard = guardConnections(app.server, config.server, {
-      clock,
       logger: options.logger,
       answeredBeforeRouting: metrics?.connections.answeredBeforeRouting ?? null,
       // the function Fastify was given, and the limit read now, once

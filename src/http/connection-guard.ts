@@ -2,8 +2,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { clientNetwork } from '../client-network.js'
-import type { Clock } from '../clock.js'
 import { type AppError, BadRequestError, ServiceBusyError } from '../errors.js'
+import { monotonicNow } from '../time.js'
 import { answerWithoutRoute } from './client-error.js'
 import type { TrustedProxy } from './trusted-proxies.js'
 
@@ -93,7 +93,6 @@ export function guardConnections(
   server: Server,
   limits: ConnectionLimits,
   deps: {
-    clock: Clock
     logger: FastifyBaseLogger
     /** TRUST_PROXY (trusted-proxies.ts), the matcher Fastify is given too; null trusts no peer. */
     trustedProxy: TrustedProxy | null
@@ -170,7 +169,7 @@ export function guardConnections(
       dropped: [],
       closed: false,
       flushed: 0,
-      stalledSince: 0,
+      stalledSince: monotonicNow(),
       idleSince: ++sequence,
     }
     connections.set(socket, connection)
@@ -249,9 +248,10 @@ export function guardConnections(
     for (const handler of handlers) handler.call(server, request, response)
   })
 
-  // a client that reads nothing of an answer for writeTimeoutMs is cut off
+  // a client that reads nothing of an answer for writeTimeoutMs is cut off: a duration, on the monotonic clock (the
+  // service clock is the domain's "now", which a test may fix or fail; a timer of the guard must never throw)
   const checkWrites = () => {
-    const now = deps.clock.now()
+    const now = monotonicNow()
     for (const connection of connections.values()) {
       if (connection.answers.size === 0) continue
       const { stream } = connection

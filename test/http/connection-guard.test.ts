@@ -3,7 +3,6 @@ import { createServer, type RequestListener, type Server } from 'node:http'
 import { type AddressInfo, connect, type Socket } from 'node:net'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
-import { systemClock } from '../../src/clock.js'
 import { defaultMaxConnections, guardConnections } from '../../src/http/connection-guard.js'
 import { trustedProxies } from '../../src/http/trusted-proxies.js'
 import { exchange } from '../support/raw-http.js'
@@ -45,7 +44,6 @@ describe('connection-guard', () => {
           writeTimeoutMs: 10_000,
         },
         {
-          clock: systemClock,
           logger: pino({ level: 'silent' }),
           trustedProxy: trustedProxies(trustProxy),
           openFileLimit: limits.openFileLimit,
