@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { DOCUMENT_DESCRIPTION, unmatchedRequestResponses } from './responses.js'
 import { ownFilesOnlyPolicy } from './security-headers.js'
-import { withSharedHeaders } from './shared-headers.js'
+import { withSharedComponents } from './shared-components.js'
 
 /**
  * docs/api.md R4.9.2: the policy of the /docs page and its assets. Swagger UI runs from its own files alone: no
@@ -58,7 +58,7 @@ export async function registerOpenApi(
   })
   const prepared: { json: Buffer; yaml: Buffer | null } = { json: Buffer.alloc(0), yaml: null }
   app.addHook('onReady', (done) => {
-    prepared.json = Buffer.from(JSON.stringify(withSharedHeaders(app.swagger())))
+    prepared.json = Buffer.from(JSON.stringify(withSharedComponents(app.swagger())))
     done()
   })
   const sendJson = (_request: FastifyRequest, reply: FastifyReply) =>

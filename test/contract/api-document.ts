@@ -60,14 +60,25 @@ export class ApiDocument {
     this.ajv.addSchema(document, 'openapi.json', undefined, false)
   }
 
-  /** Every documented answer: `operationId status` of each operation, and the components' responses. */
+  /**
+   * Every documented answer: `operationId status` of each operation, and the components' responses that no operation
+   * refers to (those of unmatched requests; the others are answers shared by several operations, src/http/
+   * shared-components.ts, and exercised as theirs).
+   */
   documented(): Exercised[] {
-    const byOperation = Object.values(this.document.paths).flatMap((item: any) =>
-      Object.values(item).flatMap((operation: any) =>
-        Object.keys(operation.responses).map((status) => `${operation.operationId} ${status}`),
+    const operations = Object.values(this.document.paths).flatMap((item: any) => Object.values(item))
+    const byOperation = operations.flatMap((operation: any) =>
+      Object.keys(operation.responses).map((status) => `${operation.operationId} ${status}`),
+    )
+    const referred = new Set(
+      operations.flatMap((operation: any) =>
+        Object.values(operation.responses).map((response: any) => response.$ref),
       ),
     )
-    return [...byOperation, ...Object.keys(this.document.components.responses)]
+    const unmatched = Object.keys(this.document.components.responses).filter(
+      (name) => !referred.has(pointer('components', 'responses', name)),
+    )
+    return [...byOperation, ...unmatched]
   }
 
   /**
@@ -110,7 +121,12 @@ export class ApiDocument {
       location = ['components', 'responses', component]
       name = component
     }
-    const response = location.reduce((node, key) => node[key], this.document)
+    let response = location.reduce((node, key) => node[key], this.document)
+    if (typeof response.$ref === 'string') {
+      // an answer several operations share, defined once in components.responses (src/http/shared-components.ts)
+      location = response.$ref.slice(2).split('/')
+      response = location.reduce((node, key) => node[key], this.document)
+    }
 
     if (response.content === undefined) {
       // a redirect: its Location is the answer (checked with the headers below)
@@ -124,7 +140,7 @@ export class ApiDocument {
     for (const [header, written] of Object.entries(response.headers ?? {})) {
       const value = answer.headers.get(header)
       expect(value, `header ${header} missing: ${where}`).not.toBeNull()
-      // a header defined once in components.headers and referred to (src/http/shared-headers.ts)
+      // a header defined once in components.headers and referred to (src/http/shared-components.ts)
       const ref = (written as { $ref?: string }).$ref
       const at = ref === undefined ? [...location, 'headers', header] : ref.slice(2).split('/')
       const definition = at.reduce((node, key) => node[key], this.document)

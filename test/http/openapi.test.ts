@@ -52,6 +52,18 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     expect(documented).toEqual(JSON.parse(JSON.stringify(schema)))
   })
 
+  /** A node of the document, or the one its `$ref` points to (an answer or a header defined once in components). */
+  const resolved = (node: any): any =>
+    typeof node?.$ref === 'string'
+      ? node.$ref
+          .slice(2)
+          .split('/')
+          .reduce((at: any, key: string) => at[key], document)
+      : node
+  /** The answer `status` of the operation `method path`, followed to components.responses where it is shared. */
+  const answer = (path: string, method: string, status: string) =>
+    resolved(document.paths[path][method].responses[status])
+
   /** Every operation of the document: its method, path and object. */
   const operations = () =>
     Object.entries(document.paths).flatMap(([path, item]) =>
@@ -142,11 +154,36 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       unlinkProvider: ['200', '400', '401', '403', '404', '409', '429', '500', '503'],
     })
     const descriptions = operations().flatMap(({ operation }) =>
-      Object.values(operation.responses).map((response: any) => response.description),
+      Object.values(operation.responses).map((response: any) => resolved(response).description),
     )
     expect(descriptions.filter((text) => !text || text === 'Default Response')).toEqual([])
-    expect(Object.keys(document.components.responses)).toEqual(['NotFound', 'MethodNotAllowed'])
+    expect(Object.keys(document.components.responses).slice(0, 2)).toEqual(['NotFound', 'MethodNotAllowed'])
     expect(Object.keys(document.components.responses.MethodNotAllowed.headers)).toEqual(['Allow'])
+  })
+
+  it('R4.9.5 defines an answer that several operations give alike once, under components.responses, and refers to it', () => {
+    const written = operations().flatMap(({ operation }) => Object.values(operation.responses as object))
+    const inline = written
+      .filter((response: any) => response.$ref === undefined)
+      .map((r) => JSON.stringify(r))
+    // no two operations write out the same answer
+    expect(inline.filter((text, index) => inline.indexOf(text) !== index)).toEqual([])
+    const uses = new Map<string, number>()
+    for (const response of written as Array<{ $ref?: string }>) {
+      if (response.$ref !== undefined) uses.set(response.$ref, (uses.get(response.$ref) ?? 0) + 1)
+    }
+    // every shared answer is used by at least two operations; the unmatched requests' two by none
+    for (const name of Object.keys(document.components.responses)) {
+      const count = uses.get(`#/components/responses/${name}`) ?? 0
+      if (name === 'NotFound' || name === 'MethodNotAllowed') expect(count, name).toBe(0)
+      else expect(count, name).toBeGreaterThanOrEqual(2)
+    }
+    expect(document.paths['/auth/me'].get.responses['401']).toEqual(
+      document.paths['/auth/sessions'].get.responses['401'],
+    )
+    expect(document.paths['/auth/me'].get.responses['401'].$ref).toMatch(
+      /^#\/components\/responses\/Unauthorized/,
+    )
   })
 
   /** The failures of a provider sign-in that answer a page, not the envelope (docs/api.md R4.24.11, R4.24.12). */
@@ -160,7 +197,8 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
   it('R4.9.4 documents the error envelope once, refers to it from every error status, with the messages as examples', () => {
     expect(document.components.schemas.ErrorResponse.required).toEqual(['code', 'message', 'data'])
     for (const { operation } of operations()) {
-      for (const [status, response] of Object.entries(operation.responses as Record<string, any>)) {
+      for (const [status, shared] of Object.entries(operation.responses as Record<string, any>)) {
+        const response = resolved(shared)
         if (status.startsWith('2') || (operation.operationId === 'getHealth' && status === '503')) continue
         // the exceptions of docs/api.md §1.2: a redirect has no body, a provider page is HTML
         if (status.startsWith('3')) continue
@@ -177,7 +215,7 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
         }
       }
     }
-    const unauthorized = document.paths['/auth/me'].get.responses['401'].content['application/json'].examples
+    const unauthorized = answer('/auth/me', 'get', '401').content['application/json'].examples
     expect(Object.values(unauthorized).map((example: any) => example.value.message)).toEqual([
       'Authorization header is missing',
       'Authorization header must have the form "Bearer <token>"',
@@ -188,7 +226,7 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
 
   it('R4.9.5 documents the headers: Cache-Control, the rate-limit headers, Retry-After and WWW-Authenticate where they are sent', () => {
     const headers = (path: string, method: string, status: string) =>
-      Object.keys(document.paths[path][method].responses[status].headers ?? {})
+      Object.keys(answer(path, method, status).headers ?? {})
     const rateLimit = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']
     expect(headers('/auth/register', 'post', '200')).toEqual(['Cache-Control', ...rateLimit])
     expect(headers('/auth/register', 'post', '429')).toEqual(['Retry-After', 'Cache-Control', ...rateLimit])
@@ -201,13 +239,13 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       'WWW-Authenticate',
     ])
     expect(headers('/auth/me', 'get', '401')).toEqual(['Cache-Control', 'WWW-Authenticate'])
+    const challenge = resolved(answer('/auth/me', 'get', '401').headers['WWW-Authenticate'])
+    expect(challenge.schema.enum).toEqual(['Bearer', 'Bearer error="invalid_token"'])
     // defined once in components.headers, where several answers send it alike
-    const challenge = document.paths['/auth/me'].get.responses['401'].headers['WWW-Authenticate']
-    expect(challenge).toEqual({ $ref: '#/components/headers/WWW-Authenticate' })
-    expect(document.components.headers['WWW-Authenticate'].schema.enum).toEqual([
-      'Bearer',
-      'Bearer error="invalid_token"',
-    ])
+    const noStore = answer('/auth/register', 'post', '200').headers['Cache-Control']
+    expect(noStore).toEqual(answer('/auth/me', 'get', '401').headers['Cache-Control'])
+    expect(noStore.$ref).toMatch(/^#\/components\/headers\/Cache-Control/)
+    expect(resolved(noStore).schema.const).toBe('no-store')
     expect(headers('/auth/delete-refresh-token', 'post', '503')).toEqual(['Retry-After', 'Cache-Control'])
     expect(headers('/health', 'get', '200')).toEqual([])
   })
@@ -221,14 +259,13 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     const emails = [
       document.paths['/auth/register'].post.requestBody.content['application/json'].schema.properties.email,
       document.paths['/auth/login'].post.requestBody.content['application/json'].schema.properties.email,
-      document.paths['/auth/me'].get.responses['200'].content['application/json'].schema.properties.data
-        .properties.email,
+      answer('/auth/me', 'get', '200').content['application/json'].schema.properties.data.properties.email,
     ]
     for (const email of emails) expect(email).toMatchObject({ type: 'string', pattern: EMAIL_PATTERN })
   })
 
   it('R4.9.4 types the success envelope as the error envelope (an integer code) and created_at as a date-time', () => {
-    const me = document.paths['/auth/me'].get.responses['200'].content['application/json'].schema
+    const me = answer('/auth/me', 'get', '200').content['application/json'].schema
     expect(me.properties.code).toEqual({ type: 'integer', enum: [200] })
     expect(document.components.schemas.ErrorResponse.properties.code.type).toBe('integer')
     expect(me.properties.data.properties.created_at).toMatchObject({ type: 'string', format: 'date-time' })
