@@ -298,7 +298,7 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
         tags: ['auth'],
         summary: 'The authenticated account',
         description:
-          'The account the access token names: its id, e-mail address and creation time. A token whose account no longer exists is a 401.',
+          'The account the access token names, with every field of an account: its address and whether it is verified, its profile, avatar, role, status, providers and times. A token whose account no longer exists is a 401.',
         security: BEARER_AUTH,
         response: meResponses(),
       },
