@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js'
+import type { Config } from '../config.js'
 import { describeCause, OperationFailedError } from '../errors.js'
 import type { SecurityEvent, SecurityEventType } from '../security-event.js'
 import {
@@ -8,6 +9,7 @@ import {
   ROLE_NAME,
   type SessionStore,
   type StoredSession,
+  type Stores,
   type UserRecord,
   type UserStore,
 } from '../storage/stores.js'
@@ -89,6 +91,27 @@ export function parseUserRef(value: string): UserRef | null {
   if (isUserId(value)) return { id: value }
   const email = normalizeEmail(value)
   return email === null ? null : { email }
+}
+
+/**
+ * The operator on the stores that `config` opened (`tessera users`, and tests that run it beside a service): the
+ * refresh-token lifetime and whether events are recorded come from the configuration.
+ */
+export function userAdminOn(
+  stores: Pick<Stores, 'users' | 'sessions' | 'audit' | 'codes' | 'outbox'>,
+  config: Pick<Config, 'auth' | 'audit'>,
+  clock: Clock,
+): UserAdmin {
+  return createUserAdmin({
+    users: stores.users,
+    sessions: stores.sessions,
+    audit: stores.audit,
+    codes: stores.codes,
+    outbox: stores.outbox,
+    clock,
+    refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
+    recordEvents: config.audit.retentionDays > 0,
+  })
 }
 
 /** The operations of `tessera users` on the service's stores, each recorded in the audit trail (reason operator). */

@@ -1,10 +1,10 @@
 import { newPasswordProblem } from '../auth/password-policy.js'
 import {
   type AccountChange,
-  createUserAdmin,
   parseUserRef,
   type UserAdmin,
   type UserRef,
+  userAdminOn,
 } from '../auth/user-admin.js'
 import type { Config } from '../config.js'
 import { describeCause } from '../errors.js'
@@ -124,16 +124,7 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
         error instanceof PromptCancelledError ? 'cancelled; nothing was changed' : describeCause(error),
     },
     async (stores, config) => {
-      const admin = createUserAdmin({
-        users: stores.users,
-        sessions: stores.sessions,
-        audit: stores.audit,
-        codes: stores.codes,
-        outbox: stores.outbox,
-        clock: io.clock,
-        refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
-        recordEvents: config.audit.retentionDays > 0,
-      })
+      const admin = userAdminOn(stores, config, io.clock)
       await runVerb(invocation, { admin, config, io })
     },
   )

@@ -1,42 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createUserAdmin, type UserAdmin } from '../../src/auth/user-admin.js'
+import { type UserAdmin, userAdminOn } from '../../src/auth/user-admin.js'
 import { systemClock } from '../../src/clock.js'
 import { OperationFailedError, StorageError } from '../../src/errors.js'
 import type { Stores } from '../../src/storage/stores.js'
 import { backends } from '../support/backends.js'
+import { createGate } from '../support/gate.js'
 import { call, expectError, PASSWORD, registerUser } from '../support/http.js'
 import { MESSAGES } from '../support/messages.js'
 import { startTestService, type TestService } from '../support/test-service.js'
-
-/** A store call held at its start until released, to put an operator's deletion in the middle of a request. */
-function createGate() {
-  let closed = false
-  let reached: () => void = () => {}
-  let release: () => void = () => {}
-  const arrived = new Promise<void>((resolve) => {
-    reached = resolve
-  })
-  const opened = new Promise<void>((resolve) => {
-    release = resolve
-  })
-  return {
-    close() {
-      closed = true
-    },
-    /** Resolves when a call has arrived at the closed gate. */
-    arrived,
-    open() {
-      closed = false
-      release()
-    },
-    /** Where a store call waits while the gate is closed. */
-    async pass() {
-      if (!closed) return
-      reached()
-      await opened
-    },
-  }
-}
 
 /**
  * Deleting an account while its user logs in or refreshes (README "Administering users"): with REDIS_URL no foreign
@@ -73,17 +44,7 @@ describe.each(backends)('deleting an account during a login or a refresh [$name]
   })
   afterAll(() => service?.close())
 
-  const operatorOn = (stores: Stores) =>
-    createUserAdmin({
-      users: stores.users,
-      sessions: stores.sessions,
-      audit: stores.audit,
-      codes: stores.codes,
-      outbox: stores.outbox,
-      clock: systemClock,
-      refreshTokenTtlMs: service.config.auth.refreshTokenTtlSeconds * 1000,
-      recordEvents: true,
-    })
+  const operatorOn = (stores: Stores) => userAdminOn(stores, service.config, systemClock)
   const login = (email: string, password = PASSWORD) =>
     call(service.app, 'POST', '/auth/login', { body: { email, password } })
 
