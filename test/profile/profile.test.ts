@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { backends } from '../support/backends.js'
-import { bearer, call, decodeJwt, expectError, PASSWORD, registerUser, uniqueEmail } from '../support/http.js'
+import {
+  bearer,
+  call,
+  decodeJwt,
+  expectError,
+  NEW_ACCOUNT_FIELDS,
+  PASSWORD,
+  registerUser,
+  uniqueEmail,
+} from '../support/http.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
 const INVALID_CREDENTIALS = 'E-mail or password wrong'
@@ -31,15 +40,7 @@ describe.each(backends)('profiles on $name (docs/api.md §2.1, §4.22)', (backen
     const expected = {
       id: registered.body.data.id,
       email,
-      email_verified: false,
-      username: null,
-      nickname: null,
-      avatar_url: null,
-      bio: null,
-      role: 'user',
-      status: 'active',
-      password_set: true,
-      providers: [],
+      ...NEW_ACCOUNT_FIELDS,
       created_at: registered.body.data.created_at,
       updated_at: registered.body.data.created_at,
     }

@@ -3,7 +3,16 @@ import { createTokenService } from '../../src/auth/token-service.js'
 import { createFixedClock, systemClock } from '../../src/clock.js'
 import type { Stores } from '../../src/storage/stores.js'
 import { backends } from '../support/backends.js'
-import { bearer, call, decodeJwt, expectError, PASSWORD, registerUser, uniqueEmail } from '../support/http.js'
+import {
+  bearer,
+  call,
+  decodeJwt,
+  expectError,
+  NEW_ACCOUNT_FIELDS,
+  PASSWORD,
+  registerUser,
+  uniqueEmail,
+} from '../support/http.js'
 import { FIELD_MESSAGES, MESSAGES } from '../support/messages.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
@@ -115,15 +124,7 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
         data: {
           id: expect.stringMatching(/^[1-9]\d{9}$/),
           email,
-          email_verified: false,
-          username: null,
-          nickname: null,
-          avatar_url: null,
-          bio: null,
-          role: 'user',
-          status: 'active',
-          password_set: true,
-          providers: [],
+          ...NEW_ACCOUNT_FIELDS,
           created_at: expect.stringMatching(/Z$/),
           updated_at: expect.stringMatching(/Z$/),
           access_token: expect.any(String),
@@ -170,15 +171,7 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
         data: {
           id: expect.stringMatching(/^[1-9]\d{9}$/),
           email,
-          email_verified: false,
-          username: null,
-          nickname: null,
-          avatar_url: null,
-          bio: null,
-          role: 'user',
-          status: 'active',
-          password_set: true,
-          providers: [],
+          ...NEW_ACCOUNT_FIELDS,
           created_at: registered.body.data.created_at,
           updated_at: registered.body.data.created_at,
           access_token: expect.any(String),
@@ -344,15 +337,7 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
         data: {
           id: user.id,
           email: user.email,
-          email_verified: false,
-          username: null,
-          nickname: null,
-          avatar_url: null,
-          bio: null,
-          role: 'user',
-          status: 'active',
-          password_set: true,
-          providers: [],
+          ...NEW_ACCOUNT_FIELDS,
           created_at: user.createdAt,
           updated_at: user.createdAt,
         },

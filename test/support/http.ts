@@ -48,6 +48,22 @@ export async function call(
 export const uniqueEmail = (): string => `user-${randomUUID()}@example.com`
 export const PASSWORD = 'correct horse battery'
 
+/**
+ * The fields of an account registered with an e-mail and a password, before anything about it changed (docs/api.md
+ * §2.1): what every answer that shows such an account holds beside its id, e-mail and times.
+ */
+export const NEW_ACCOUNT_FIELDS = {
+  email_verified: false,
+  username: null,
+  nickname: null,
+  avatar_url: null,
+  bio: null,
+  role: 'user',
+  status: 'active',
+  password_set: true,
+  providers: [],
+} as const
+
 export interface Registered {
   email: string
   password: string
