@@ -100,10 +100,25 @@ const badBody = (fieldErrors: readonly ValidationError[], headers: Headers) =>
     headers,
   )
 
+/**
+ * The refusals that every endpoint taking a JSON body under the limits of R8.1 shares beside its own: 403 (HTTPS
+ * required), 413, 415, 429 (`tooMany` says what was counted) and 500, each with the rate-limit headers.
+ */
+const limitedJsonRefusals = (tooMany: string) => ({
+  403: httpsRequired(),
+  413: tooLarge(LIMITED),
+  415: notJson(LIMITED),
+  429: rateLimited(tooMany, LIMITED),
+  500: failed(LIMITED),
+})
+
 const EMAIL_ERROR = invalid('/email', 'must be a valid e-mail address')
 
 /** POST /auth/register (docs/api.md §4.3). */
 export const registerResponses = () => ({
+  ...limitedJsonRefusals(
+    'More than RATE_LIMIT_PER_MINUTE registrations from this client address in a minute (R8.1)',
+  ),
   200: answer(
     RegisterResponse,
     'Account created and logged in: the normalized e-mail, the creation time and a token pair',
@@ -120,19 +135,11 @@ export const registerResponses = () => ({
       LIMITED,
     ),
   ),
-  403: httpsRequired(),
   409: refusal(
     'The e-mail, once normalized, is already registered (R4.3.2)',
     [new EmailTakenError()],
     LIMITED,
   ),
-  413: tooLarge(LIMITED),
-  415: notJson(LIMITED),
-  429: rateLimited(
-    'More than RATE_LIMIT_PER_MINUTE registrations from this client address in a minute (R8.1)',
-    LIMITED,
-  ),
-  500: failed(LIMITED),
   503: retryLater(
     'The Argon2 queue is full (R8.2), or the account may or may not have been created (R7.3): retry',
     [new ServiceBusyError(), new WriteOutcomeUnknownError()],
@@ -166,6 +173,9 @@ export const loginResponses = () => ({
 
 /** POST /auth/refresh (§4.5). */
 export const refreshResponses = () => ({
+  ...limitedJsonRefusals(
+    'More than RATE_LIMIT_PER_MINUTE refreshes from this client address in a minute (R8.1)',
+  ),
   200: answer(RefreshResponse, 'A new token pair; the refresh token sent is used up (R3.3)', LIMITED),
   400: badBody([invalid('/refresh_token', 'must not be empty')], LIMITED),
   401: refusal(
@@ -173,14 +183,6 @@ export const refreshResponses = () => ({
     [new RefreshTokenInvalidError(), new TokenWrongTypeError()],
     { ...LIMITED, ...INVALID_TOKEN_CHALLENGE },
   ),
-  403: httpsRequired(),
-  413: tooLarge(LIMITED),
-  415: notJson(LIMITED),
-  429: rateLimited(
-    'More than RATE_LIMIT_PER_MINUTE refreshes from this client address in a minute (R8.1)',
-    LIMITED,
-  ),
-  500: failed(LIMITED),
   503: retryLater(
     'The token may or may not have been rotated (R7.3): retry, and log in again on a 401',
     [new WriteOutcomeUnknownError()],
@@ -274,20 +276,15 @@ const passwordIncorrect = () =>
 
 /** POST /auth/email/send-code (§4.14). */
 export const sendCodeResponses = () => ({
+  ...limitedJsonRefusals(
+    `A code was sent to this address for this purpose less than EMAIL_CODE_RESEND_SECONDS ago, EMAIL_CODE_HOURLY_LIMIT were sent to it this hour,${PER_ADDRESS}`,
+  ),
   200: answer(
     DoneResponse,
     'The mail is committed to the outbox; the same answer whether or not the address has an account',
     LIMITED,
   ),
   400: badBody([EMAIL_ERROR, invalid('/purpose', 'must be equal to one of the allowed values')], LIMITED),
-  403: httpsRequired(),
-  413: tooLarge(LIMITED),
-  415: notJson(LIMITED),
-  429: rateLimited(
-    `A code was sent to this address for this purpose less than EMAIL_CODE_RESEND_SECONDS ago, EMAIL_CODE_HOURLY_LIMIT were sent to it this hour,${PER_ADDRESS}`,
-    LIMITED,
-  ),
-  500: failed(LIMITED),
   503: mailUnavailable(),
 })
 
@@ -304,6 +301,7 @@ export const sendAccountCodeResponses = () => ({
 
 /** POST /auth/login/email-code (§4.16). */
 export const codeLoginResponses = () => ({
+  ...limitedJsonRefusals(`More than RATE_LIMIT_PER_MINUTE tries from this client address in a minute (R8.1)`),
   200: answer(LoginResponse, 'Logged in: the account and a new token pair', LIMITED),
   400: badBody([EMAIL_ERROR, CODE_ERROR], LIMITED),
   401: refusal(
@@ -311,38 +309,26 @@ export const codeLoginResponses = () => ({
     [new InvalidCredentialsError()],
     LIMITED,
   ),
-  403: httpsRequired(),
-  413: tooLarge(LIMITED),
-  415: notJson(LIMITED),
-  429: rateLimited(
-    `More than RATE_LIMIT_PER_MINUTE tries from this client address in a minute (R8.1)`,
-    LIMITED,
-  ),
-  500: failed(LIMITED),
   503: mayHaveChanged(false),
 })
 
 /** POST /auth/password/reset (§4.17). */
 export const resetPasswordResponses = () => ({
+  ...limitedJsonRefusals(
+    `More than RATE_LIMIT_PER_MINUTE resets from this client address in a minute (R8.1)`,
+  ),
   200: answer(
     LoginResponse,
     'The new password is set, every other session ended: the account and a new token pair',
     LIMITED,
   ),
   400: withExamples(codeRefused('§4.17'), badBody([EMAIL_ERROR, CODE_ERROR, NEW_PASSWORD_ERROR], LIMITED)),
-  403: httpsRequired(),
-  413: tooLarge(LIMITED),
-  415: notJson(LIMITED),
-  429: rateLimited(
-    `More than RATE_LIMIT_PER_MINUTE resets from this client address in a minute (R8.1)`,
-    LIMITED,
-  ),
-  500: failed(LIMITED),
   503: mayHaveChanged(true),
 })
 
 /** POST /auth/password/change (§4.18). */
 export const changePasswordResponses = () => ({
+  ...limitedJsonRefusals(`Too many wrong passwords against this account (R8.5),${PER_ADDRESS}`),
   200: answer(
     LoginResponse,
     'The new password is set, every other session ended: the account and a new token pair',
@@ -350,83 +336,57 @@ export const changePasswordResponses = () => ({
   ),
   400: withExamples(passwordIncorrect(), badBody([NEW_PASSWORD_ERROR], LIMITED)),
   401: unauthorized(),
-  403: httpsRequired(),
-  413: tooLarge(LIMITED),
-  415: notJson(LIMITED),
-  429: rateLimited(`Too many wrong passwords against this account (R8.5),${PER_ADDRESS}`, LIMITED),
-  500: failed(LIMITED),
   503: mayHaveChanged(true),
 })
 
 /** POST /auth/email/change (§4.19). */
 export const changeEmailResponses = () => ({
+  ...limitedJsonRefusals(
+    `More than RATE_LIMIT_PER_MINUTE changes from this client address in a minute (R8.1)`,
+  ),
   200: answer(AccountResponse, 'The address is changed and verified; the old one was told', LIMITED),
   400: withExamples(
     codeRefused('§4.19'),
     badBody([invalid('/new_email', 'must be a valid e-mail address'), CODE_ERROR], LIMITED),
   ),
   401: unauthorized(),
-  403: httpsRequired(),
   409: refusal('Another account has the new address', [new EmailTakenError()], LIMITED),
-  413: tooLarge(LIMITED),
-  415: notJson(LIMITED),
-  429: rateLimited(
-    `More than RATE_LIMIT_PER_MINUTE changes from this client address in a minute (R8.1)`,
-    LIMITED,
-  ),
-  500: failed(LIMITED),
   503: mayHaveChanged(false),
 })
 
 /** POST /auth/email/verify (§4.20). */
 export const verifyEmailResponses = () => ({
+  ...limitedJsonRefusals(`More than RATE_LIMIT_PER_MINUTE tries from this client address in a minute (R8.1)`),
   200: answer(AccountResponse, 'The address is verified', LIMITED),
   400: withExamples(codeRefused('§4.20'), badBody([CODE_ERROR], LIMITED)),
   401: unauthorized(),
-  403: httpsRequired(),
-  413: tooLarge(LIMITED),
-  415: notJson(LIMITED),
-  429: rateLimited(
-    `More than RATE_LIMIT_PER_MINUTE tries from this client address in a minute (R8.1)`,
-    LIMITED,
-  ),
-  500: failed(LIMITED),
   503: mayHaveChanged(false),
 })
 
 /** POST /auth/delete (§4.21). */
 export const deleteAccountResponses = () => ({
+  ...limitedJsonRefusals(`Too many wrong passwords against this account (R8.5),${PER_ADDRESS}`),
   200: answer(DoneResponse, 'The account, its sessions, codes and queued mail are gone', LIMITED),
   400: withExamples(
     withExamples(codeRefused('§4.21'), passwordIncorrect()),
     badBody([invalid('/password', 'exactly one of password and verification_code is required')], LIMITED),
   ),
   401: unauthorized(),
-  403: httpsRequired(),
-  413: tooLarge(LIMITED),
-  415: notJson(LIMITED),
-  429: rateLimited(`Too many wrong passwords against this account (R8.5),${PER_ADDRESS}`, LIMITED),
-  500: failed(LIMITED),
   503: mayHaveChanged(true),
 })
 
 /** PUT /auth/profile (§4.22). */
 export const profileResponses = () => ({
+  ...limitedJsonRefusals(
+    `More than RATE_LIMIT_PER_MINUTE changes from this client address in a minute (R8.1)`,
+  ),
   200: answer(AccountResponse, 'The profile is changed: the account as it is now', LIMITED),
   400: badBody(
     [invalid('/username', USERNAME_RULE), invalid('/nickname', 'must be 1 to 64 characters')],
     LIMITED,
   ),
   401: unauthorized(),
-  403: httpsRequired(),
   409: refusal('Another account has the username', [new UsernameTakenError()], LIMITED),
-  413: tooLarge(LIMITED),
-  415: notJson(LIMITED),
-  429: rateLimited(
-    `More than RATE_LIMIT_PER_MINUTE changes from this client address in a minute (R8.1)`,
-    LIMITED,
-  ),
-  500: failed(LIMITED),
   503: mayHaveChanged(false),
 })
 
