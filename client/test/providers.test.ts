@@ -1,10 +1,10 @@
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { makeCertificate } from '../../test/support/certificates.js'
 import { emlMailbox, type Mailbox } from '../../test/support/mailbox.js'
-import { startOidcProvider, type TestOidcProvider } from '../../test/support/oidc-provider.js'
-import { type RunningService, startProcess } from '../../test/support/process.js'
-import { freePort } from '../../test/support/redis-server.js'
+import type { TestOidcProvider } from '../../test/support/oidc-provider.js'
+import {
+  type ServiceWithProvider,
+  startServiceWithOidcProvider,
+} from '../../test/support/provider-service.js'
 import { useTempDir } from '../../test/support/temp-dir.js'
 import { TestBrowser } from '../../test/support/test-browser.js'
 import { createTesseraClient, type TesseraError } from '../src/index.js'
@@ -16,41 +16,17 @@ import { createSharedStorage, mailedCode, observedFetch } from './service.js'
 // sign-in with redirect_to, followed by a browser of redirects, gives the code that exchangeProviderCode takes.
 
 const temp = useTempDir('client-providers')
-let provider: TestOidcProvider
-let service: RunningService
+let service: ServiceWithProvider<TestOidcProvider>
 let mailbox: Mailbox
-let ca: Buffer
-let origin: string
 
 beforeAll(async () => {
-  const certificate = await makeCertificate(temp.path, 'provider')
-  ca = certificate.cert
-  const port = await freePort()
-  origin = `http://127.0.0.1:${port}`
-  provider = await startOidcProvider({
-    dir: temp.path,
-    certificate,
-    redirectUris: [`${origin}/auth/oauth/google/callback`],
-  })
-  service = await startProcess({
-    PORT: String(port),
-    PUBLIC_URL: origin,
-    // without SMTP_URL, its mail is written to <DATA_DIR>/outbox/
-    NODE_ENV: 'development',
-    DATABASE_URL: `sqlite:${join(temp.path, 'tessera.db')}`,
-    DATA_DIR: temp.path,
-    OAUTH_PROVIDERS: 'google',
-    OAUTH_GOOGLE_ISSUER: provider.issuer,
-    OAUTH_GOOGLE_CLIENT_ID: provider.clientId,
-    OAUTH_GOOGLE_CLIENT_SECRET: provider.clientSecret,
-    NODE_EXTRA_CA_CERTS: certificate.certFile,
-  })
+  // without SMTP_URL, its mail is written to <DATA_DIR>/outbox/
+  service = await startServiceWithOidcProvider(temp.path, { NODE_ENV: 'development' })
   mailbox = emlMailbox(temp.path)
 })
 afterAll(async () => {
   await service?.stop()
   await mailbox?.close()
-  await provider?.stop()
 })
 
 const failure = (promise: Promise<unknown>) =>
@@ -64,18 +40,18 @@ let accounts = 0
 function newProviderAccount() {
   const n = ++accounts
   const claims = { sub: `client-${process.pid}-${n}`, email: `provider-${process.pid}-${n}@example.com` }
-  provider.setAccount({ ...claims, email_verified: true, name: `Grace ${n}` })
+  service.provider.setAccount({ ...claims, email_verified: true, name: `Grace ${n}` })
   return claims
 }
 
 /** A sign-in started with redirect_to (a page of the service's origin, FRONTEND_ORIGIN's default): its code. */
 async function signInCode(): Promise<string> {
-  const redirectTo = `${origin}/demo?from=provider`
+  const redirectTo = `${service.origin}/demo?from=provider`
   let back: URL | null = null
-  await new TestBrowser({ ca }).navigate(
-    `${origin}/auth/oauth/google/start?redirect_to=${encodeURIComponent(redirectTo)}`,
+  await new TestBrowser({ ca: service.ca }).navigate(
+    `${service.origin}/auth/oauth/google/start?redirect_to=${encodeURIComponent(redirectTo)}`,
     (next) => {
-      if (next.origin !== origin || next.pathname !== '/demo') return false
+      if (next.origin !== service.origin || next.pathname !== '/demo') return false
       back = next
       return true
     },
@@ -90,7 +66,7 @@ function newClient() {
   const storage = createSharedStorage()
   const observed = observedFetch()
   const onChange = vi.fn()
-  const client = createTesseraClient({ baseUrl: origin, storage, fetch: observed.send })
+  const client = createTesseraClient({ baseUrl: service.origin, storage, fetch: observed.send })
   client.onChange(onChange)
   /** What it has sent since the last call, as `METHOD /path`; forgotten once read. */
   const sent = () => observed.requests.splice(0).map((r) => `${r.method} ${r.path}`)

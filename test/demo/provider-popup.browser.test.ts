@@ -3,12 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { makeCertificate } from '../support/certificates.js'
 import { chromiumAvailable, launchChromium } from '../support/chromium.js'
 import { codeIn, emlMailbox, type Mailbox } from '../support/mailbox.js'
-import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js'
-import { type RunningService, startProcess } from '../support/process.js'
-import { freePort } from '../support/redis-server.js'
+import type { TestOidcProvider } from '../support/oidc-provider.js'
+import { type ServiceWithProvider, startServiceWithOidcProvider } from '../support/provider-service.js'
 import { useTempDir } from '../support/temp-dir.js'
 
 // The demo page's "Sign in with Google" in Chromium: the popup, the provider, the service's callback page and its
@@ -25,10 +23,8 @@ const STORED_PAIR = "localStorage.getItem('tessera.tokens')"
 
 describe.skipIf(!available)('the demo page signs in with a provider in a popup', () => {
   const temp = useTempDir('demo-provider-popup')
-  let provider: TestOidcProvider
-  let service: RunningService
+  let service: ServiceWithProvider<TestOidcProvider>
   let mailbox: Mailbox
-  let origin: string
   let browser: Browser
   let context: BrowserContext
   /** Page errors, console errors and CSP violations of the demo page. */
@@ -37,29 +33,9 @@ describe.skipIf(!available)('the demo page signs in with a provider in a popup',
 
   beforeAll(async () => {
     await mkdir(SCREENSHOTS, { recursive: true })
-    const certificate = await makeCertificate(temp.path, 'provider')
-    // the service's address is known before it starts: the provider's client is registered with its redirect URI
-    const port = await freePort()
-    origin = `http://127.0.0.1:${port}`
-    provider = await startOidcProvider({
-      dir: temp.path,
-      certificate,
-      redirectUris: [`${origin}/auth/oauth/google/callback`],
-    })
-    service = await startProcess({
-      PORT: String(port),
-      // the callback page posts to FRONTEND_ORIGIN, by default this URL's origin: the demo page's
-      PUBLIC_URL: origin,
-      // without SMTP_URL, its mail is written to <DATA_DIR>/outbox/, which `mailbox` reads
-      NODE_ENV: 'development',
-      DATABASE_URL: `sqlite:${join(temp.path, 'tessera.db')}`,
-      DATA_DIR: temp.path,
-      OAUTH_PROVIDERS: 'google',
-      OAUTH_GOOGLE_ISSUER: provider.issuer,
-      OAUTH_GOOGLE_CLIENT_ID: provider.clientId,
-      OAUTH_GOOGLE_CLIENT_SECRET: provider.clientSecret,
-      NODE_EXTRA_CA_CERTS: certificate.certFile,
-    })
+    // the callback page posts to FRONTEND_ORIGIN, by default PUBLIC_URL's origin: the demo page's; without SMTP_URL,
+    // the service's mail is written to <DATA_DIR>/outbox/, which `mailbox` reads
+    service = await startServiceWithOidcProvider(temp.path, { NODE_ENV: 'development' })
     mailbox = emlMailbox(temp.path)
     browser = await launchChromium()
   })
@@ -67,7 +43,6 @@ describe.skipIf(!available)('the demo page signs in with a provider in a popup',
     await browser?.close()
     await service?.stop()
     await mailbox?.close()
-    await provider?.stop()
   })
   afterEach(async () => {
     await context?.close()
@@ -93,7 +68,7 @@ describe.skipIf(!available)('the demo page signs in with a provider in a popup',
       if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
         problems.push(message.text())
     })
-    await page.goto(`${origin}/demo`)
+    await page.goto(`${service.origin}/demo`)
     await page.locator('#session-pill:not([data-state="loading"])').waitFor()
     await idle(page)
     return page
@@ -108,7 +83,7 @@ describe.skipIf(!available)('the demo page signs in with a provider in a popup',
    * (`email`, by default a new one).
    */
   function providerAccount(name: string, email = `popup-${process.pid}-${++accounts}@example.com`) {
-    provider.setAccount({
+    service.provider.setAccount({
       sub: `popup-subject-${process.pid}-${accounts}`,
       email,
       email_verified: true,
@@ -119,7 +94,7 @@ describe.skipIf(!available)('the demo page signs in with a provider in a popup',
 
   /** A POST to the API, outside the browser; fails the test on an answer other than 200. */
   async function post(path: string, body: unknown) {
-    const answer = await fetch(`${origin}${path}`, {
+    const answer = await fetch(`${service.origin}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -219,13 +194,13 @@ describe.skipIf(!available)('the demo page signs in with a provider in a popup',
   it('a sign-in declined at the provider: the page shows the service message and stays logged out', async () => {
     const page = await openDemo()
     providerAccount('Declines')
-    provider.setRefusal({ error: 'access_denied' })
+    service.provider.setRefusal({ error: 'access_denied' })
     try {
       const popup = await clickSignIn(page)
       await popup.waitForEvent('close')
       await idle(page)
     } finally {
-      provider.setRefusal(null)
+      service.provider.setRefusal(null)
     }
     expect(await text(page, '#notice-title')).toBe('Signing in with Google failed')
     expect(await text(page, '#notice-text')).toBe('The sign-in was cancelled')

@@ -1,10 +1,7 @@
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { makeCertificate } from '../support/certificates.js'
 import { PASSWORD, uniqueEmail } from '../support/http.js'
 import { type Mailbox, smtpMailbox } from '../support/mailbox.js'
-import { type RunningService, startProcess } from '../support/process.js'
-import { freePort } from '../support/redis-server.js'
+import { type ServiceWithProvider, startServiceWithProvider } from '../support/provider-service.js'
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js'
 import { useTempDir } from '../support/temp-dir.js'
 import { TestBrowser } from '../support/test-browser.js'
@@ -17,12 +14,9 @@ import { api, EMAIL_UNVERIFIED, expectFailed, expectSignedIn, popupSignIn } from
 
 describe('sign-in with GitHub', () => {
   const temp = useTempDir('github-sign-in')
-  let github: GitHubApi
   let smtp: TestSmtpServer
   let mailbox: Mailbox
-  let service: RunningService
-  let origin: string
-  let ca: Buffer
+  let service: ServiceWithProvider<GitHubApi>
 
   let ids = 1000
   /** A GitHub user with a fresh id whose primary address is `email`. */
@@ -38,42 +32,40 @@ describe('sign-in with GitHub', () => {
       ...overrides,
     }
   }
-  const signIn = () => popupSignIn(new TestBrowser({ ca }), service, 'github')
+  const signIn = () => popupSignIn(new TestBrowser({ ca: service.ca }), service, 'github')
 
   beforeAll(async () => {
-    const certificate = await makeCertificate(temp.path, 'github')
-    ca = certificate.cert
-    github = await startGitHubApi(certificate)
     smtp = await startSmtpServer()
     mailbox = smtpMailbox(smtp)
-    const port = await freePort()
-    origin = `http://127.0.0.1:${port}`
-    service = await startProcess({
-      PORT: String(port),
-      PUBLIC_URL: origin,
-      DATABASE_URL: `sqlite:${join(temp.path, 'tessera.db')}`,
-      DATA_DIR: temp.path,
-      SMTP_URL: smtp.url,
-      OAUTH_PROVIDERS: 'github',
-      OAUTH_GITHUB_URL: github.url,
-      OAUTH_GITHUB_API_URL: github.apiUrl,
-      OAUTH_GITHUB_CLIENT_ID: github.clientId,
-      OAUTH_GITHUB_CLIENT_SECRET: github.clientSecret,
-      NODE_EXTRA_CA_CERTS: certificate.certFile,
-    })
+    service = await startServiceWithProvider(
+      temp.path,
+      async (certificate) => {
+        const github = await startGitHubApi(certificate)
+        return {
+          provider: github,
+          env: {
+            OAUTH_PROVIDERS: 'github',
+            OAUTH_GITHUB_URL: github.url,
+            OAUTH_GITHUB_API_URL: github.apiUrl,
+            OAUTH_GITHUB_CLIENT_ID: github.clientId,
+            OAUTH_GITHUB_CLIENT_SECRET: github.clientSecret,
+          },
+        }
+      },
+      { SMTP_URL: smtp.url },
+    )
   })
   afterAll(async () => {
     await service?.stop()
     await mailbox?.close()
     await smtp?.stop()
-    await github?.stop()
   })
 
   it('signs in with a private address, the verified primary entry of /user/emails, and again to the same account', async () => {
     const email = uniqueEmail()
     const user = gitHubUser(email, true, { name: 'The Octocat' })
-    github.setUser(user)
-    const data = expectSignedIn((await signIn()).result, 'github', origin)
+    service.provider.setUser(user)
+    const data = expectSignedIn((await signIn()).result, 'github', service.origin)
     expect(data).toMatchObject({
       email,
       email_verified: true,
@@ -81,10 +73,10 @@ describe('sign-in with GitHub', () => {
       password_set: false,
       providers: ['github'],
     })
-    github.setUser({ ...user, emails: [{ email: uniqueEmail(), primary: true, verified: true }] })
-    expect(expectSignedIn((await signIn()).result, 'github', origin).id).toBe(data.id)
+    service.provider.setUser({ ...user, emails: [{ email: uniqueEmail(), primary: true, verified: true }] })
+    expect(expectSignedIn((await signIn()).result, 'github', service.origin).id).toBe(data.id)
     // the token requests carried the client's secret, the redirect URI and the PKCE verifier
-    expect(github.refusals).toEqual([])
+    expect(service.provider.refusals).toEqual([])
   })
 
   it("links by a private verified address, and never takes /user's public address as verified", async () => {
@@ -97,11 +89,13 @@ describe('sign-in with GitHub', () => {
     expect(owner.body.data.email_verified).toBe(true)
 
     // the address only as /user's public one, the primary entry another, unverified one: no link
-    github.setUser(gitHubUser(uniqueEmail(), false, { email }))
-    expect(expectSignedIn((await signIn()).result, 'github', origin)).toMatchObject({ email_verified: false })
+    service.provider.setUser(gitHubUser(uniqueEmail(), false, { email }))
+    expect(expectSignedIn((await signIn()).result, 'github', service.origin)).toMatchObject({
+      email_verified: false,
+    })
 
-    github.setUser(gitHubUser(email, true))
-    const data = expectSignedIn((await signIn()).result, 'github', origin)
+    service.provider.setUser(gitHubUser(email, true))
+    const data = expectSignedIn((await signIn()).result, 'github', service.origin)
     expect(data).toMatchObject({ id: owner.body.data.id, providers: ['github'], password_set: true })
     expect((await mailbox.next(email)).subject).toBe('A sign-in provider was linked to your Tessera account')
   })
@@ -113,7 +107,7 @@ describe('sign-in with GitHub', () => {
     const email = registered.body.data.email
     const user = gitHubUser(email, false)
     user.emails.push({ email: uniqueEmail(), primary: false, verified: true })
-    github.setUser(user)
+    service.provider.setUser(user)
     expectFailed((await signIn()).result, 'github', EMAIL_UNVERIFIED)
     const login = await api(service, 'POST', '/auth/login', { body: { email, password: PASSWORD } })
     expect(login.status).toBe(200)
@@ -122,19 +116,19 @@ describe('sign-in with GitHub', () => {
 
   it('creates an unverified account for an unverified primary address that no account has', async () => {
     const email = uniqueEmail()
-    github.setUser(gitHubUser(email, false))
-    const data = expectSignedIn((await signIn()).result, 'github', origin)
+    service.provider.setUser(gitHubUser(email, false))
+    const data = expectSignedIn((await signIn()).result, 'github', service.origin)
     expect(data).toMatchObject({ email, email_verified: false, password_set: false, providers: ['github'] })
   })
 
   it('refuses a GitHub account without any primary address', async () => {
-    github.setUser(gitHubUser(uniqueEmail(), true, { emails: [], email: uniqueEmail() }))
+    service.provider.setUser(gitHubUser(uniqueEmail(), true, { emails: [], email: uniqueEmail() }))
     expectFailed((await signIn()).result, 'github', 'The provider did not share an e-mail address')
   })
 
   it('unlinks GitHub only from an account that has another way in', async () => {
-    github.setUser(gitHubUser(uniqueEmail(), true))
-    const data = expectSignedIn((await signIn()).result, 'github', origin)
+    service.provider.setUser(gitHubUser(uniqueEmail(), true))
+    const data = expectSignedIn((await signIn()).result, 'github', service.origin)
     expect((await api(service, 'DELETE', '/auth/oauth/github', { token: data.access_token })).status).toBe(
       409,
     )

@@ -1,11 +1,9 @@
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { makeCertificate } from '../support/certificates.js'
 import { PASSWORD, uniqueEmail } from '../support/http.js'
 import { type Mailbox, smtpMailbox } from '../support/mailbox.js'
-import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js'
-import { type RunningService, runCli, startProcess } from '../support/process.js'
-import { freePort } from '../support/redis-server.js'
+import type { TestOidcProvider } from '../support/oidc-provider.js'
+import { runCli } from '../support/process.js'
+import { type ServiceWithProvider, startServiceWithOidcProvider } from '../support/provider-service.js'
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js'
 import { useTempDir } from '../support/temp-dir.js'
 import { TestBrowser } from '../support/test-browser.js'
@@ -30,16 +28,12 @@ const APP_ORIGIN = 'http://app.tessera.test'
 
 describe('sign-in with an OpenID provider', () => {
   const temp = useTempDir('oidc-sign-in')
-  let provider: TestOidcProvider
   let smtp: TestSmtpServer
   let mailbox: Mailbox
-  let service: RunningService
-  let serviceOrigin: string
-  let databaseUrl: string
-  let ca: Buffer
+  let service: ServiceWithProvider<TestOidcProvider>
 
   /** A fresh browser that trusts the provider's certificate. */
-  const browser = () => new TestBrowser({ ca })
+  const browser = () => new TestBrowser({ ca: service.ca })
   /** A provider account with a fresh subject. */
   let subjects = 0
   const subject = () => `oidc-subject-${++subjects}`
@@ -59,36 +53,14 @@ describe('sign-in with an OpenID provider', () => {
   }
 
   beforeAll(async () => {
-    const certificate = await makeCertificate(temp.path, 'provider')
-    ca = certificate.cert
-    const port = await freePort()
-    serviceOrigin = `http://127.0.0.1:${port}`
-    provider = await startOidcProvider({
-      dir: temp.path,
-      certificate,
-      redirectUris: [`${serviceOrigin}/auth/oauth/google/callback`],
-    })
     smtp = await startSmtpServer()
     mailbox = smtpMailbox(smtp)
-    databaseUrl = `sqlite:${join(temp.path, 'tessera.db')}`
-    service = await startProcess({
-      PORT: String(port),
-      PUBLIC_URL: serviceOrigin,
-      DATABASE_URL: databaseUrl,
-      DATA_DIR: temp.path,
-      SMTP_URL: smtp.url,
-      OAUTH_PROVIDERS: 'google',
-      OAUTH_GOOGLE_ISSUER: provider.issuer,
-      OAUTH_GOOGLE_CLIENT_ID: provider.clientId,
-      OAUTH_GOOGLE_CLIENT_SECRET: provider.clientSecret,
-      NODE_EXTRA_CA_CERTS: certificate.certFile,
-    })
+    service = await startServiceWithOidcProvider(temp.path, { SMTP_URL: smtp.url })
   })
   afterAll(async () => {
     await service?.stop()
     await mailbox?.close()
     await smtp?.stop()
-    await provider?.stop()
   })
 
   it('lists the configured providers', async () => {
@@ -104,7 +76,7 @@ describe('sign-in with an OpenID provider', () => {
     expectInertPage(page)
     expect(page.headers['set-cookie']).toBeUndefined()
     const result = pageResult(page.text)
-    expect(result.targetOrigin).toBe(serviceOrigin)
+    expect(result.targetOrigin).toBe(service.origin)
     expectFailed(result, 'wechat', 'This sign-in provider is not available')
   })
 
@@ -112,10 +84,10 @@ describe('sign-in with an OpenID provider', () => {
     const start = await browser().fetch(`${service.url}/auth/oauth/google/start`)
     expect(start.status).toBe(302)
     const location = new URL(String(start.headers.location))
-    expect(location.origin).toBe(provider.issuer)
+    expect(location.origin).toBe(service.provider.issuer)
     expect(location.searchParams.get('code_challenge_method')).toBe('S256')
     expect(location.searchParams.get('scope')).toBe('openid email profile')
-    expect(location.searchParams.get('redirect_uri')).toBe(`${serviceOrigin}/auth/oauth/google/callback`)
+    expect(location.searchParams.get('redirect_uri')).toBe(`${service.origin}/auth/oauth/google/callback`)
     const state = location.searchParams.get('state')
     expect(state).toMatch(/^[A-Za-z0-9_-]{43}$/)
     // PUBLIC_URL is http here: no Secure
@@ -127,7 +99,7 @@ describe('sign-in with an OpenID provider', () => {
   it('creates an account in a popup sign-in, then signs the same provider account in to it again', async () => {
     const email = uniqueEmail()
     const sub = subject()
-    provider.setAccount({
+    service.provider.setAccount({
       sub,
       email: email.toUpperCase(),
       email_verified: true,
@@ -135,7 +107,7 @@ describe('sign-in with an OpenID provider', () => {
       picture: 'https://127.0.0.1:1/picture.png',
     })
     const first = await popupSignIn(browser(), service, 'google')
-    const account = expectSignedIn(first.result, 'google', serviceOrigin)
+    const account = expectSignedIn(first.result, 'google', service.origin)
     expect(account).toMatchObject({
       email,
       email_verified: true,
@@ -153,11 +125,11 @@ describe('sign-in with an OpenID provider', () => {
     ])
 
     // another browser, the same provider account: the same account, whatever address the provider now gives
-    provider.setAccount({ sub, email: uniqueEmail(), email_verified: true })
+    service.provider.setAccount({ sub, email: uniqueEmail(), email_verified: true })
     const again = expectSignedIn(
       (await popupSignIn(browser(), service, 'google')).result,
       'google',
-      serviceOrigin,
+      service.origin,
     )
     expect(again).toMatchObject({ id: account.id, email, providers: ['google'] })
     // its password login is the 401 of a wrong password: it has none
@@ -170,11 +142,16 @@ describe('sign-in with an OpenID provider', () => {
 
   it('links the account whose verified address the provider vouches for, and tells its owner', async () => {
     const owner = await verifiedAccount()
-    provider.setAccount({ sub: subject(), email: owner.email, email_verified: true, name: 'Someone Else' })
+    service.provider.setAccount({
+      sub: subject(),
+      email: owner.email,
+      email_verified: true,
+      name: 'Someone Else',
+    })
     const data = expectSignedIn(
       (await popupSignIn(browser(), service, 'google')).result,
       'google',
-      serviceOrigin,
+      service.origin,
     )
     // the account as it was, with the provider: its password and profile stay
     expect(data).toMatchObject({
@@ -198,11 +175,11 @@ describe('sign-in with an OpenID provider', () => {
     const email = uniqueEmail()
     const impostor = await api(service, 'POST', '/auth/register', { body: { email, password: PASSWORD } })
     expect(impostor.body.data.email_verified).toBe(false)
-    provider.setAccount({ sub: subject(), email, email_verified: true })
+    service.provider.setAccount({ sub: subject(), email, email_verified: true })
     const data = expectSignedIn(
       (await popupSignIn(browser(), service, 'google')).result,
       'google',
-      serviceOrigin,
+      service.origin,
     )
     expect(data).toMatchObject({
       id: impostor.body.data.id,
@@ -225,7 +202,7 @@ describe('sign-in with an OpenID provider', () => {
       body: { email: uniqueEmail(), password: PASSWORD },
     })
     for (const email of [owner.email, unverifiedOwner.body.data.email]) {
-      provider.setAccount({ sub: subject(), email, email_verified: false })
+      service.provider.setAccount({ sub: subject(), email, email_verified: false })
       const { result } = await popupSignIn(browser(), service, 'google')
       expectFailed(result, 'google', EMAIL_UNVERIFIED)
       const login = await api(service, 'POST', '/auth/login', { body: { email, password: PASSWORD } })
@@ -233,19 +210,23 @@ describe('sign-in with an OpenID provider', () => {
       expect(login.body.data.providers).toEqual([])
     }
     // a claim that is not exactly `true` is not one
-    provider.setAccount({ sub: subject(), email: owner.email, email_verified: 'true' as unknown as boolean })
+    service.provider.setAccount({
+      sub: subject(),
+      email: owner.email,
+      email_verified: 'true' as unknown as boolean,
+    })
     expectFailed((await popupSignIn(browser(), service, 'google')).result, 'google', EMAIL_UNVERIFIED)
   })
 
   it('refuses a state used once already: the sign-in is used up', async () => {
-    provider.setAccount({ sub: subject(), email: uniqueEmail(), email_verified: true })
+    service.provider.setAccount({ sub: subject(), email: uniqueEmail(), email_verified: true })
     const person = browser()
     const callback = await callbackUrlOf(person, service, 'google')
     const state = String(callback.searchParams.get('state'))
     const first = await person.fetch(callback.href)
-    expectSignedIn(pageResult(first.text), 'google', serviceOrigin)
+    expectSignedIn(pageResult(first.text), 'google', service.origin)
     // the same answer again, with the cookie the browser no longer has put back
-    person.setCookie(serviceOrigin, 'tessera_oauth', state, '/auth/oauth/')
+    person.setCookie(service.origin, 'tessera_oauth', state, '/auth/oauth/')
     const replayed = await person.fetch(callback.href)
     expect(replayed.status).toBe(200)
     expectInertPage(replayed)
@@ -253,22 +234,22 @@ describe('sign-in with an OpenID provider', () => {
   })
 
   it("refuses a callback in a second browser, whose cookie is another sign-in's; the first browser's still works", async () => {
-    provider.setAccount({ sub: subject(), email: uniqueEmail(), email_verified: true })
+    service.provider.setAccount({ sub: subject(), email: uniqueEmail(), email_verified: true })
     const victim = browser()
     const callback = await callbackUrlOf(victim, service, 'google')
     const other = browser()
     await other.fetch(`${service.url}/auth/oauth/google/start`)
-    expect(other.cookie(serviceOrigin, 'tessera_oauth')).toEqual(expect.any(String))
+    expect(other.cookie(service.origin, 'tessera_oauth')).toEqual(expect.any(String))
     expectFailed(pageResult((await other.fetch(callback.href)).text), 'google', STATE_INVALID)
     // and with no cookie at all
     expectFailed(pageResult((await browser().fetch(callback.href)).text), 'google', STATE_INVALID)
     // the refusals did not use the sign-in up
-    expectSignedIn(pageResult((await victim.fetch(callback.href)).text), 'google', serviceOrigin)
+    expectSignedIn(pageResult((await victim.fetch(callback.href)).text), 'google', service.origin)
   })
 
   it("keeps the page inert with a provider's error_description that tries to end the script", async () => {
     const forged = '</script><script>alert(document.domain)</script><!--'
-    provider.setRefusal({ error: 'access_denied', error_description: forged })
+    service.provider.setRefusal({ error: 'access_denied', error_description: forged })
     try {
       const page = await browser().navigate(`${service.url}/auth/oauth/google/start`)
       expect(page.status).toBe(200)
@@ -277,7 +258,7 @@ describe('sign-in with an OpenID provider', () => {
       expect(page.text).not.toContain('</script><script>')
       expectFailed(pageResult(page.text), 'google', 'The sign-in was cancelled')
     } finally {
-      provider.setRefusal(null)
+      service.provider.setRefusal(null)
     }
     // forged straight into the callback's URL, in every parameter
     const person = browser()
@@ -309,14 +290,14 @@ describe('sign-in with an OpenID provider', () => {
 
   it('refuses a disabled account its provider sign-in', async () => {
     const sub = subject()
-    provider.setAccount({ sub, email: uniqueEmail(), email_verified: true })
+    service.provider.setAccount({ sub, email: uniqueEmail(), email_verified: true })
     const account = expectSignedIn(
       (await popupSignIn(browser(), service, 'google')).result,
       'google',
-      serviceOrigin,
+      service.origin,
     )
     const disabled = await runCli(['users', 'disable', account.id], {
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: service.databaseUrl,
       DATA_DIR: temp.path,
     })
     expect(disabled.code, disabled.stderr).toBe(0)
@@ -324,11 +305,11 @@ describe('sign-in with an OpenID provider', () => {
   })
 
   it('unlinks a provider from an account that has a password, and refuses to unlink the only way in', async () => {
-    provider.setAccount({ sub: subject(), email: uniqueEmail(), email_verified: true })
+    service.provider.setAccount({ sub: subject(), email: uniqueEmail(), email_verified: true })
     const onlyProvider = expectSignedIn(
       (await popupSignIn(browser(), service, 'google')).result,
       'google',
-      serviceOrigin,
+      service.origin,
     )
     const refused = await api(service, 'DELETE', '/auth/oauth/google', { token: onlyProvider.access_token })
     expect(refused).toEqual({
@@ -337,11 +318,11 @@ describe('sign-in with an OpenID provider', () => {
     })
 
     const owner = await verifiedAccount()
-    provider.setAccount({ sub: subject(), email: owner.email, email_verified: true })
+    service.provider.setAccount({ sub: subject(), email: owner.email, email_verified: true })
     const linked = expectSignedIn(
       (await popupSignIn(browser(), service, 'google')).result,
       'google',
-      serviceOrigin,
+      service.origin,
     )
     await mailbox.next(owner.email)
     const unlinked = await api(service, 'DELETE', '/auth/oauth/google', { token: linked.access_token })
@@ -356,44 +337,24 @@ describe('sign-in with an OpenID provider', () => {
 
 describe('sign-in with an OpenID provider, back to the application with redirect_to', () => {
   const temp = useTempDir('oidc-redirect')
-  let provider: TestOidcProvider
-  let service: RunningService
-  let ca: Buffer
+  let service: ServiceWithProvider<TestOidcProvider>
 
   beforeAll(async () => {
-    const certificate = await makeCertificate(temp.path, 'provider')
-    ca = certificate.cert
-    const port = await freePort()
-    const origin = `http://127.0.0.1:${port}`
     // the claims kept to the UserInfo endpoint, as OpenID Connect's default rule has it
-    provider = await startOidcProvider({
-      dir: temp.path,
-      certificate,
-      redirectUris: [`${origin}/auth/oauth/google/callback`],
-      claimsInIdToken: false,
-    })
-    service = await startProcess({
-      PORT: String(port),
-      PUBLIC_URL: origin,
-      FRONTEND_ORIGIN: APP_ORIGIN,
-      DATABASE_URL: `sqlite:${join(temp.path, 'tessera.db')}`,
-      DATA_DIR: temp.path,
-      OAUTH_PROVIDERS: 'google',
-      OAUTH_GOOGLE_ISSUER: provider.issuer,
-      OAUTH_GOOGLE_CLIENT_ID: provider.clientId,
-      OAUTH_GOOGLE_CLIENT_SECRET: provider.clientSecret,
-      NODE_EXTRA_CA_CERTS: certificate.certFile,
-    })
+    service = await startServiceWithOidcProvider(
+      temp.path,
+      { FRONTEND_ORIGIN: APP_ORIGIN },
+      { claimsInIdToken: false },
+    )
   })
   afterAll(async () => {
     await service?.stop()
-    await provider?.stop()
   })
 
   /** Follows a redirect_to sign-in to the application's URL (not requested), and returns it. */
   const returnUrl = async (redirectTo: string): Promise<URL> => {
     let back: URL | null = null
-    await new TestBrowser({ ca }).navigate(
+    await new TestBrowser({ ca: service.ca }).navigate(
       `${service.url}/auth/oauth/google/start?redirect_to=${encodeURIComponent(redirectTo)}`,
       (next) => {
         if (next.origin !== APP_ORIGIN) return false
@@ -407,7 +368,7 @@ describe('sign-in with an OpenID provider, back to the application with redirect
 
   it('returns with a one-time code, which the exchange turns into a login answer once', async () => {
     const email = uniqueEmail()
-    provider.setAccount({ sub: 'redirect-subject-1', email, email_verified: true, name: 'Grace' })
+    service.provider.setAccount({ sub: 'redirect-subject-1', email, email_verified: true, name: 'Grace' })
     const back = await returnUrl(`${APP_ORIGIN}/signed-in?tab=profile`)
     expect(back.pathname).toBe('/signed-in')
     expect(back.searchParams.get('tab')).toBe('profile')
@@ -436,16 +397,16 @@ describe('sign-in with an OpenID provider, back to the application with redirect
   })
 
   it('returns a failure as an error parameter, and the page posts only to FRONTEND_ORIGIN', async () => {
-    provider.setRefusal({ error: 'access_denied', error_description: '</script>' })
+    service.provider.setRefusal({ error: 'access_denied', error_description: '</script>' })
     try {
       const back = await returnUrl(`${APP_ORIGIN}/signed-in`)
       expect(back.searchParams.get('error')).toBe('cancelled')
       expect(back.searchParams.has('code')).toBe(false)
     } finally {
-      provider.setRefusal(null)
+      service.provider.setRefusal(null)
     }
-    provider.setAccount({ sub: 'redirect-subject-2', email: uniqueEmail(), email_verified: true })
-    const { result } = await popupSignIn(new TestBrowser({ ca }), service, 'google')
+    service.provider.setAccount({ sub: 'redirect-subject-2', email: uniqueEmail(), email_verified: true })
+    const { result } = await popupSignIn(new TestBrowser({ ca: service.ca }), service, 'google')
     expectSignedIn(result, 'google', APP_ORIGIN)
   })
 })
