@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { loadBetterSqlite3 } from '../../src/storage/sqlite/better-sqlite3.js'
+import { copyForced } from '../storage/copy/copy-harness.js'
 import { seedSqliteStore, undoMigration0005 } from '../storage/copy/seed-accounts.js'
 import { runCli } from '../support/process.js'
 import { useTempDir } from '../support/temp-dir.js'
@@ -301,15 +302,7 @@ describe('tessera store copy: refusals and verification', () => {
     } finally {
       target.close()
     }
-    const differs = await runCli([
-      'store',
-      'copy',
-      '--force',
-      '--from',
-      url('source.db'),
-      '--to',
-      url('forced.db'),
-    ])
+    const differs = await copyForced(url('source.db'), url('forced.db'))
     expect(differs.code).toBe(1)
     // after the progress lines (stderr is no terminal), one line says why
     expect(differs.stderr).toMatch(

@@ -1,27 +1,19 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { generateUserId } from '../../src/auth/user-id.js'
-import { systemClock } from '../../src/clock.js'
-import { loadConfig } from '../../src/config.js'
-import { openStores } from '../../src/storage/open-stores.js'
 import type { CodeKey, OutboxMessage, Stores } from '../../src/storage/stores.js'
-import { type BackendInstance, backends } from '../support/backends.js'
+import { backends } from '../support/backends.js'
+import { useContractStores } from './contract-setup.js'
 
 /**
  * The contract of the stores of issue 21 (migration 0005) on every backend, against real servers: the e-mail codes
  * and the outbox, always in the SQL database, and the shared counters, in Redis when it is set, else in SQL.
  */
 describe.each(backends)('mail storage contract [$name]', (backend) => {
-  let instance: BackendInstance
   let stores: Stores
-  beforeAll(async () => {
-    instance = await backend.setup()
-    stores = await openStores(loadConfig(instance.env).storage, systemClock)
-  })
-  afterAll(async () => {
-    await stores?.close()
-    await instance?.teardown()
+  useContractStores(backend, (opened) => {
+    stores = opened.stores
   })
 
   let serial = 0

@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { generateUserId } from '../../src/auth/user-id.js'
-import { systemClock } from '../../src/clock.js'
-import { loadConfig } from '../../src/config.js'
-import { newUserRecord } from '../../src/storage/new-user.js'
-import { openStores } from '../../src/storage/open-stores.js'
 import type { ProviderLink, StoredAvatar, Stores, UserRecord } from '../../src/storage/stores.js'
-import { type BackendInstance, backends } from '../support/backends.js'
+import { backends } from '../support/backends.js'
+import { contractAccounts, STORED_PASSWORD_HASH, useContractStores } from './contract-setup.js'
 
 /**
  * The contract of the stores of issue 22 (migration 0006) on every backend, against real servers: the accounts'
@@ -14,35 +11,14 @@ import { type BackendInstance, backends } from '../support/backends.js'
  * whatever REDIS_URL says.
  */
 describe.each(backends)('profile storage contract [$name]', (backend) => {
-  let instance: BackendInstance
   let stores: Stores
-  beforeAll(async () => {
-    instance = await backend.setup()
-    stores = await openStores(loadConfig(instance.env).storage, systemClock)
-  })
-  afterAll(async () => {
-    await stores?.close()
-    await instance?.teardown()
+  useContractStores(backend, (opened) => {
+    stores = opened.stores
   })
 
   let serial = 0
   const ROUNDS = Number(process.env.ROUNDS ?? 5)
-  const PASSWORD = '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA'
-  const newUser = (overrides: Partial<UserRecord> = {}): UserRecord => ({
-    ...newUserRecord({
-      id: generateUserId(),
-      email: `profile-${Date.now()}-${serial++}@example.com`,
-      passwordHash: PASSWORD,
-      emailVerified: false,
-      createdAt: new Date().toISOString(),
-    }),
-    ...overrides,
-  })
-  const created = async (overrides: Partial<UserRecord> = {}) => {
-    const user = newUser(overrides)
-    expect(await stores.users.create(user)).toBe('created')
-    return user
-  }
+  const { newUser, created } = contractAccounts('profile', () => stores)
   /** A username no other test uses: 3 to 32 of a-z 0-9 _ . - */
   const username = () => `user_${serial++}.${randomBytes(4).toString('hex')}`
   const later = (user: UserRecord, seconds: number) =>
@@ -351,9 +327,9 @@ describe.each(backends)('profile storage contract [$name]', (backend) => {
       expect(await stores.providerLinks.unlink(user.id, 'github')).toBe('only_way_in')
       expect(await stores.users.findById(user.id)).toEqual({ ...user, providers: ['github'] })
       // a password set since is a way in
-      await stores.users.updatePasswordHash(user.id, PASSWORD)
+      await stores.users.updatePasswordHash(user.id, STORED_PASSWORD_HASH)
       expect(await stores.providerLinks.unlink(user.id, 'github')).toBe('unlinked')
-      expect(await stores.users.findById(user.id)).toEqual({ ...user, passwordHash: PASSWORD })
+      expect(await stores.users.findById(user.id)).toEqual({ ...user, passwordHash: STORED_PASSWORD_HASH })
     })
 
     it('of concurrent unlinks of every link of an account without a password, exactly one link remains', async () => {

@@ -1,52 +1,30 @@
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { generateUserId } from '../../src/auth/user-id.js'
-import { systemClock } from '../../src/clock.js'
-import { loadConfig } from '../../src/config.js'
 import type { SecurityEvent } from '../../src/security-event.js'
 import { createMemoryLoginAttemptStore } from '../../src/storage/memory/memory-login-attempt-store.js'
-import { newUserRecord } from '../../src/storage/new-user.js'
-import { openStores } from '../../src/storage/open-stores.js'
 import type {
   BackoffPolicy,
   LoginAttemptStore,
   SessionLimit,
   StoredSession,
   Stores,
-  UserRecord,
 } from '../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
+import { contractAccounts, useContractStores } from './contract-setup.js'
 
 /** The contract every storage backend keeps, run against real servers (DECISIONS: Storage). */
 describe.each(backends)('storage contract [$name]', (backend) => {
   let instance: BackendInstance
   let stores: Stores
-  beforeAll(async () => {
-    instance = await backend.setup()
-    stores = await openStores(loadConfig(instance.env).storage, systemClock)
-  })
-  afterAll(async () => {
-    await stores?.close()
-    await instance?.teardown()
+  useContractStores(backend, (opened) => {
+    instance = opened.instance
+    stores = opened.stores
   })
 
   let serial = 0
-  const newUser = (overrides: Partial<UserRecord> = {}): UserRecord => ({
-    ...newUserRecord({
-      id: generateUserId(),
-      email: `contract-${Date.now()}-${serial++}@example.com`,
-      passwordHash: '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA',
-      emailVerified: false,
-      createdAt: new Date().toISOString(),
-    }),
-    ...overrides,
-  })
-  const created = async (overrides: Partial<UserRecord> = {}) => {
-    const user = newUser(overrides)
-    expect(await stores.users.create(user)).toBe('created')
-    return user
-  }
+  const { newUser, created } = contractAccounts('contract', () => stores)
   const digest = (n: number) => n.toString(16).padStart(64, '0')
   const inAnHour = () => Date.now() + 3_600_000
   /** A session of `userId` whose current token has digest(n), started now and valid for an hour. */

@@ -1,43 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { loadBetterSqlite3 } from '../../../src/storage/sqlite/better-sqlite3.js'
-import { type Backend, backends } from '../../support/backends.js'
 import { runCli } from '../../support/process.js'
-import { useTempDir } from '../../support/temp-dir.js'
+import { copyForced, serversMissing, useCopyFiles } from './copy-harness.js'
 import { type SeededStore, seedSqliteStore, undoMigration0005 } from './seed-accounts.js'
 
 const ACCOUNTS = 50
-/** Fewer rows than the tables hold: every table is copied over several batches. */
-const BATCH = '7'
 
-const backend = (name: string) => backends.find((candidate) => candidate.name === name)
-const postgres = backend('postgres')
-const mysql = backend('mysql')
-
-const dir = useTempDir('store-copy-mail')
-const url = (name: string) => `sqlite:${join(dir.path, name)}`
+const { dir, url, onSqlite, copyIntoNew, copyAgain, copyEarlier, expectEarlierKept, copyThroughServers } =
+  useCopyFiles('store-copy-mail')
 
 type Row = Record<string, unknown>
-
-async function copy(args: string[]) {
-  const result = await runCli(['store', 'copy', '--json', '--batch-size', BATCH, ...args])
-  return { ...result, report: result.code === 0 ? JSON.parse(result.stdout) : null }
-}
-
-/** Runs `use` on the SQLite file `name` of the test directory, opened for writing. */
-function onSqlite<T>(
-  name: string,
-  use: (connection: InstanceType<ReturnType<typeof loadBetterSqlite3>>) => T,
-): T {
-  const BetterSqlite3 = loadBetterSqlite3()
-  const connection = new BetterSqlite3(join(dir.path, name))
-  try {
-    return use(connection)
-  } finally {
-    connection.close()
-  }
-}
 
 /** What a copy of the SQLite store `name` must reproduce: its accounts' flags, unexpired codes, waiting messages. */
 function mailRows(name: string, now: number) {
@@ -122,15 +95,7 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
   })
 
   it('copies the flags, the unexpired codes and the waiting messages, unheld, and verifies them', async () => {
-    const { code, stderr, report } = await copy(['--from', url('source.db'), '--to', url('target.db')])
-    expect(code, stderr).toBe(0)
-    expect(report.mismatch).toBeNull()
-    expect(report.accounts.target).toEqual(report.accounts.source)
-    expect(report.emailCodes).toEqual({
-      copied: expected.unexpiredCodes,
-      source: { count: expected.unexpiredCodes, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
-      target: report.emailCodes.source,
-    })
+    const report = await copyIntoNew('source.db', 'target.db', 'emailCodes', expected.unexpiredCodes)
     expect(report.outbox).toMatchObject({ copied: expected.messages, source: { count: expected.messages } })
     expect(report.outbox.target).toEqual(report.outbox.source)
     const copied = mailRows('target.db', now)
@@ -157,8 +122,7 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
   })
 
   it('--force leaves the rows there as they are, and fails verification when one differs', async () => {
-    const again = await copy(['--force', '--from', url('source.db'), '--to', url('target.db')])
-    expect(again.code, again.stderr).toBe(0)
+    const again = await copyAgain('source.db', 'target.db')
     expect(again.report.emailCodes).toMatchObject({ copied: 0, source: { count: expected.unexpiredCodes } })
     expect(again.report.outbox).toMatchObject({ copied: 0, source: { count: expected.messages } })
     expect(again.report.mismatch).toBeNull()
@@ -166,15 +130,7 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
     onSqlite('target.db', (connection) =>
       connection.prepare('UPDATE outbox SET attempts = attempts + 1 WHERE id = ?').run(hex('message 3', 32)),
     )
-    const differs = await runCli([
-      'store',
-      'copy',
-      '--force',
-      '--from',
-      url('source.db'),
-      '--to',
-      url('target.db'),
-    ])
+    const differs = await copyForced(url('source.db'), url('target.db'))
     expect(differs.code).toBe(1)
     expect(differs.stderr).toMatch(
       /\ntessera store copy: verification failed: the target's outbox messages differ from the source's \(sha256 [0-9a-f]{12} against [0-9a-f]{12}\)\n$/,
@@ -184,70 +140,30 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
       connection.prepare('UPDATE outbox SET attempts = attempts - 1 WHERE id = ?').run(hex('message 3', 32))
       connection.prepare('UPDATE users SET email_verified = 0 WHERE id = ?').run(seeded.ids[0])
     })
-    const flag = await runCli([
-      'store',
-      'copy',
-      '--force',
-      '--from',
-      url('source.db'),
-      '--to',
-      url('target.db'),
-    ])
+    const flag = await copyForced(url('source.db'), url('target.db'))
     expect(flag.code).toBe(1)
     expect(flag.stderr).toMatch(/verification failed: the target's accounts differ from the source's/)
   })
 
   it('reads a store of a version before 0005 as unverified accounts without codes or outbox, and leaves it as it is', async () => {
-    await seedSqliteStore(join(dir.path, 'before-0005.db'), 20, 10)
-    onSqlite('before-0005.db', undoMigration0005)
-    const { code, stderr, report } = await copy([
-      '--from',
-      url('before-0005.db'),
-      '--to',
-      url('after-0005.db'),
-    ])
-    expect(code, stderr).toBe(0)
-    expect(report.mismatch).toBeNull()
-    expect(report.accounts).toMatchObject({ copied: 20 })
-    expect(report.accounts.target).toEqual(report.accounts.source)
-    expect(report.emailCodes).toBeNull()
-    expect(report.outbox).toBeNull()
+    await copyEarlier('before-0005.db', 'after-0005.db', undoMigration0005, ['emailCodes', 'outbox'])
     onSqlite('after-0005.db', (connection) => {
       expect(connection.prepare('SELECT COUNT(*) FROM users WHERE email_verified = 0').pluck().get()).toBe(20)
       expect(connection.prepare('SELECT COUNT(*) FROM email_codes').pluck().get()).toBe(0)
     })
-    onSqlite('before-0005.db', (connection) => {
-      expect(connection.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(4)
-      const columns = connection.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('users')
-      expect(columns).not.toContain('email_verified')
-    })
+    expectEarlierKept('before-0005.db', 4, 'email_verified')
   })
 
-  it.skipIf(postgres === undefined || mysql === undefined)(
+  it.skipIf(serversMissing)(
     'SQLite to PostgreSQL to MariaDB and back to SQLite: every row as it was',
     async () => {
-      const onPostgres = await (postgres as Backend).setup()
-      const onMysql = await (mysql as Backend).setup()
-      try {
-        const hops = [
-          [url('source.db'), onPostgres.env.DATABASE_URL as string],
-          [onPostgres.env.DATABASE_URL as string, onMysql.env.DATABASE_URL as string],
-          [onMysql.env.DATABASE_URL as string, url('back.db')],
-        ]
-        for (const [from, to] of hops) {
-          const { code, stderr, report } = await copy(['--from', from as string, '--to', to as string])
-          expect(code, `${from} to ${to}: ${stderr}`).toBe(0)
-          expect(report.mismatch).toBeNull()
-          expect(report.emailCodes).toMatchObject({ copied: expected.unexpiredCodes })
-          expect(report.emailCodes.target).toEqual(report.emailCodes.source)
-          expect(report.outbox).toMatchObject({ copied: expected.messages })
-          expect(report.outbox.target).toEqual(report.outbox.source)
-        }
-        expect(mailRows('back.db', now)).toEqual(mailRows('source.db', now))
-      } finally {
-        await onPostgres.teardown()
-        await onMysql.teardown()
-      }
+      await copyThroughServers('source.db', 'back.db', (report) => {
+        expect(report.emailCodes).toMatchObject({ copied: expected.unexpiredCodes })
+        expect(report.emailCodes.target).toEqual(report.emailCodes.source)
+        expect(report.outbox).toMatchObject({ copied: expected.messages })
+        expect(report.outbox.target).toEqual(report.outbox.source)
+      })
+      expect(mailRows('back.db', now)).toEqual(mailRows('source.db', now))
     },
     90_000,
   )

@@ -1,43 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { loadBetterSqlite3 } from '../../../src/storage/sqlite/better-sqlite3.js'
-import { type Backend, backends } from '../../support/backends.js'
-import { runCli } from '../../support/process.js'
-import { useTempDir } from '../../support/temp-dir.js'
+import { copyForced, serversMissing, useCopyFiles } from './copy-harness.js'
 import { type SeededStore, seedSqliteStore, undoMigration0006 } from './seed-accounts.js'
 
 const ACCOUNTS = 40
-/** Fewer rows than the tables hold: every table is copied over several batches (avatars 4 at a time at most). */
-const BATCH = '7'
 
-const backend = (name: string) => backends.find((candidate) => candidate.name === name)
-const postgres = backend('postgres')
-const mysql = backend('mysql')
-
-const dir = useTempDir('store-copy-profiles')
-const url = (name: string) => `sqlite:${join(dir.path, name)}`
+const { dir, url, onSqlite, copyIntoNew, copyAgain, copyEarlier, expectEarlierKept, copyThroughServers } =
+  useCopyFiles('store-copy-profiles')
 
 type Row = Record<string, unknown>
-
-async function copy(args: string[]) {
-  const result = await runCli(['store', 'copy', '--json', '--batch-size', BATCH, ...args])
-  return { ...result, report: result.code === 0 ? JSON.parse(result.stdout) : null }
-}
-
-/** Runs `use` on the SQLite file `name` of the test directory, opened for writing. */
-function onSqlite<T>(
-  name: string,
-  use: (connection: InstanceType<ReturnType<typeof loadBetterSqlite3>>) => T,
-): T {
-  const BetterSqlite3 = loadBetterSqlite3()
-  const connection = new BetterSqlite3(join(dir.path, name))
-  try {
-    return use(connection)
-  } finally {
-    connection.close()
-  }
-}
 
 /** What a copy of the SQLite store `name` must reproduce: every account's columns, avatar and provider link. */
 function accountRows(name: string) {
@@ -119,15 +91,7 @@ describe('tessera store copy of the profiles, avatars and provider links (migrat
   })
 
   it('copies every account column, avatar and link, verified; the tickets stay behind', async () => {
-    const { code, stderr, report } = await copy(['--from', url('source.db'), '--to', url('target.db')])
-    expect(code, stderr).toBe(0)
-    expect(report.mismatch).toBeNull()
-    expect(report.accounts.target).toEqual(report.accounts.source)
-    expect(report.avatars).toEqual({
-      copied: expected.avatars,
-      source: { count: expected.avatars, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
-      target: report.avatars.source,
-    })
+    const report = await copyIntoNew('source.db', 'target.db', 'avatars', expected.avatars)
     expect(report.providerLinks).toMatchObject({ copied: expected.links, source: { count: expected.links } })
     expect(report.providerLinks.target).toEqual(report.providerLinks.source)
     expect(accountRows('target.db')).toEqual(accountRows('source.db'))
@@ -137,14 +101,12 @@ describe('tessera store copy of the profiles, avatars and provider links (migrat
   })
 
   it('--force leaves the rows there as they are, and fails verification when an image or a profile differs', async () => {
-    const again = await copy(['--force', '--from', url('source.db'), '--to', url('target.db')])
-    expect(again.code, again.stderr).toBe(0)
+    const again = await copyAgain('source.db', 'target.db')
     expect(again.report.avatars).toMatchObject({ copied: 0, source: { count: expected.avatars } })
     expect(again.report.providerLinks).toMatchObject({ copied: 0, source: { count: expected.links } })
     expect(again.report.mismatch).toBeNull()
 
-    const force = () =>
-      runCli(['store', 'copy', '--force', '--from', url('source.db'), '--to', url('target.db')])
+    const force = () => copyForced(url('source.db'), url('target.db'))
     onSqlite('target.db', (connection) =>
       connection
         .prepare('UPDATE avatars SET data = ? WHERE user_id = ?')
@@ -179,20 +141,7 @@ describe('tessera store copy of the profiles, avatars and provider links (migrat
   })
 
   it('reads a store of a version before 0006 as accounts without profile, avatar or provider, and leaves it as it is', async () => {
-    await seedSqliteStore(join(dir.path, 'before-0006.db'), 20, 10)
-    onSqlite('before-0006.db', undoMigration0006)
-    const { code, stderr, report } = await copy([
-      '--from',
-      url('before-0006.db'),
-      '--to',
-      url('after-0006.db'),
-    ])
-    expect(code, stderr).toBe(0)
-    expect(report.mismatch).toBeNull()
-    expect(report.accounts).toMatchObject({ copied: 20 })
-    expect(report.accounts.target).toEqual(report.accounts.source)
-    expect(report.avatars).toBeNull()
-    expect(report.providerLinks).toBeNull()
+    await copyEarlier('before-0006.db', 'after-0006.db', undoMigration0006, ['avatars', 'providerLinks'])
     onSqlite('after-0006.db', (connection) => {
       const users = connection.prepare('SELECT * FROM users').all() as Row[]
       expect(users).toHaveLength(20)
@@ -207,39 +156,20 @@ describe('tessera store copy of the profiles, avatars and provider links (migrat
         })
       }
     })
-    onSqlite('before-0006.db', (connection) => {
-      expect(connection.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(5)
-      const columns = connection.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('users')
-      expect(columns).not.toContain('username')
-    })
+    expectEarlierKept('before-0006.db', 5, 'username')
   })
 
-  it.skipIf(postgres === undefined || mysql === undefined)(
+  it.skipIf(serversMissing)(
     'SQLite to PostgreSQL to MariaDB and back to SQLite: every row as it was, every byte of every image',
     async () => {
-      const onPostgres = await (postgres as Backend).setup()
-      const onMysql = await (mysql as Backend).setup()
-      try {
-        const hops = [
-          [url('source.db'), onPostgres.env.DATABASE_URL as string],
-          [onPostgres.env.DATABASE_URL as string, onMysql.env.DATABASE_URL as string],
-          [onMysql.env.DATABASE_URL as string, url('back.db')],
-        ]
-        for (const [from, to] of hops) {
-          const { code, stderr, report } = await copy(['--from', from as string, '--to', to as string])
-          expect(code, `${from} to ${to}: ${stderr}`).toBe(0)
-          expect(report.mismatch).toBeNull()
-          expect(report.accounts.target).toEqual(report.accounts.source)
-          expect(report.avatars).toMatchObject({ copied: expected.avatars })
-          expect(report.avatars.target).toEqual(report.avatars.source)
-          expect(report.providerLinks).toMatchObject({ copied: expected.links })
-          expect(report.providerLinks.target).toEqual(report.providerLinks.source)
-        }
-        expect(accountRows('back.db')).toEqual(accountRows('source.db'))
-      } finally {
-        await onPostgres.teardown()
-        await onMysql.teardown()
-      }
+      await copyThroughServers('source.db', 'back.db', (report) => {
+        expect(report.accounts.target).toEqual(report.accounts.source)
+        expect(report.avatars).toMatchObject({ copied: expected.avatars })
+        expect(report.avatars.target).toEqual(report.avatars.source)
+        expect(report.providerLinks).toMatchObject({ copied: expected.links })
+        expect(report.providerLinks.target).toEqual(report.providerLinks.source)
+      })
+      expect(accountRows('back.db')).toEqual(accountRows('source.db'))
     },
     90_000,
   )
