@@ -20,7 +20,7 @@ import { seedPasswordHash } from './seed.mjs'
 import { benchmarkService } from './service-figures.mjs'
 import { startBareFastify, startService } from './service-process.mjs'
 import { compareSettings, eddsaAccessTokens, PER_DEVICE_SESSIONS } from './setting-figures.mjs'
-import { readSettings, USAGE } from './settings.mjs'
+import { readSettings, serviceVariables, USAGE } from './settings.mjs'
 import { benchmarkStartup } from './startup-figures.mjs'
 import { seedPostgresStore, seedSqliteStore } from './stores.mjs'
 import { describeMiss, missedTargets, textTable } from './table.mjs'
@@ -97,19 +97,7 @@ try {
   if (!settings.startupOnly) {
     const secret = randomBytes(36).toString('base64url')
     /** @param {Record<string, string>} extra */
-    const serviceEnv = (extra) => ({
-      NODE_ENV: 'production',
-      AUTH_JWT_SECRET: secret,
-      RATE_LIMIT_PER_MINUTE: '0',
-      LOG_LEVEL: 'warn',
-      WORKERS: '1',
-      AUTH_ARGON2_MEMORY_KIB: String(settings.argon2.memoryKiB),
-      AUTH_ARGON2_TIME_COST: String(settings.argon2.timeCost),
-      AUTH_ARGON2_PARALLELISM: String(settings.argon2.parallelism),
-      AUTH_HASH_CONCURRENCY: String(settings.hashConcurrency),
-      AUTH_HASH_QUEUE_LIMIT: String(settings.hashQueueLimit),
-      ...extra,
-    })
+    const serviceEnv = (extra) => serviceVariables(settings, secret, extra)
     const passwordHash = await seedPasswordHash(settings.argon2)
     /**
      * @param {string} name

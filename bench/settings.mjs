@@ -149,3 +149,28 @@ function integer(env, name, fallback) {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new Error(`${name} must be a positive integer`)
   return Number(value)
 }
+
+/**
+ * The variables every service of a run is started with (beside the store's and the setting's own): production, the
+ * run's JWT secret, no rate limit (the load comes from one address), logs at warn, one process, and the Argon2 cost
+ * and concurrency that the ceilings use.
+ * @param {Settings} settings
+ * @param {string} secret
+ * @param {Record<string, string>} extra
+ * @returns {Record<string, string>}
+ */
+export function serviceVariables(settings, secret, extra) {
+  return {
+    NODE_ENV: 'production',
+    AUTH_JWT_SECRET: secret,
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
+    WORKERS: '1',
+    AUTH_ARGON2_MEMORY_KIB: String(settings.argon2.memoryKiB),
+    AUTH_ARGON2_TIME_COST: String(settings.argon2.timeCost),
+    AUTH_ARGON2_PARALLELISM: String(settings.argon2.parallelism),
+    AUTH_HASH_CONCURRENCY: String(settings.hashConcurrency),
+    AUTH_HASH_QUEUE_LIMIT: String(settings.hashQueueLimit),
+    ...extra,
+  }
+}
