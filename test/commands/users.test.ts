@@ -47,10 +47,6 @@ const pipedStdin: Terminal = {
 }
 
 /**
- * `tessera users` (README "Administering users"), built (npm run build) and run as the operator runs it, against the
- * store of a running service: each verb, --json, the exit codes, and what the service then does for the user.
- */
-/**
  * The command runs on each SQL engine once and with sessions in Redis once: SQLite, MySQL/MariaDB, and PostgreSQL
  * with Redis (those of them this machine has). Each test spawns the command several times (about 35 s a backend);
  * what differs between engines is the stores', whose contract tests (test/storage/) run on every backend.
@@ -64,8 +60,12 @@ const COMMAND_BACKENDS = backends.filter((backend) =>
  * and on PostgreSQL with Redis, the two ends of how sessions are kept (test/storage/profile-stores.contract.test.ts
  * covers every engine).
  */
-const PROFILE_BACKENDS = new Set([backends[0]?.name, backends.at(-1)?.name])
+const PROFILE_BACKENDS = new Set([COMMAND_BACKENDS[0]?.name, COMMAND_BACKENDS.at(-1)?.name])
 
+/**
+ * `tessera users` (README "Administering users"), built (npm run build) and run as the operator runs it, against the
+ * store of a running service: each verb, --json, the exit codes, and what the service then does for the user.
+ */
 describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
   const profileBackend = PROFILE_BACKENDS.has(backend.name)
   let instance: BackendInstance
