@@ -20,6 +20,7 @@ import {
   handleFrameworkError,
 } from './http/error-handler.js'
 import { acceptOnlyJsonBodies } from './http/json-body.js'
+import { createLiveSessionCheck } from './http/live-session.js'
 import { rateLimitStore } from './http/rate-limit-store.js'
 import { createRequestIdGenerator } from './http/request-id.js'
 import { LazyChildLogger, RequestLogController } from './http/request-log.js'
@@ -32,7 +33,7 @@ import { ajvOptions, toValidationError } from './http/validation.js'
 import type { RequestMetrics } from './metrics/request-metrics.js'
 import type { ProfileService } from './profile/profile-service.js'
 import type { SignInFlow } from './providers/sign-in-flow.js'
-import { protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
+import { accountChangeRoutes, protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
 import { avatarImageRoutes, protectedAvatarRoutes } from './routes/avatar-routes.js'
 import { demoRoutes } from './routes/demo-routes.js'
 import { protectedOAuthRoutes, publicOAuthRoutes } from './routes/oauth-routes.js'
@@ -203,18 +204,20 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
     if (oauthOptions) await credentials.register(publicOAuthRoutes, oauthOptions)
     await credentials.register(async (scope) => {
       scope.addHook('onRequest', createAuthenticate(deps.tokens))
-      if (oauthOptions) await scope.register(protectedOAuthRoutes, oauthOptions)
-      await scope.register(protectedAuthRoutes, {
-        ...routeOptions,
-        sessions: deps.sessions,
-        profiles: deps.profiles,
-      })
-      await scope.register(protectedAvatarRoutes, {
-        avatars: deps.avatars,
-        accounts: deps.accounts,
-        basePath: config.http.basePath,
-        record: deps.recordSecurityEvent,
-        rateLimit: routeOptions.rateLimit,
+      const protectedOptions = { ...routeOptions, sessions: deps.sessions, profiles: deps.profiles }
+      await scope.register(protectedAuthRoutes, protectedOptions)
+      // docs/api.md R5.3.1: what changes the account or its sessions needs the token's session to exist still
+      await scope.register(async (changing) => {
+        changing.addHook('preValidation', createLiveSessionCheck(deps.sessions))
+        await changing.register(accountChangeRoutes, protectedOptions)
+        if (oauthOptions) await changing.register(protectedOAuthRoutes, oauthOptions)
+        await changing.register(protectedAvatarRoutes, {
+          avatars: deps.avatars,
+          accounts: deps.accounts,
+          basePath: config.http.basePath,
+          record: deps.recordSecurityEvent,
+          rateLimit: routeOptions.rateLimit,
+        })
       })
     })
   })

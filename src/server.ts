@@ -158,6 +158,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     })
     const sessions = createSessionService({
       store: stores.sessions,
+      users: stores.users,
       clock,
       events: auditSink,
       mode: config.sessions.mode,

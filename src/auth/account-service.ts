@@ -19,6 +19,7 @@ import {
   type SecurityEventSink,
   securityEventRecorder,
 } from '../security-event.js'
+import { sessionTag } from '../sessions/session-tag.js'
 import { newUserRecord } from '../storage/new-user.js'
 import type { SessionStore, StoredSession, UserRecord, UserStore } from '../storage/stores.js'
 import type { Account, Session } from './account.js'
@@ -161,19 +162,24 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     throw failure
   }
 
-  /** The session a successor names: the refresh token's sid, when the configuration puts one there. */
+  /** The session a successor names: the refresh token's sid, when the configuration puts one there, and its tag. */
   const successorSubject = (
     userId: string,
     sessionId: string | null,
+    tag: string | null,
     role: string | undefined,
   ): TokenSubject => {
-    const subject: TokenSubject = { userId, sessionId: sessionConfig.sidInRefreshTokens ? sessionId : null }
+    const subject: TokenSubject = {
+      userId,
+      sessionId: sessionConfig.sidInRefreshTokens ? sessionId : null,
+      sessionTag: tag,
+    }
     if (role !== undefined) subject.role = role
     return subject
   }
   // the refreshed token's role (docs/api.md §2.3): the one the account had at login, carried by its refresh tokens
-  const accessToken = (userId: string, sessionId: string | null, role: string | undefined) =>
-    tokens.issueAccess(userId, sessionConfig.sidInAccessTokens ? sessionId : null, role)
+  const accessToken = (subject: TokenSubject, sessionId: string | null) =>
+    tokens.issueAccess({ ...subject, sessionId }, sessionConfig.sidInAccessTokens)
 
   /**
    * AUTH_REFRESH_REUSE_GRACE_SECONDS: the token of digest `digest` was rotated in `session`; presented again within
@@ -188,10 +194,10 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     now: number,
   ): Session['tokens'] | null => {
     if (graceMs === 0 || session.rotatedAt === null || now - session.rotatedAt > graceMs) return null
-    const subject = successorSubject(session.userId, session.id, role)
+    const subject = successorSubject(session.userId, session.id, sessionTag(session.id), role)
     const next = tokens.successor(digest, subject, session.rotatedAt)
     if (refreshTokenDigest(next.token) !== session.digest) return null
-    return { accessToken: accessToken(session.userId, session.id, role), refreshToken: next.token }
+    return { accessToken: accessToken(subject, session.id), refreshToken: next.token }
   }
 
   return {
@@ -313,17 +319,20 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       const { userId } = subject
       const now = clock.now()
       const digest = refreshTokenDigest(refreshToken)
-      // a token of before sessions were named (no sid) whose successor must name its session: it is looked up
-      const sessionId =
-        subject.sessionId ??
-        (sessionConfig.sidInRefreshTokens
-          ? ((await sessions.find(userId, { digest }, now))?.id ?? null)
-          : null)
+      // a token of before sessions were named (no sid) whose successor must name its session, or of before tokens
+      // carried their session's tag (R2.3.3): its session is looked up once, and its successors carry both
+      const legacy =
+        (subject.sessionId === null && sessionConfig.sidInRefreshTokens) || subject.sessionTag === null
+          ? await sessions.find(userId, { digest }, now)
+          : null
+      const sessionId = subject.sessionId ?? legacy?.id ?? null
+      const tag = subject.sessionTag ?? (legacy === null ? null : sessionTag(legacy.id))
       // docs/api.md R4.5.3, R4.7.2: a token whose sub names no account is refused. The rotation below sees to it: a
       // stored session implies its account (a foreign key in SQL; in Redis, `tessera users delete` retires the
       // user's sessions before it deletes the account, and a retired user gets no new one), so a valid token of no
       // account finds nothing to rotate, and no account read is added to the refresh.
-      const next = tokens.successor(digest, successorSubject(userId, sessionId, subject.role), now)
+      const successor = successorSubject(userId, sessionId, tag, subject.role)
+      const next = tokens.successor(digest, successor, now)
       const address = context.clientAddress === null ? null : coarseNetwork(context.clientAddress)
       const rotated = await sessions.rotate(
         userId,
@@ -333,7 +342,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       )
       if (rotated) {
         record('refresh_succeeded', userId, context)
-        return { accessToken: accessToken(userId, sessionId, subject.role), refreshToken: next.token }
+        return { accessToken: accessToken(successor, sessionId), refreshToken: next.token }
       }
       // spec 4.5 rule 3: a token already rotated (or replaced by a login, or logged out) is refused, but for the
       // grace and the detection of reuse, which look at the session it was rotated in

@@ -37,10 +37,7 @@ export function createSessionStarter(deps: SessionStarterDeps): StartSession {
     const id = randomBytes(16).toString('hex')
     const pair = tokens.issuePair(
       user.id,
-      {
-        access: sessionConfig.sidInAccessTokens ? id : null,
-        refresh: sessionConfig.sidInRefreshTokens ? id : null,
-      },
+      { id, inAccess: sessionConfig.sidInAccessTokens, inRefresh: sessionConfig.sidInRefreshTokens },
       user.role,
     )
     const now = clock.now()

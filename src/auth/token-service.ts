@@ -2,6 +2,8 @@ import * as crypto from 'node:crypto'
 import { createVerifier, TokenError } from 'fast-jwt'
 import type { Clock } from '../clock.js'
 import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../errors.js'
+import type { Caller } from '../sessions/caller.js'
+import { sessionTag } from '../sessions/session-tag.js'
 import { ROLE_NAME } from '../storage/stores.js'
 import type { AccessTokenKeyRing } from './access-token-signature.js'
 import { isCanonicalCompactJws } from './base64url.js'
@@ -35,13 +37,16 @@ export interface TokenClaims {
   role?: string
 }
 
-/** Whose a verified token is: its `sub`, and its `sid` when it carries one. */
-export interface TokenSubject {
-  userId: string
-  /** null for a token without `sid` (the default, or one issued before sessions were named). */
-  sessionId: string | null
-  /** The token's `role`; absent for a `user`'s token. */
-  role?: string
+/** Whose a verified token is: its `sub`, its `sid` when it carries one, and the session tag of its `jti`. */
+export type TokenSubject = Caller
+
+/** The session a new pair belongs to, and which of its tokens name it with `sid` (docs/api.md R2.3.4). */
+export interface PairSession {
+  id: string
+  /** Whether the access token carries `sid` (AUTH_SESSIONS=per-device). */
+  inAccess: boolean
+  /** Whether the refresh token carries `sid` (per-device, or reuse detection on). */
+  inRefresh: boolean
 }
 
 /** A new refresh token and when it expires (epoch milliseconds; its stored digest expires at the same moment). */
@@ -59,22 +64,22 @@ export interface TokenPair {
 
 export interface TokenService {
   /**
-   * A new access and refresh token for the user, each with a unique `jti`; each carries `sid` when the options name
-   * a session for it.
+   * A new access and refresh token for the user, each with a unique `jti` carrying the session's tag (R2.3.3); each
+   * carries `sid` as `session` says. Without a session (tests, tools), the `jti` is a random UUID and tags nothing.
    */
-  issuePair(
-    userId: string,
-    sessions?: { access?: string | null; refresh?: string | null },
-    role?: string,
-  ): TokenPair
-  /** A new access token for the user, carrying `sid` when `sessionId` is given and `role` when it is not `user`. */
-  issueAccess(userId: string, sessionId: string | null, role?: string): string
+  issuePair(userId: string, session?: PairSession | null, role?: string): TokenPair
+  /**
+   * A new access token of the session `subject` names: `sid` when `withSid` (and the subject has one), its session
+   * tag in the `jti`, and `role` when it is not `user`.
+   */
+  issueAccess(subject: TokenSubject, withSid: boolean): string
   /**
    * The refresh token that replaces the one whose digest is `parentDigest` in a rotation at `rotatedAt` (epoch ms):
-   * a function of its arguments alone, so that the same rotation always yields the same token. Its `jti` is a keyed
-   * hash of the parent's digest (a key derived from the signing secret: nobody without it can compute a successor),
-   * its `iat` the rotation's second. This is what lets the reuse grace (docs/api.md §3) answer a replayed token
-   * with the successor already issued, without storing that successor anywhere readable.
+   * a function of its arguments alone, so that the same rotation always yields the same token. Its `jti` carries the
+   * subject's session tag and a keyed hash of the parent's digest (a key derived from the signing secret: nobody
+   * without it can compute a successor), its `iat` the rotation's second. This is what lets the reuse grace
+   * (docs/api.md §3) answer a replayed token with the successor already issued, without storing that successor
+   * anywhere readable.
    */
   successor(parentDigest: string, subject: TokenSubject, rotatedAt: number): IssuedRefreshToken
   /** spec 5.2: signature and expiry, then token_type Access. Returns the user id from `sub`. */
@@ -172,9 +177,9 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
     type: TokenType,
     issuedAt: number,
     ttlSeconds: number,
-    sessionId: string | null = null,
-    role: string | undefined = undefined,
-    jti: string = crypto.randomUUID(),
+    sessionId: string | null,
+    role: string | undefined,
+    jti: string,
   ): string => {
     const claims: TokenClaims = {
       sub: userId,
@@ -222,7 +227,11 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
     const claims = decode(token, type)
     if (claims === null) throw invalid()
     if (claims.token_type !== type) throw new TokenWrongTypeError()
-    const subject: TokenSubject = { userId: claims.sub, sessionId: claims.sid ?? null }
+    const subject: TokenSubject = {
+      userId: claims.sub,
+      sessionId: claims.sid ?? null,
+      sessionTag: jtiSessionTag(claims.jti),
+    }
     if (claims.role !== undefined) subject.role = claims.role
     return subject
   }
@@ -230,34 +239,46 @@ export function createTokenService(settings: TokenSettings, clock: Clock): Token
   const refreshInvalid = () => new RefreshTokenInvalidError()
 
   return {
-    issuePair(userId, sessions = {}, role = undefined) {
+    issuePair(userId, session = null, role = undefined) {
       const issuedAt = Math.floor(clock.now() / 1000)
+      const tag = session === null ? null : sessionTag(session.id)
       return {
         accessToken: mint(
           userId,
           'Access',
           issuedAt,
           settings.accessTokenTtlSeconds,
-          sessions.access ?? null,
+          session?.inAccess ? session.id : null,
           role,
+          randomJti(tag),
         ),
         refreshToken: mint(
           userId,
           'Refresh',
           issuedAt,
           settings.refreshTokenTtlSeconds,
-          sessions.refresh ?? null,
+          session?.inRefresh ? session.id : null,
           role,
+          randomJti(tag),
         ),
         refreshExpiresAt: (issuedAt + settings.refreshTokenTtlSeconds) * 1000,
       }
     },
-    issueAccess: (userId, sessionId, role) =>
-      mint(userId, 'Access', Math.floor(clock.now() / 1000), settings.accessTokenTtlSeconds, sessionId, role),
+    issueAccess: (subject, withSid) =>
+      mint(
+        subject.userId,
+        'Access',
+        Math.floor(clock.now() / 1000),
+        settings.accessTokenTtlSeconds,
+        withSid ? subject.sessionId : null,
+        subject.role,
+        randomJti(subject.sessionTag),
+      ),
     successor(parentDigest, subject, rotatedAt) {
       const issuedAt = Math.floor(rotatedAt / 1000)
       const ttl = settings.refreshTokenTtlSeconds
-      const jti = uuidV8(crypto.createHmac('sha256', successorKey).update(parentDigest).digest('hex'))
+      const keyed = crypto.createHmac('sha256', successorKey).update(parentDigest).digest('hex')
+      const jti = subject.sessionTag === null ? uuidV8(keyed) : taggedJti(subject.sessionTag, keyed)
       return {
         token: mint(subject.userId, 'Refresh', issuedAt, ttl, subject.sessionId, subject.role, jti),
         expiresAt: (issuedAt + ttl) * 1000,
@@ -294,6 +315,37 @@ function notYetValid(claims: object, nowMs: number): boolean {
 function uuidV8(hex: string): string {
   const variant = ((Number.parseInt(hex.charAt(16), 16) & 0x3) | 0x8).toString(16)
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
+
+/**
+ * docs/api.md R2.3.3: the `jti` of a token of a session, a UUID of version 8 laid out as
+ * `TTTTTTTT-TTTT-8MMM-vMMM-UUUUUUUUUUUU`: T the session's 48-bit tag (sessions/session-tag.ts), M a fixed mark that
+ * tells a tagged `jti` from those of before (a random UUID of version 4, or a successor's keyed hash, which matches the
+ * 24-bit mark once in 16 million), v the variant, U the token's own 50 bits (random, or a successor's keyed hash), so
+ * two tokens of one session still differ. `unique` is at least 13 hexadecimal digits.
+ */
+function taggedJti(tag: string, unique: string): string {
+  const variant = ((Number.parseInt(unique.charAt(0), 16) & 0x3) | 0x8).toString(16)
+  return `${tag.slice(0, 8)}-${tag.slice(8, 12)}-8${TAG_MARK[0]}-${variant}${TAG_MARK[1]}-${unique.slice(1, 13)}`
+}
+
+/** The two halves of a tagged `jti`'s mark (taggedJti). */
+const TAG_MARK = ['7e5', '5e1'] as const
+const TAGGED_JTI = new RegExp(
+  `^([0-9a-f]{8})-([0-9a-f]{4})-8${TAG_MARK[0]}-[89ab]${TAG_MARK[1]}-[0-9a-f]{12}$`,
+)
+
+/** A new token's `jti`: tagged with its session's tag, or a random UUID for a token of no session. */
+function randomJti(tag: string | null): string {
+  const random = crypto.randomUUID()
+  // the random UUID's last 15 digits are all random (its version and variant come before them)
+  return tag === null ? random : taggedJti(tag, random.slice(21).replace('-', ''))
+}
+
+/** The session tag a `jti` carries, or null for one issued without (before tags, or of no session). */
+function jtiSessionTag(jti: string): string | null {
+  const match = TAGGED_JTI.exec(jti)
+  return match === null ? null : `${match[1]}${match[2]}`
 }
 
 function hasTokenShape(claims: unknown): claims is TokenClaims {

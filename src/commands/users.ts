@@ -45,9 +45,9 @@ Options:
   --config <file.json>   read variables from a JSON object; the environment wins
   -h, --help             show this text
 
-Access tokens already issued stay valid until they expire (AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES, 15 by default):
-reset-password, revoke, set-role, disable and delete log the user out at the next refresh, and a token issued
-before set-role keeps the role it had until then.
+Access tokens already issued still read until they expire (AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES, 15 by default),
+but change nothing: reset-password, revoke, set-role, disable and delete end the account's sessions, so the user is
+logged out at the next refresh, and a token issued before set-role keeps the role it had until then.
 
 Exit codes: 0 done; 1 failed (one line on stderr: no such account, a refused password, a store that fails);
 2 usage error.
@@ -225,7 +225,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
     const expireBy = iso(io.clock.now() + context.config.auth.accessTokenTtlSeconds * 1000)
     print(
       { ...publicAccount(user), ...json, access_tokens_expire_by: expireBy },
-      `${human}\nAccess tokens already issued stay valid until they expire, by ${expireBy} at the latest.`,
+      `${human}\nAccess tokens already issued still read until they expire, by ${expireBy} at the latest, and change nothing.`,
     )
   }
 

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { TokenService } from '../auth/token-service.js'
 import { AuthorizationMalformedError, AuthorizationMissingError } from '../errors.js'
+import type { Caller } from '../sessions/caller.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -8,8 +9,17 @@ declare module 'fastify' {
     userId: string
     /** The access token's session (claim `sid`; docs/api.md §2.3), null when it has none; set with userId. */
     sessionId: string | null
+    /** The session tag of the access token's `jti` (docs/api.md R2.3.3), null when it has none; set with userId. */
+    sessionTag: string | null
   }
 }
+
+/** The access token's account and session, as the guard read them. */
+export const callerOf = (request: FastifyRequest): Caller => ({
+  userId: request.userId,
+  sessionId: request.sessionId,
+  sessionTag: request.sessionTag,
+})
 
 /** spec 5.2 / docs/api.md R5.2.2: exactly "Bearer", one space, then a token without spaces. */
 const BEARER = /^Bearer ([^\s]+)$/
@@ -37,6 +47,7 @@ export function createAuthenticate(tokens: Pick<TokenService, 'verifyAccessSubje
       const subject = tokens.verifyAccessSubject(bearerToken(request.headers.authorization))
       request.userId = subject.userId
       request.sessionId = subject.sessionId
+      request.sessionTag = subject.sessionTag
     } catch (error) {
       done(error as Error)
       return

@@ -5,6 +5,7 @@ import type { AccountService, LoginContext } from '../auth/account-service.js'
 import type { EmailAccountService } from '../auth/email-account-service.js'
 import { SessionNotFoundError, ValidationError } from '../errors.js'
 import { accountData, loginData } from '../http/account-data.js'
+import { callerOf } from '../http/authenticate.js'
 import { success } from '../http/envelope.js'
 import {
   changeEmailResponses,
@@ -41,7 +42,7 @@ import {
   VerifyEmailBody,
 } from '../http/schemas.js'
 import type { ProfileService } from '../profile/profile-service.js'
-import type { Caller, SessionService } from '../sessions/session-service.js'
+import type { SessionService } from '../sessions/session-service.js'
 
 /** The API document's security requirements: none for a public operation, the access token for a protected one. */
 const PUBLIC: [] = []
@@ -57,9 +58,6 @@ const requestContext = (request: FastifyRequest): LoginContext => ({
   requestId: request.id,
   userAgent: request.headers['user-agent'] ?? null,
 })
-
-/** The access token's account and session, as the guard read them. */
-const caller = (request: FastifyRequest): Caller => ({ userId: request.userId, sessionId: request.sessionId })
 
 export interface AuthRoutesOptions {
   accounts: AccountService
@@ -210,15 +208,20 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
   )
 }
 
+/** What the protected routes need beside the public ones'. */
+export type ProtectedAuthRoutesOptions = AuthRoutesOptions & {
+  sessions: SessionService
+  profiles: ProfileService
+}
+
 /**
- * spec 4.6 and docs/api.md §4.7 (GET /auth/me), §4.11 and §4.12 (sessions): registered inside the scope that runs
- * the authentication guard.
+ * spec 4.6 and docs/api.md §4.7 (GET /auth/me), §4.11 (GET /auth/sessions): registered inside the scope that runs
+ * the authentication guard. They read, or log out as the specification says: stateless (R3.8).
  */
-export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
-  AuthRoutesOptions & { sessions: SessionService; profiles: ProfileService }
-> = async (app, { accounts, emailAccounts, sessions, profiles, rateLimit, basePath }) => {
-  const config = { rateLimit: rateLimit ?? false }
-  const loggedIn = (session: Session) => success(loginData(session, basePath))
+export const protectedAuthRoutes: FastifyPluginAsyncTypebox<ProtectedAuthRoutesOptions> = async (
+  app,
+  { accounts, sessions, basePath },
+) => {
   const account = (value: Account) => success(accountData(value, basePath))
   app.post(
     '/auth/delete-refresh-token',
@@ -228,14 +231,17 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
         tags: ['auth'],
         summary: "Log out: end the caller's session",
         description:
-          "Ends the caller's session, so that its refresh token no longer works; with `scope=others` the caller's other sessions instead, with `scope=all` every one of them. Takes no body. Access tokens already issued stay valid until they expire.",
+          "Ends the caller's session, so that its refresh token no longer works; with `scope=others` the caller's other sessions instead, with `scope=all` every one of them (both need the caller's own session to exist still, else 401). Takes no body. Access tokens of an ended session still read until they expire, but change nothing.",
         security: BEARER_AUTH,
         querystring: LogoutQuery,
         response: logoutResponses(),
       },
     },
     async (request) => {
-      await sessions.logout(caller(request), request.query.scope ?? 'current', requestContext(request))
+      const scope = request.query.scope ?? 'current'
+      // the specification's logout takes any valid access token; ending other sessions needs a live one (R4.6.4)
+      if (scope !== 'current') await sessions.requireLive(callerOf(request))
+      await sessions.logout(callerOf(request), scope, requestContext(request))
       return success(null)
     },
   )
@@ -254,7 +260,7 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (request) => {
-      const list = await sessions.list(caller(request))
+      const list = await sessions.list(callerOf(request))
       return success(
         list.map((session) => ({
           id: session.id,
@@ -265,28 +271,6 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
           current: session.current,
         })),
       )
-    },
-  )
-
-  app.delete(
-    '/auth/sessions/:id',
-    {
-      schema: {
-        operationId: 'endSession',
-        tags: ['auth'],
-        summary: "End one of the caller's sessions",
-        description:
-          "Ends the session: its refresh token no longer works. An id that is not one of the caller's sessions is a 404, whether it exists or not. Access tokens already issued stay valid until they expire.",
-        security: BEARER_AUTH,
-        params: SessionParams,
-        response: endSessionResponses(),
-      },
-    },
-    async (request) => {
-      if (!(await sessions.end(caller(request), request.params.id, requestContext(request)))) {
-        throw new SessionNotFoundError()
-      }
-      return success(null)
     },
   )
 
@@ -304,6 +288,42 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (request) => account(await accounts.me(request.userId)),
+  )
+}
+
+/**
+ * docs/api.md §4.12, §4.14 (the protected codes) to §4.22: every protected endpoint that changes the account or its
+ * sessions. Registered inside the scope that checks, beside the guard, that the token's session still exists
+ * (R5.3.1).
+ */
+export const accountChangeRoutes: FastifyPluginAsyncTypebox<ProtectedAuthRoutesOptions> = async (
+  app,
+  { emailAccounts, sessions, profiles, rateLimit, basePath },
+) => {
+  const config = { rateLimit: rateLimit ?? false }
+  const loggedIn = (session: Session) => success(loginData(session, basePath))
+  const account = (value: Account) => success(accountData(value, basePath))
+
+  app.delete(
+    '/auth/sessions/:id',
+    {
+      schema: {
+        operationId: 'endSession',
+        tags: ['auth'],
+        summary: "End one of the caller's sessions",
+        description:
+          "Ends the session: its refresh token no longer works, and its access tokens change nothing more (they still read until they expire). An id that is not one of the caller's sessions is a 404, whether it exists or not. The caller's own session must still exist, else 401.",
+        security: BEARER_AUTH,
+        params: SessionParams,
+        response: endSessionResponses(),
+      },
+    },
+    async (request) => {
+      if (!(await sessions.end(callerOf(request), request.params.id, requestContext(request)))) {
+        throw new SessionNotFoundError()
+      }
+      return success(null)
+    },
   )
 
   app.post(
@@ -323,7 +343,12 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
     },
     async (request) => {
       const { purpose, new_email: newEmail } = request.body
-      await emailAccounts.sendAccountCode(caller(request), purpose, newEmail ?? null, requestContext(request))
+      await emailAccounts.sendAccountCode(
+        callerOf(request),
+        purpose,
+        newEmail ?? null,
+        requestContext(request),
+      )
       return success(null)
     },
   )
@@ -346,7 +371,7 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
     async (request) => {
       const { current_password: currentPassword, new_password: newPassword } = request.body
       const input = { currentPassword, newPassword }
-      return loggedIn(await emailAccounts.changePassword(caller(request), input, requestContext(request)))
+      return loggedIn(await emailAccounts.changePassword(callerOf(request), input, requestContext(request)))
     },
   )
 
@@ -368,7 +393,7 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
     async (request) => {
       const { new_email: newEmail, verification_code: code } = request.body
       const changed = await emailAccounts.changeEmail(
-        caller(request),
+        callerOf(request),
         { newEmail, code },
         requestContext(request),
       )
@@ -392,7 +417,7 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
     },
     async (request) => {
       const code = request.body.verification_code
-      return account(await emailAccounts.verifyEmail(caller(request), code, requestContext(request)))
+      return account(await emailAccounts.verifyEmail(callerOf(request), code, requestContext(request)))
     },
   )
 
@@ -437,7 +462,7 @@ export const protectedAuthRoutes: FastifyPluginAsyncTypebox<
         ])
       }
       const proof = password === undefined ? { code: code as string } : { password }
-      await emailAccounts.deleteAccount(caller(request), proof, requestContext(request))
+      await emailAccounts.deleteAccount(callerOf(request), proof, requestContext(request))
       return success(null)
     },
   )

@@ -1,14 +1,12 @@
-import type { TokenSubject } from '../auth/token-service.js'
 import type { Clock } from '../clock.js'
 import type { SessionMode } from '../config/session-config.js'
+import { AccessTokenInvalidError } from '../errors.js'
 import { type RequestContext, type SecurityEventSink, securityEventRecorder } from '../security-event.js'
-import type { SessionStore, StoredSession } from '../storage/stores.js'
+import type { SessionStore, StoredSession, UserStore } from '../storage/stores.js'
+import type { Caller } from './caller.js'
+import { sessionTag } from './session-tag.js'
 
-/**
- * Whom a request is for, as its access token says: `sub`, and `sid` when it carries one (null for a token without:
- * AUTH_SESSIONS=single, or one issued before per-device was on).
- */
-export type Caller = TokenSubject
+export type { Caller } from './caller.js'
 
 /** A session as `GET /auth/sessions` shows it (docs/api.md §4.11). */
 export interface SessionView {
@@ -27,6 +25,8 @@ export type LogoutScope = 'current' | 'others' | 'all'
 
 export interface SessionServiceDeps {
   store: SessionStore
+  /** Read when a caller has no session left to list: a deleted account's token is refused (docs/api.md R4.11.2). */
+  users: Pick<UserStore, 'findById'>
   clock: Clock
   events: SecurityEventSink
   mode: SessionMode
@@ -37,8 +37,18 @@ export interface SessionServiceDeps {
  * and the operator's `tessera users revoke`. Each method records the event of what it ended.
  */
 export interface SessionService {
-  /** The caller's unexpired sessions, most recently used first. */
+  /**
+   * The caller's unexpired sessions, most recently used first. Throws AccessTokenInvalidError when the caller's
+   * account no longer exists.
+   */
   list(caller: Caller): Promise<SessionView[]>
+  /**
+   * Throws AccessTokenInvalidError unless the caller's session still exists (docs/api.md R5.3.1): the one named by its
+   * token's `sid`, or else the one whose tag its `jti` carries. Whatever ended it (a logout of any scope, a reset, a
+   * password change, a claim, a deletion, an operator, a newer login in single mode, eviction, reuse detection), the
+   * store no longer has it, on every instance.
+   */
+  requireLive(caller: Caller): Promise<void>
   /** Ends the caller's session `sessionId`; false when the caller has no such session (whether it exists or not). */
   end(caller: Caller, sessionId: string, context: RequestContext): Promise<boolean>
   /**
@@ -55,7 +65,7 @@ export interface SessionService {
 }
 
 export function createSessionService(deps: SessionServiceDeps): SessionService {
-  const { store, clock, events, mode } = deps
+  const { store, users, clock, events, mode } = deps
   const record = securityEventRecorder(events, clock)
   // a token without sid names no session; in single mode the user's one session is the caller's all the same
   const isCurrent = (caller: Caller, session: StoredSession) =>
@@ -64,6 +74,9 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
   return {
     async list(caller) {
       const sessions = await store.list(caller.userId, clock.now())
+      // no session: perhaps no account either, whose token is refused as GET /auth/me refuses it
+      if (sessions.length === 0 && (await users.findById(caller.userId)) === null)
+        throw new AccessTokenInvalidError()
       return sessions.map((session) => ({
         id: session.id,
         createdAt: new Date(session.createdAt).toISOString(),
@@ -72,6 +85,19 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
         clientAddress: session.clientAddress,
         current: isCurrent(caller, session),
       }))
+    },
+
+    async requireLive(caller) {
+      const { userId, sessionId, sessionTag: tag } = caller
+      const now = clock.now()
+      // a sid names the session; without one, the tag of the jti is compared with the user's sessions' (at most
+      // one in single mode): whole-session identities, so a token minted in the same second as a newer session's
+      // is not taken for it
+      const live =
+        sessionId !== null
+          ? (await store.find(userId, { id: sessionId }, now)) !== null
+          : tag !== null && (await store.list(userId, now)).some((session) => sessionTag(session.id) === tag)
+      if (!live) throw new AccessTokenInvalidError()
     },
 
     async end(caller, sessionId, context) {

@@ -155,11 +155,14 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
     await expect(accounts.refresh('not.a.token', context(6))).rejects.toBeInstanceOf(Error)
     const session = await accounts.login({ email, password: 'correct horse' }, context(7))
     await accounts.refresh(session.tokens.refreshToken, context(8))
-    await createSessionService({ store: stores.sessions, clock: systemClock, events, mode: 'single' }).logout(
-      { userId: id, sessionId: null },
-      'current',
-      context(9),
-    )
+    const sessionService = createSessionService({
+      store: stores.sessions,
+      users: stores.users,
+      clock: systemClock,
+      events,
+      mode: 'single',
+    })
+    await sessionService.logout({ userId: id, sessionId: null, sessionTag: null }, 'current', context(9))
     // five wrong passwords from an address the account does not know, then the throttle refuses before any check
     for (let n = 10; n < 15; n++) await failing('wrong horse', n, '203.0.113.9')
     expect(await failing('correct horse', 15, '203.0.113.9')).toBeInstanceOf(RateLimitedError)

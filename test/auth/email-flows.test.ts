@@ -402,17 +402,19 @@ describe.each(backends)('accounts by e-mail [$name]', (backend) => {
       expect(changed.body.data).toMatchObject({ id: user.id, email: newEmail, email_verified: true })
       const notice = await read(user.email)
       expect(notice.text).toContain(newEmail)
-      expect((await passwordLogin(h, newEmail)).status).toBe(200)
+      const loggedIn = await passwordLogin(h, newEmail)
+      expect(loggedIn.status).toBe(200)
       expect((await passwordLogin(h, user.email)).status).toBe(401)
+      // that login replaced the session of user.accessToken (single mode): the client goes on with its tokens
+      const token = loggedIn.body.data.access_token
       // another account's address, proved: 409
       expect(
-        (await sendAccountCode(h, user.accessToken, { purpose: 'change_email', new_email: taken.email }))
-          .status,
+        (await sendAccountCode(h, token, { purpose: 'change_email', new_email: taken.email })).status,
       ).toBe(200)
       const takenCode = codeIn(await read(taken.email)) as string
       codesSeen.add(takenCode)
       const conflict = await h.call('POST', '/auth/email/change', {
-        headers: bearer(user.accessToken),
+        headers: bearer(token),
         body: { new_email: taken.email, verification_code: takenCode },
       })
       expect(conflict.status).toBe(409)

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { createTokenService, refreshTokenDigest } from '../../src/auth/token-service.js'
 import { createFixedClock } from '../../src/clock.js'
 import { AccessTokenInvalidError, RefreshTokenInvalidError, TokenWrongTypeError } from '../../src/errors.js'
+import { sessionTag } from '../../src/sessions/session-tag.js'
 
 const SECRET = 'current-secret-current-secret-00'
 const settings = {
@@ -233,7 +234,7 @@ describe('sessions in tokens', () => {
     const plain = tokens.issuePair(USER)
     expect(Object.keys(claimsOf(plain.accessToken))).toEqual(['sub', 'token_type', 'iat', 'exp', 'jti'])
     expect(Object.keys(claimsOf(plain.refreshToken))).toEqual(['sub', 'token_type', 'iat', 'exp', 'jti'])
-    const named = tokens.issuePair(USER, { access: SID, refresh: SID })
+    const named = tokens.issuePair(USER, { id: SID, inAccess: true, inRefresh: true })
     expect(Object.keys(claimsOf(named.accessToken))).toEqual([
       'sub',
       'token_type',
@@ -242,9 +243,14 @@ describe('sessions in tokens', () => {
       'jti',
       'sid',
     ])
-    expect(tokens.verifyAccessSubject(named.accessToken)).toEqual({ userId: USER, sessionId: SID })
-    expect(tokens.verifyRefreshSubject(named.refreshToken)).toEqual({ userId: USER, sessionId: SID })
-    expect(tokens.verifyAccessSubject(plain.accessToken)).toEqual({ userId: USER, sessionId: null })
+    const namedSubject = { userId: USER, sessionId: SID, sessionTag: sessionTag(SID) }
+    expect(tokens.verifyAccessSubject(named.accessToken)).toEqual(namedSubject)
+    expect(tokens.verifyRefreshSubject(named.refreshToken)).toEqual(namedSubject)
+    expect(tokens.verifyAccessSubject(plain.accessToken)).toEqual({
+      userId: USER,
+      sessionId: null,
+      sessionTag: null,
+    })
   })
 
   it('refuses a sid that is not 32 lowercase hexadecimal digits, though correctly signed', () => {
@@ -265,13 +271,14 @@ describe('sessions in tokens', () => {
     const tokens = createTokenService(settings, clock)
     const parent = refreshTokenDigest(tokens.issuePair(USER).refreshToken)
     const at = clock.now()
-    const subject = { userId: USER, sessionId: SID }
+    const subject = { userId: USER, sessionId: SID, sessionTag: sessionTag(SID) }
     const successor = tokens.successor(parent, subject, at)
     // later, elsewhere: the same inputs give the same token, byte for byte
     clock.advance(5000)
     expect(tokens.successor(parent, subject, at)).toEqual(successor)
     expect(createTokenService(settings, clock).successor(parent, subject, at)).toEqual(successor)
-    expect(tokens.successor(parent, { userId: USER, sessionId: null }, at).token).not.toBe(successor.token)
+    expect(tokens.successor(parent, { ...subject, sessionId: null }, at).token).not.toBe(successor.token)
+    expect(tokens.successor(parent, { ...subject, sessionTag: null }, at).token).not.toBe(successor.token)
     expect(tokens.successor(refreshTokenDigest('other'), subject, at).token).not.toBe(successor.token)
     expect(tokens.successor(parent, subject, at + 1000).token).not.toBe(successor.token)
     // a service with another secret cannot compute it
@@ -281,7 +288,69 @@ describe('sessions in tokens', () => {
     const claims = claimsOf(successor.token)
     expect(claims).toMatchObject({ sub: USER, token_type: 'Refresh', iat: Math.floor(at / 1000), sid: SID })
     expect(claims.jti).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect((claims.jti as string).replace('-', '').slice(0, 12)).toBe(sessionTag(SID))
     expect(successor.expiresAt).toBe((Math.floor(at / 1000) + settings.refreshTokenTtlSeconds) * 1000)
     expect(tokens.verifyRefreshSubject(successor.token)).toEqual(subject)
+  })
+})
+
+describe('R2.3.3 the session tag of every token of a session', () => {
+  const claimsOf = (token: string) =>
+    JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { jti: string }
+  const TAGGED = /^[0-9a-f]{8}-[0-9a-f]{4}-87e5-[89ab]5e1-[0-9a-f]{12}$/
+  const SESSION = 'c0ffee00c0ffee00c0ffee00c0ffee00'
+
+  it('is carried by the jti of both tokens of a pair, in single mode too, with no claim added', () => {
+    const tokens = createTokenService(settings, createFixedClock(Date.now()))
+    const pair = tokens.issuePair(USER, { id: SESSION, inAccess: false, inRefresh: false })
+    for (const token of [pair.accessToken, pair.refreshToken]) {
+      expect(Object.keys(claimsOf(token))).toEqual(['sub', 'token_type', 'iat', 'exp', 'jti'])
+      expect(claimsOf(token).jti).toMatch(TAGGED)
+    }
+    expect(tokens.verifyAccessSubject(pair.accessToken)).toEqual({
+      userId: USER,
+      sessionId: null,
+      sessionTag: sessionTag(SESSION),
+    })
+    expect(tokens.verifyRefreshSubject(pair.refreshToken).sessionTag).toBe(sessionTag(SESSION))
+  })
+
+  it('tells sessions apart, and tokens of one session apart, in the same second', () => {
+    const tokens = createTokenService(settings, createFixedClock(Date.now()))
+    const other = 'c0ffee00c0ffee00c0ffee00c0ffee01'
+    const first = tokens.issuePair(USER, { id: SESSION, inAccess: false, inRefresh: false })
+    const second = tokens.issuePair(USER, { id: SESSION, inAccess: false, inRefresh: false })
+    const elsewhere = tokens.issuePair(USER, { id: other, inAccess: false, inRefresh: false })
+    expect(claimsOf(first.accessToken).jti).not.toBe(claimsOf(second.accessToken).jti)
+    expect(tokens.verifyAccessSubject(elsewhere.accessToken).sessionTag).toBe(sessionTag(other))
+    expect(sessionTag(other)).not.toBe(sessionTag(SESSION))
+    expect(sessionTag(SESSION)).toMatch(/^[0-9a-f]{12}$/)
+  })
+
+  it('passes from a refresh token to its successor and to the access token issued with it', () => {
+    const clock = createFixedClock(Date.now())
+    const tokens = createTokenService(settings, clock)
+    const pair = tokens.issuePair(USER, { id: SESSION, inAccess: false, inRefresh: false })
+    const subject = tokens.verifyRefreshSubject(pair.refreshToken)
+    const next = tokens.successor(refreshTokenDigest(pair.refreshToken), subject, clock.now())
+    expect(claimsOf(next.token).jti).toMatch(TAGGED)
+    expect(tokens.verifyRefreshSubject(next.token).sessionTag).toBe(sessionTag(SESSION))
+    const access = tokens.issueAccess(subject, false)
+    expect(tokens.verifyAccessSubject(access).sessionTag).toBe(sessionTag(SESSION))
+  })
+
+  it('is absent from a token of no session and from one of before tags: a random UUID names none', () => {
+    const clock = createFixedClock(Date.now())
+    const tokens = createTokenService(settings, clock)
+    expect(tokens.verifyAccessSubject(tokens.issuePair(USER).accessToken).sessionTag).toBeNull()
+    const iat = Math.floor(clock.now() / 1000)
+    const header = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url')
+    // a jti of before tags, and one that has a tag's shape but not its mark
+    for (const jti of ['0d4f2b1e-5a6c-4e7f-9a8b-1c2d3e4f5a6b', '0d4f2b1e-5a6c-87e5-95e0-1c2d3e4f5a6b']) {
+      const claims = { sub: USER, token_type: 'Access', iat, exp: iat + 900, jti }
+      const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`
+      const token = `${input}.${createHmac('sha256', SECRET).update(input).digest('base64url')}`
+      expect(tokens.verifyAccessSubject(token)).toEqual({ userId: USER, sessionId: null, sessionTag: null })
+    }
   })
 })

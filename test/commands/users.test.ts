@@ -340,7 +340,7 @@ describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
     expect(result.stdout).toMatch(
       new RegExp(
         `^Password of ${user.email} \\(${user.id}\\) reset, and its sessions ended: .*\\n` +
-          'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
+          'Access tokens already issued still read until they expire, by \\S+Z at the latest, and change nothing\\.\\n$',
       ),
     )
     // the line ending is not part of the password
@@ -377,7 +377,7 @@ describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
     expect(result.stdout).toMatch(
       new RegExp(
         `^1 session of ${user.email} \\(${user.id}\\) ended: the user is logged out at the next refresh\\.\\n` +
-          'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
+          'Access tokens already issued still read until they expire, by \\S+Z at the latest, and change nothing\\.\\n$',
       ),
     )
     expectError(await refresh(user.refreshToken), 401, MESSAGES.refreshTokenInvalid)
@@ -476,7 +476,7 @@ describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
         new RegExp(
           `^role: admin -> user for ${user.email} \\(${user.id}\\); 1 session ended: the new role is in the ` +
             "user's tokens from the next login\\.\\n" +
-            'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
+            'Access tokens already issued still read until they expire, by \\S+Z at the latest, and change nothing\\.\\n$',
         ),
       )
       expectError(await refresh(later.body.data.refresh_token), 401, MESSAGES.refreshTokenInvalid)
@@ -568,7 +568,7 @@ describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
       new RegExp(
         `^status: active -> disabled for ${user.email} \\(${user.id}\\); 1 session ended: the user can no longer ` +
           'log in or refresh\\.\\n' +
-          'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
+          'Access tokens already issued still read until they expire, by \\S+Z at the latest, and change nothing\\.\\n$',
       ),
     )
     expect((await users(['list', '--limit', '1000'])).stdout).toMatch(
@@ -672,7 +672,7 @@ describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
       new RegExp(
         `^Account ${user.email} \\(${user.id}\\) deleted, with its sessions\\. Its audit events are kept until ` +
           'AUDIT_RETENTION_DAYS prunes them; the client addresses of \\d+ were erased\\.\\n' +
-          'Access tokens already issued stay valid until they expire, by \\S+Z at the latest\\.\\n$',
+          'Access tokens already issued still read until they expire, by \\S+Z at the latest, and change nothing\\.\\n$',
       ),
     )
   })

@@ -376,7 +376,7 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await reset(resetCode, 'short')).status).toBe(400)
     const afterReset = await reset(resetCode)
     expect(afterReset.status).toBe(200)
-    const ownerToken = afterReset.body.data.access_token
+    let ownerToken = afterReset.body.data.access_token
 
     // change of password (§4.18): a wrong current password is a 400, not a 401
     const changePassword = (current: string, next: string) =>
@@ -386,7 +386,10 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       })
     expect((await changePassword(PASSWORD, PASSWORD)).status).toBe(400)
     expect((await changePassword(NEW_PASSWORD, 'short')).status).toBe(400)
-    expect((await changePassword(NEW_PASSWORD, PASSWORD)).status).toBe(200)
+    const changed = await changePassword(NEW_PASSWORD, PASSWORD)
+    expect(changed.status).toBe(200)
+    // a password change ends every session but the one it answers with (R4.18.1), the caller's own included
+    ownerToken = changed.body.data.access_token
 
     // an account registered without a code proves its address (§4.20); a code of no account purpose, or
     // change_email without new_email, is a 400
@@ -867,8 +870,11 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       expect(popup.status).toBe(302)
       const page = await send('GET', await throughProvider(popup), { cookie: stateCookie(popup) })
       expect(page.status).toBe(200)
-      expect(pageResult(page.text).message).toMatchObject({ success: true, provider: 'second' })
-      const unlinked = await send('DELETE', '/auth/oauth/first', { token })
+      const popupResult = pageResult(page.text).message
+      expect(popupResult).toMatchObject({ success: true, provider: 'second' })
+      // that sign-in replaced the session of `token` (single mode), which can no longer change anything (R5.3.1)
+      expect((await send('DELETE', '/auth/oauth/first', { token })).status).toBe(401)
+      const unlinked = await send('DELETE', '/auth/oauth/first', { token: popupResult.data?.access_token })
       expect(unlinked.status).toBe(200)
       expect(unlinked.body.data.providers).toEqual(['second'])
     } finally {

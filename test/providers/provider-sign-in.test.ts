@@ -30,6 +30,7 @@ describe.each(backends.filter((backend) => !backend.redis))('provider sign-in ru
       links: stores.providerLinks,
       sessions: createSessionService({
         store: stores.sessions,
+        users: stores.users,
         clock: systemClock,
         events: sink,
         mode: 'single',

@@ -70,11 +70,17 @@ describe('createAccessTokenVerifier against tokens of a running service', () => 
       },
       tokens.clock,
     )
-    const editor = service.issueAccess(tokens.user.id, null, 'editor')
+    const editor = service.issueAccess(
+      { userId: tokens.user.id, sessionId: null, sessionTag: null, role: 'editor' },
+      false,
+    )
     expect(decodeJwt(editor).claims.role).toBe('editor')
     expect(verifier().verifyToken(editor)).toEqual({ userId: tokens.user.id, role: 'editor' })
     // `user` is never written: a user's token is what it was before roles
-    const user = service.issueAccess(tokens.user.id, null, 'user')
+    const user = service.issueAccess(
+      { userId: tokens.user.id, sessionId: null, sessionTag: null, role: 'user' },
+      false,
+    )
     expect(decodeJwt(user).claims).not.toHaveProperty('role')
     expect(verifier().verify(`Bearer ${user}`)).toEqual({ userId: tokens.user.id, role: 'user' })
   })
