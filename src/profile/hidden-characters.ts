@@ -66,9 +66,12 @@ const HIDDEN = String.raw`[\p{Bidi_Control}\p{Default_Ignorable_Code_Point}\uFFF
 
 // the `v` flag (RGI_Emoji, set operations) is built by the constructor: the compile target predates it
 const SCAN = new RegExp(`(${KEPT})|${HIDDEN}`, 'gv')
+/** Most text has no hidden character at all: this finds out without the scan, which tries emoji at every position. */
+const ANY_HIDDEN = new RegExp(HIDDEN, 'v')
 
 /** `text` without its hidden characters, those KEPT where they stand left in place. */
 export function stripHiddenCharacters(text: string): string {
+  if (!ANY_HIDDEN.test(text)) return text
   return text.replace(SCAN, (_hidden, kept: string | undefined) => kept ?? '')
 }
 
