@@ -44,10 +44,11 @@ export async function startProcess(
   collectLines(child.stderr, stderr)
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no start-up line within ${timeoutMs} ms: ${stderr.join('\n')}`)),
-      timeoutMs,
-    )
+    const timer = setTimeout(() => {
+      // the caller gets no handle to stop it with: a process left running would outlive the test run
+      child.kill('SIGKILL')
+      reject(new Error(`no start-up line within ${timeoutMs} ms: ${stderr.join('\n')}`))
+    }, timeoutMs)
     // each line once, and no more once it is found: a service under a flood logs thousands of lines, and a check
     // that read them all again at every chunk kept this process too busy to drain the pipe, whose writes then
     // blocked the service's event loop (the pipelining test's /health p99 went over 1 s)
