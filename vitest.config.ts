@@ -1,8 +1,5 @@
 import { defineConfig } from 'vitest/config'
 
-/** The files of the project `alone` (below), which no other file runs beside. */
-const ALONE = ['test/hostile/pipelining.test.ts']
-
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
@@ -16,12 +13,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: {
-          name: 'tessera',
-          include: ['test/**/*.test.ts', 'client/test/**/*.test.ts'],
-          exclude: ALONE,
-          sequence: { groupOrder: 0 },
-        },
+        test: { name: 'tessera', include: ['test/**/*.test.ts', 'client/test/**/*.test.ts'] },
       },
       {
         // BASE_PATH (docs/api.md §1.1): the HTTP conventions and the specification's suites again, against services
@@ -31,15 +23,7 @@ export default defineConfig({
           name: 'base-path',
           include: ['test/http/**/*.test.ts', 'test/spec/**/*.test.ts'],
           env: { TEST_BASE_PATH: '/api' },
-          sequence: { groupOrder: 0 },
         },
-      },
-      {
-        // tests that time the service under a flood (a p99 bound of docs/api.md R8.8): run after every other file,
-        // one at a time, so that the latency they measure is the flood's and not another suite's load on a 2-core
-        // machine (the pipelining test once measured 1.1 s beside another file, 0.1 s alone)
-        extends: true,
-        test: { name: 'alone', include: ALONE, fileParallelism: false, sequence: { groupOrder: 1 } },
       },
     ],
   },

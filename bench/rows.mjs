@@ -1,6 +1,6 @@
 // The rows of the run's table, built from measured phases: a figure against its limit, GET /auth/me's latency beside
-// saturating logins, the peak RSS under login saturation, the service's cold start against bare Fastify's and the
-// run's error count, each with its target if it has one.
+// saturating logins, GET /health's beside a pipelined flood, the peak RSS under login saturation, the service's cold
+// start against bare Fastify's and the run's error count, each with its target if it has one.
 import { errorCount } from './load.mjs'
 import { median } from './pairs.mjs'
 
@@ -29,6 +29,8 @@ import { median } from './pairs.mjs'
 /** Targets that hold for every backend (issue 5). */
 const MIXED_ME_P99_MS = 50
 const PEAK_RSS_MIB = 200
+/** GET /health's p99 beside the pipelined flood of docs/api.md R8.8 (issue 11). */
+const FLOOD_HEALTH_P99_MS = 1_000
 
 /**
  * A target on the ratio, or none.
@@ -92,6 +94,38 @@ export function latencyRow(backend, loads) {
     target: { op: '<=', value: MIXED_ME_P99_MS, of: 'value' },
     pass: p99 <= MIXED_ME_P99_MS,
     samples: { limits: [], figures: loads.map((load) => ({ ...load })) },
+  }
+}
+
+/**
+ * GET /health's latency beside the pipelined flood (flood-figures.mjs), against its absolute target: the median of the
+ * rounds' p99. The service's peak RSS during the flood is reported beside it; its bound is the test's
+ * (test/hostile/pipelining.test.ts).
+ * @param {string} backend
+ * @param {import('./flood-figures.mjs').FloodRun[]} runs
+ * @returns {Row}
+ */
+export function floodRow(backend, runs) {
+  const p99 = median(runs.map((run) => run.p99))
+  return {
+    ...noFigures(backend, 'GET /health p99 beside a pipelined flood', 'ms', p99),
+    p50: median(runs.map((run) => run.p50)),
+    p99,
+    p99Worst: Math.max(...runs.map((run) => run.p99)),
+    errors: sum(runs.map((run) => run.errors)),
+    peakRssMiB: Math.max(...runs.map((run) => run.peakRssMiB ?? Number.NaN)),
+    target: { op: '<=', value: FLOOD_HEALTH_P99_MS, of: 'value' },
+    pass: p99 <= FLOOD_HEALTH_P99_MS,
+    samples: {
+      limits: [],
+      figures: runs.map((run) => ({
+        answers: run.latencies.length,
+        p50: run.p50,
+        p99: run.p99,
+        errors: run.errors,
+        peakRssMiB: run.peakRssMiB,
+      })),
+    },
   }
 }
 

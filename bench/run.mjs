@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { accessTokens } from './accounts.mjs'
 import { makeCertificate } from './certificate.mjs'
+import { benchmarkFlood } from './flood-figures.mjs'
 import { benchmarkHttps } from './https-figures.mjs'
 import { describeMachine } from './machine.mjs'
 import { createDatabase, deleteRedisKeys, dropDatabase } from './postgres.mjs'
@@ -205,6 +206,17 @@ try {
       )
 
       rows.push(...(await compareSizes(context, 'SQLite', (size, count) => seeded(`sqlite-${size}`, count))))
+
+      if (settings.figures.embedded.includes('flood')) {
+        // last: the flood's closed connections leave the kernel busy for a while; its own service serves
+        // /openapi.json, the largest answer there is
+        const flooded = await start('tessera (SQLite, pipelined flood)', {
+          ...sqliteEnv('sqlite'),
+          API_DOCS: 'true',
+        })
+        rows.push(await benchmarkFlood(context, flooded))
+        await flooded.stop()
+      }
     }
 
     // PostgreSQL + Redis: a fresh database per store and a unique key prefix, removed at the end

@@ -20,5 +20,8 @@ describe('printable: echoing what someone typed', () => {
       'https://***@x.example/a, redis://***@cache:6379',
     )
     expect(maskCredentials('https://x.example/a@b')).toBe('https://x.example/a@b')
+    expect(maskCredentials('1https://user:secret@x.example,-ftp://a:b@c')).toBe(
+      '1https://***@x.example,-ftp://***@c',
+    )
   })
 })

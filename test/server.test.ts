@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { fetchJson as json } from './support/fetch-json.js'
 import { runCli, startProcess } from './support/process.js'
+import { eventually } from './support/redis-server.js'
 
 const PASSWORD = 'correct horse battery'
 
@@ -155,8 +156,15 @@ describe('tessera serve (a real process)', () => {
     )
     await new Promise((resolve) => setTimeout(resolve, 200))
     const exit = service.stop()
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    await expect(fetch(`${service.url}/health`)).rejects.toThrow()
+    // no new connection is accepted, once the signal is handled: however long a busy machine takes to get there
+    await eventually(
+      () =>
+        fetch(`${service.url}/health`).then(
+          () => false,
+          () => true,
+        ),
+      30_000,
+    )
     socket.write(body.slice(10))
     expect(await exit).toBe(0)
     expect(response).toMatch(/^HTTP\/1.1 200 /)
@@ -182,14 +190,15 @@ describe('tessera serve (a real process)', () => {
         response += chunk
       })
       await new Promise((resolve) => socket.once('close', resolve))
-      expect(Date.now() - started).toBeLessThan(5_000)
+      // the settings' half second, not Node's default of 60 s: the bound leaves a loaded machine room
+      expect(Date.now() - started).toBeLessThan(20_000)
       expect(response === '' || response.startsWith('HTTP/1.1 408')).toBe(true)
       // and the service still answers others
       expect((await fetch(`${service.url}/health`)).status).toBe(200)
     } finally {
       await service.stop()
     }
-  })
+  }, 60_000)
 
   it.each([
     [{ PORT: 'abc' }, 'PORT'],

@@ -170,14 +170,15 @@ describe('loginWithProvider', () => {
     expect(client.isLoggedIn()).toBe(false)
   })
 
-  it('a popup closed without an answer is a TesseraError 0 within a second; an answer just before closing counts', async () => {
+  it('a popup closed without an answer is a TesseraError 0 at once, not at the 120 s deadline; an answer just before closing counts', async () => {
     const client = createTesseraClient({ baseUrl: service.baseUrl })
     const fake = fakeWindow()
     const signingIn = failure(client.loginWithProvider('google', { window: fake.window }))
     fake.popup.closed = true
     const started = performance.now()
     expect(await signingIn).toMatchObject({ status: 0, message: 'The sign-in window was closed' })
-    expect(performance.now() - started).toBeLessThan(1_500)
+    // two polls half a second apart, not the deadline: the bound leaves a loaded machine room
+    expect(performance.now() - started).toBeLessThan(10_000)
     expect(fake.listeners.size).toBe(0)
 
     // the callback page closes itself right after posting: its answer may come after the popup is seen closed

@@ -47,6 +47,7 @@ describe('waiting for another tab to write', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(90)
     const noWindow = Date.now()
     await otherTabWrite('tokens', 10_000)
-    expect(Date.now() - noWindow).toBeLessThan(1_000)
+    // not the 10 s it would wait: the bound leaves a loaded machine room
+    expect(Date.now() - noWindow).toBeLessThan(5_000)
   })
 })

@@ -148,9 +148,12 @@ export const ProfileBody = Type.Object(
     ),
     nickname: Settable(
       { minLength: 1, maxLength: NICKNAME_MAX_LENGTH },
-      '1 to 64 characters of text; null removes it',
+      '1 to 64 characters of text, without controls or invisible or direction-changing characters (emoji sequences keep their joiners); null removes it',
     ),
-    bio: Settable({ maxLength: BIO_MAX_LENGTH }, 'At most 500 characters of text; null (or "") removes it'),
+    bio: Settable(
+      { maxLength: BIO_MAX_LENGTH },
+      'At most 500 characters of text, line breaks and tabs allowed, without other controls or invisible or direction-changing characters; null (or "") removes it',
+    ),
   },
   { description: 'The fields to change; an absent one is left as it is' },
 )

@@ -1,8 +1,10 @@
 /**
  * The rules of the profile fields an account sets itself (docs/api.md §4.22). The request schema states the lengths
  * and the username's characters (one error naming the field); what a schema cannot say — white space around a value,
- * control characters — is checked here, with the same kind of message.
+ * control characters, characters that hide or reorder text — is checked here, with the same kind of message.
  */
+
+import { hasHiddenCharacters } from './hidden-characters.js'
 
 /** What a username may be as given: upper-case letters are accepted and lower-cased, so uniqueness ignores case. */
 export const USERNAME_INPUT_PATTERN = '^[A-Za-z0-9_.-]{3,32}$'
@@ -11,6 +13,9 @@ export const BIO_MAX_LENGTH = 500
 
 /** Characters no profile text holds: C0 and C1 controls (a bio's line breaks and tabs aside), and line separators. */
 const CONTROL = /[\p{Cc}\u2028\u2029]/u
+
+/** The message of a nickname or bio with a bidirectional control or an invisible character (hidden-characters.ts). */
+export const HIDDEN_RULE = 'must not contain invisible or direction-changing characters'
 
 /** A problem with a field, as ValidationError names it. */
 export interface FieldProblem {
@@ -29,8 +34,9 @@ export function normalizeUsername(username: string): string | FieldProblem {
 }
 
 /**
- * The nickname as stored: trimmed, 1 to 64 characters (code points) of text. A string of white space only is a
- * problem, not a way to clear it (null clears it).
+ * The nickname as stored: trimmed, 1 to 64 characters (code points) of text, without controls and without characters
+ * that hide or reorder text (emoji sequences keep their joiners). A string of white space only is a problem, not a way
+ * to clear it (null clears it).
  */
 export function normalizeNickname(nickname: string): string | FieldProblem {
   const trimmed = nickname.trim()
@@ -39,12 +45,13 @@ export function normalizeNickname(nickname: string): string | FieldProblem {
     return { field: '/nickname', message: `must be 1 to ${NICKNAME_MAX_LENGTH} characters` }
   if (!trimmed.isWellFormed() || CONTROL.test(trimmed))
     return { field: '/nickname', message: 'must not contain control characters' }
+  if (hasHiddenCharacters(trimmed)) return { field: '/nickname', message: HIDDEN_RULE }
   return trimmed
 }
 
 /**
  * The bio as stored: trimmed, at most 500 characters (code points); line breaks and tabs are kept, other controls
- * refused; an empty bio is none (null).
+ * and characters that hide or reorder text refused, as in a nickname; an empty bio is none (null).
  */
 export function normalizeBio(bio: string): string | null | FieldProblem {
   const trimmed = bio.replace(/\r\n?/g, '\n').trim()
@@ -53,5 +60,6 @@ export function normalizeBio(bio: string): string | null | FieldProblem {
     return { field: '/bio', message: `must be at most ${BIO_MAX_LENGTH} characters` }
   if (!trimmed.isWellFormed() || CONTROL.test(trimmed.replace(/[\n\t]/g, '')))
     return { field: '/bio', message: 'must not contain control characters other than line breaks and tabs' }
+  if (hasHiddenCharacters(trimmed)) return { field: '/bio', message: HIDDEN_RULE }
   return trimmed
 }

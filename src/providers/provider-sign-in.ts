@@ -3,6 +3,7 @@ import { normalizeEmail } from '../auth/email.js'
 import { generateUserId } from '../auth/user-id.js'
 import type { Clock } from '../clock.js'
 import type { Mailer } from '../mail/mail-intent.js'
+import { stripHiddenCharacters } from '../profile/hidden-characters.js'
 import { NICKNAME_MAX_LENGTH, normalizeNickname } from '../profile/profile-rules.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import { newUserRecord } from '../storage/new-user.js'
@@ -206,15 +207,15 @@ function withProvider(user: UserRecord, provider: string): UserRecord {
 }
 
 /**
- * The provider's name as a nickname: its controls dropped, trimmed, cut to 64 characters (code points); null when
- * nothing is left.
+ * The provider's name as a nickname: its controls dropped, and the characters that hide or reorder text that a
+ * nickname of PUT /auth/profile refuses (R4.22.2); trimmed, cut to 64 characters (code points); null when nothing is
+ * left. A name is the provider's to give: it is cleaned, not refused.
  */
 function nicknameOf(name: string | null): string | null {
   if (name === null) return null
-  const text = name
-    .toWellFormed()
-    .replace(/[\p{Cc}\u2028\u2029]/gu, ' ')
-    .trim()
-  const nickname = normalizeNickname([...text].slice(0, NICKNAME_MAX_LENGTH).join(''))
+  const text = stripHiddenCharacters(name.toWellFormed().replace(/[\p{Cc}\u2028\u2029]/gu, ' ')).trim()
+  // the cut may leave half an emoji sequence: a joiner or selector at the end, which goes too
+  const cut = stripHiddenCharacters([...text].slice(0, NICKNAME_MAX_LENGTH).join(''))
+  const nickname = normalizeNickname(cut)
   return typeof nickname === 'string' ? nickname : null
 }

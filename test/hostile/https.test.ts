@@ -191,12 +191,12 @@ describe('R5.7 HTTPS with TLS_CERT_FILE and TLS_KEY_FILE (a real process)', () =
       const started = Date.now()
       expect(await service.stop()).toBe(0)
       await closed
-      // well under the shutdown deadline (30 s) and the idle timeout (72 s)
-      expect(Date.now() - started).toBeLessThan(10_000)
+      // under the shutdown deadline (30 s) and the idle timeout (72 s), with room for a loaded machine
+      expect(Date.now() - started).toBeLessThan(20_000)
     } finally {
       session.destroy()
     }
-  })
+  }, 60_000)
 
   it('R5.7.4 over HTTPS a slow client is cut off too: one that never completes the handshake, one that never ends its headers', async () => {
     const service = await start({ HEADERS_TIMEOUT_MS: '500', REQUEST_TIMEOUT_MS: '1000' })
@@ -221,13 +221,14 @@ describe('R5.7 HTTPS with TLS_CERT_FILE and TLS_KEY_FILE (a real process)', () =
       })
       slow.once('secureConnect', () => slow.write('GET /health HTTP/1.1\r\nHost: localhost\r\n'))
       const [silentMs, slowMs] = await Promise.all([closedWithin(silent), closedWithin(slow)])
-      expect(silentMs).toBeLessThan(5_000)
-      expect(slowMs).toBeLessThan(5_000)
+      // the settings' second, not Node's defaults (60 s for the headers): the bound leaves a loaded machine room
+      expect(silentMs).toBeLessThan(20_000)
+      expect(slowMs).toBeLessThan(20_000)
       expect((await overHttp1(service.url, '/health', first.cert)).status).toBe(200)
     } finally {
       expect(await service.stop()).toBe(0)
     }
-  })
+  }, 60_000)
 
   it('R5.7.5 SIGHUP: new connections get the renewed certificate, with no restart', async () => {
     const service = await start()

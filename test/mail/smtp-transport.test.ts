@@ -145,7 +145,8 @@ describe('the SMTP transport', () => {
       const started = performance.now()
       const result = await transport(`smtp://127.0.0.1:${port}`, { timeoutSeconds: 1 }).send(MAIL)
       expect(result).toMatchObject({ delivered: false, permanent: false })
-      expect(performance.now() - started).toBeLessThan(3_500)
+      // the setting's second, not the library's own 30 s greeting timeout: the bound leaves a loaded machine room
+      expect(performance.now() - started).toBeLessThan(20_000)
     } finally {
       for (const socket of sockets) socket.destroy()
       silent.close()

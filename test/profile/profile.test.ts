@@ -129,6 +129,44 @@ describe.each(backends)('profiles on $name (docs/api.md §2.1, §4.22)', (backen
     expect(await me(user.accessToken)).toEqual(before)
   })
 
+  it.each([
+    ['a right-to-left override in a nickname', { nickname: 'admin\u202Egnp.exe' }, '/nickname'],
+    ['a zero-width space in a nickname', { nickname: 'ad\u200Bmin' }, '/nickname'],
+    ['a nickname of a Hangul filler alone', { nickname: '\u3164' }, '/nickname'],
+    ['a zero-width joiner between letters of a nickname', { nickname: 'Ada\u200DLovelace' }, '/nickname'],
+    ['a right-to-left isolate in a bio', { bio: 'Hello\n\u2067world\u2069' }, '/bio'],
+    ['tag characters in a bio', { bio: `hi${String.fromCodePoint(0xe0069, 0xe0067, 0xe006e)}` }, '/bio'],
+  ])(
+    'R4.22.2 refuses %s, a character that hides or reorders text, with a 400 naming it',
+    async (_what, body, field) => {
+      const user = await registerUser(service.app)
+      const before = await me(user.accessToken)
+      const reply = await put(user.accessToken, { nickname: 'kept?', ...body })
+      const message = 'must not contain invisible or direction-changing characters'
+      expect(reply.status, reply.text).toBe(400)
+      expect(reply.body).toEqual({
+        code: 400,
+        message: `Invalid request: ${field} ${message}`,
+        data: { errors: [{ field, message }] },
+      })
+      expect(await me(user.accessToken)).toEqual(before)
+    },
+  )
+
+  it('R4.22.2 keeps emoji sequences with their joiners and selectors, and the joiners of Persian or Hindi', async () => {
+    const user = await registerUser(service.app)
+    const family = '\u{1F468}\u200D\u{1F469}\u200D\u{1F467}'
+    const rainbow = '\u{1F3F3}\uFE0F\u200D\u{1F308}'
+    const scotland = '\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}'
+    const nickname = `${family} ${rainbow} ${scotland} \u{1F44D}\u{1F3FD} #\uFE0F\u20E3`
+    const bio =
+      'Persian: \u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645\nHindi: \u0915\u094D\u200D\u0937\t\u05E9\u05DC\u05D5\u05DD'
+    const reply = await put(user.accessToken, { nickname, bio })
+    expect(reply.status, reply.text).toBe(200)
+    expect(reply.body.data).toMatchObject({ nickname, bio })
+    expect(await me(user.accessToken)).toMatchObject({ nickname, bio })
+  })
+
   it('counts characters, not bytes: 64 emoji are a nickname, 500 a bio', async () => {
     const user = await registerUser(service.app)
     const reply = await put(user.accessToken, { nickname: '😀'.repeat(64), bio: 'é'.repeat(500) })

@@ -114,6 +114,33 @@ describe.each(backends.filter((backend) => !backend.redis))('provider sign-in ru
     ])
   })
 
+  const family = '\u{1F468}\u200D\u{1F469}\u200D\u{1F467}'
+  it.each([
+    ['a right-to-left override', 'admin\u202Egnp.exe', 'admingnp.exe'],
+    ['isolates around the name', '\u2066 Grace \u2069', 'Grace'],
+    [
+      'a joiner between letters, kept between emoji',
+      `Ada\u200D Lovelace ${family}`,
+      `Ada Lovelace ${family}`,
+    ],
+    ['invisible characters only', '\u200B\u3164\u2060\uFEFF\u200B', null],
+    [
+      'a joiner the cut to 64 characters leaves at the end',
+      `${'x'.repeat(62)}${family}`,
+      `${'x'.repeat(62)}\u{1F468}`,
+    ],
+  ])(
+    'R4.24 a new account takes the provider name with %s, cleaned, as its nickname',
+    async (_what, name, nickname) => {
+      const subject = `hidden-${Math.random().toString(36).slice(2)}`
+      const result = await signIn.resolve('google', { ...identity(subject, uniqueEmail()), name }, offHttp)
+      if (!('user' in result)) throw new Error('not created')
+      expect(result.match).toBe('created')
+      expect(result.user.nickname).toBe(nickname)
+      expect((await stores.users.findById(result.user.id))?.nickname).toBe(nickname)
+    },
+  )
+
   it('unlinks, unless it is the only way in', async () => {
     const created = await signIn.resolve('google', identity('unlink-1', uniqueEmail()), offHttp)
     if (!('user' in created)) throw new Error('not created')

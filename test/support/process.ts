@@ -45,7 +45,7 @@ export async function startProcess(
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
-      // a process that did not start in time is stopped: none is left behind to load the machine further
+      // the caller gets no handle to stop it with: a process left running would outlive the test run
       child.kill('SIGKILL')
       reject(new Error(`no start-up line within ${timeoutMs} ms: ${stderr.join('\n')}`))
     }, timeoutMs)
