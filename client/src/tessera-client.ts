@@ -120,8 +120,17 @@ export interface TesseraClient {
    */
   loginWithProvider(provider: string, options?: ProviderLoginOptions): Promise<Account>
   /**
-   * `POST /auth/oauth/exchange`: logs in with the one-time `code` that a sign-in started without a popup
-   * (`/auth/oauth/<provider>/start?redirect_to=<page>`) added to the page's address when it came back.
+   * Starts a sign-in without a popup, back to `redirectTo` (a page of the service's FRONTEND_ORIGIN): makes a PKCE
+   * verifier with Web Crypto (a secure context: HTTPS or localhost), keeps it in the tab's `sessionStorage` (this
+   * client's memory where there is none) for `exchangeProviderCode`, and resolves with
+   * `<baseUrl>/auth/oauth/<provider>/start?redirect_to=…&code_challenge=<its S256 challenge>`, where the page goes
+   * next (`location.assign(url)`).
+   */
+  providerRedirectUrl(provider: string, redirectTo: string): Promise<string>
+  /**
+   * `POST /auth/oauth/exchange`: logs in with the one-time `code` that a sign-in started by `providerRedirectUrl` in
+   * this tab added to `redirectTo`, sending the verifier kept for it (forgotten once the code is exchanged). The code
+   * of a sign-in that this tab did not start (a link someone sent) is refused as a used one: a TesseraError 400.
    */
   exchangeProviderCode(code: string): Promise<Account>
   /** The names of the providers linked to the account: `GET /auth/me`'s `providers`. */
@@ -169,6 +178,13 @@ interface PairData {
   refresh_token: string
 }
 
+/** RFC 4648's base64url without padding: a PKCE verifier and its challenge (RFC 7636). */
+const base64url = (bytes: ArrayBuffer | Uint8Array) =>
+  btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=/g, '')
+
 const toPair = (data: PairData): TokenPair => ({
   accessToken: data.access_token,
   refreshToken: data.refresh_token,
@@ -193,6 +209,13 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     options.locks === undefined
       ? (globalThis as { navigator?: { locks?: RefreshLocks } }).navigator?.locks
       : options.locks
+  const verifierKey = `${key}.pkce`
+  const verifierMemory = createMemoryStorage()
+  /**
+   * Where the PKCE verifier waits out the redirect: the tab's sessionStorage, looked up only when a sign-in needs it
+   * (an opaque origin's throws); this client's memory where there is none.
+   */
+  const verifiers = () => (globalThis as { sessionStorage?: TokenStorage }).sessionStorage ?? verifierMemory
   const listeners = new Set<(loggedIn: boolean) => void>()
   let seen = tokens.raw()
   let refreshing: Promise<TokenPair | null> | undefined
@@ -418,7 +441,21 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
       sync()
       return loggedIn
     },
-    exchangeProviderCode: (code) => logIn('/auth/oauth/exchange', { code }),
+    async providerRedirectUrl(provider, redirectTo) {
+      const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)))
+      const challenge = base64url(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier)))
+      verifiers().setItem(verifierKey, verifier)
+      return `${root}/auth/oauth/${encodeURIComponent(provider)}/start?redirect_to=${encodeURIComponent(redirectTo)}&code_challenge=${challenge}`
+    },
+    async exchangeProviderCode(code) {
+      // no verifier (a sign-in this tab did not start) is sent as none: the service refuses the code and uses it up
+      const loggedIn = await logIn('/auth/oauth/exchange', {
+        code,
+        code_verifier: verifiers().getItem(verifierKey) ?? undefined,
+      })
+      verifiers().removeItem(verifierKey)
+      return loggedIn
+    },
     linkedProviders: async () => (await me()).providers,
     unlinkProvider: async (provider) =>
       account(await protectedCall(`/auth/oauth/${encodeURIComponent(provider)}`, { method: 'DELETE' })),

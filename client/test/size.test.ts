@@ -30,10 +30,11 @@ describe('the built bundle', () => {
     expect(Object.keys(module).sort()).toEqual(['TesseraError', 'createTesseraClient'])
   })
 
-  it('stays under 3 KB minified and gzipped', async () => {
+  // 3 KB until the sign-in without a popup made its own PKCE verifier (Web Crypto, sessionStorage): some 245 bytes
+  it('stays under 3.25 KB minified and gzipped', async () => {
     const { code } = await minify(readFileSync(bundle, 'utf8'), { module: true, compress: { passes: 2 } })
     const gzipped = gzipSync(code ?? '', { level: 9 }).length
     console.log(`@tessera/client: ${code?.length} bytes minified, ${gzipped} bytes minified and gzipped`)
-    expect(gzipped).toBeLessThan(3 * 1024)
+    expect(gzipped).toBeLessThan(3.25 * 1024)
   })
 })

@@ -10,6 +10,7 @@ import {
   WriteOutcomeUnknownError,
 } from '../errors.js'
 import { CALLBACK_PAGE_POLICY } from '../providers/callback-page.js'
+import { CODE_CHALLENGE } from '../providers/sign-in-flow.js'
 import { SIGN_IN_TTL_SECONDS } from '../providers/sign-in-state.js'
 import {
   answer,
@@ -56,8 +57,16 @@ export const StartQuery = Type.Object({
   redirect_to: Type.Optional(
     Type.String({
       description:
-        'For an application that does not use a popup: an absolute URL of FRONTEND_ORIGIN, where the browser returns with `code` (or `error`); any other is a 400 page',
+        'For an application that does not use a popup: an absolute URL of FRONTEND_ORIGIN, where the browser returns with `code` (or `error`); any other is a 400 page. Requires `code_challenge`',
       examples: ['https://app.example.com/signed-in'],
+    }),
+  ),
+  code_challenge: Type.Optional(
+    Type.String({
+      pattern: CODE_CHALLENGE.source,
+      description:
+        "Required with `redirect_to` (a 400 page without it), not used without it: RFC 7636's S256 challenge, BASE64URL(SHA-256(code_verifier)) without padding, of a verifier (43 to 128 characters of `A-Z a-z 0-9 - . _ ~`) that the application keeps and sends to POST /auth/oauth/exchange with the code",
+      examples: ['E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'],
     }),
   ),
 })
@@ -88,6 +97,13 @@ export const ExchangeBody = Type.Object({
     maxLength: 256,
     description: 'The one-time `code` that the callback added to `redirect_to`; good once, for 60 seconds',
   }),
+  code_verifier: Type.Optional(
+    Type.String({
+      description:
+        "The PKCE verifier (RFC 7636) whose S256 challenge the sign-in's start was given as `code_challenge`: 43 to 128 characters of `A-Z a-z 0-9 - . _ ~`. Missing or wrong, the exchange is refused as a wrong code is, and the code is used up",
+      examples: ['dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk'],
+    }),
+  ),
 })
 export type ExchangeBody = Static<typeof ExchangeBody>
 
@@ -155,7 +171,9 @@ export const startResponses = () => ({
       description: `${STATE_COOKIE}=<state>: HttpOnly, SameSite=Lax, Secure over HTTPS, Path <BASE_PATH>/auth/oauth/, Max-Age ${SIGN_IN_TTL_SECONDS}`,
     },
   }),
-  400: page('`redirect_to` is not an address of FRONTEND_ORIGIN: a page that reports the failure'),
+  400: page(
+    '`redirect_to` is not an address of FRONTEND_ORIGIN, or comes without a `code_challenge` of its form: a page that reports the failure',
+  ),
   403: httpsRequired(),
   404: page('No provider of this name is configured: a page that reports the failure to the opener at once'),
   429: rateLimited(),
@@ -193,7 +211,7 @@ export const callbackResponses = () => ({
 export const exchangeResponses = () => ({
   200: answer(LoginResponse, 'Logged in: the account the sign-in found and a new token pair', LIMITED),
   400: refusal(
-    'The code is wrong, used, expired, or its account can no longer sign in; or the body is not valid',
+    'The code is wrong, used, expired, or its account can no longer sign in; the verifier is missing or wrong; or the body is not valid',
     [
       new ExchangeCodeRefusedError(),
       new ValidationError([{ field: '/code', message: 'must NOT have fewer than 1 characters' }]),

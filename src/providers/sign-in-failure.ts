@@ -8,6 +8,8 @@ export const SIGN_IN_FAILURES = {
   provider_unknown: 'This sign-in provider is not available',
   /** `redirect_to` is not an address of FRONTEND_ORIGIN. */
   redirect_refused: 'redirect_to must be an address of the application',
+  /** With `redirect_to`, `code_challenge` is missing or not an S256 challenge (RFC 7636). */
+  challenge_refused: 'code_challenge must be the S256 challenge of a PKCE verifier',
   /** The provider's configuration could not be fetched (discovery failed or timed out). */
   provider_unavailable: 'The sign-in provider cannot be reached: try again later',
   /** No sign-in of this browser has that state: expired, used, or started in another browser. */

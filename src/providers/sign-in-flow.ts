@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto'
+import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Account, Session } from '../auth/account.js'
 import { type StartSession, toAccount } from '../auth/session-starter.js'
 import {
@@ -13,7 +13,7 @@ import type { UserRecord, UserStore } from '../storage/stores.js'
 import type { ProviderClient } from './provider-client.js'
 import type { ProviderSignIn, SignInMatch } from './provider-sign-in.js'
 import type { SignInFailure } from './sign-in-failure.js'
-import type { SignInTickets } from './sign-in-state.js'
+import type { ApplicationReturn, SignInTickets } from './sign-in-state.js'
 
 /** How a callback of a configured provider ended, as GET /metrics counts it. */
 export type SignInOutcome = SignInMatch | SignInFailure
@@ -63,18 +63,26 @@ export type CallbackOutcome =
 export interface SignInFlow {
   /** The names of the configured providers, in OAUTH_PROVIDERS's order. */
   readonly providers: readonly string[]
-  /** GET /auth/oauth/<provider>/start. */
-  start(provider: string, redirectTo: string | null): Promise<StartOutcome>
+  /** GET /auth/oauth/<provider>/start; `codeChallenge` is required with `redirectTo`, and not used without it. */
+  start(provider: string, redirectTo: string | null, codeChallenge: string | null): Promise<StartOutcome>
   /** GET /auth/oauth/<provider>/callback. */
   callback(provider: string, input: CallbackInput, context: RequestContext): Promise<CallbackOutcome>
-  /** POST /auth/oauth/exchange: the login answer a one-time code stands for; ExchangeCodeRefusedError otherwise. */
-  exchange(code: string, context: RequestContext): Promise<Session>
+  /**
+   * POST /auth/oauth/exchange: the login answer a one-time code stands for, given the verifier of the challenge its
+   * sign-in started with; ExchangeCodeRefusedError otherwise. The code is used up either way.
+   */
+  exchange(code: string, codeVerifier: string | null, context: RequestContext): Promise<Session>
   /** DELETE /auth/oauth/<provider>: the account as it is now; ProviderNotLinkedError, OnlyWayInError. */
   unlink(userId: string, provider: string, context: RequestContext): Promise<Account>
 }
 
 /** The longest `redirect_to` taken: a URL of the application, not a place to carry data. */
 const MAX_REDIRECT_LENGTH = 2048
+
+/** RFC 7636's S256 `code_challenge`: BASE64URL(SHA-256(code_verifier)), 43 characters without padding. */
+export const CODE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/
+/** RFC 7636's `code_verifier`: 43 to 128 unreserved characters. */
+const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 
 export function createSignInFlow(deps: SignInFlowDeps): SignInFlow {
   const { clients, tickets, accounts, users, record, log } = deps
@@ -101,12 +109,20 @@ export function createSignInFlow(deps: SignInFlowDeps): SignInFlow {
   return {
     providers: [...clients.keys()],
 
-    async start(provider, redirectTo) {
+    async start(provider, redirectTo, codeChallenge) {
       const client = clients.get(provider)
       if (client === undefined) return { failure: 'provider_unknown' }
-      if (redirectTo !== null && !isApplicationAddress(redirectTo, deps.frontendOrigin))
-        return { failure: 'redirect_refused' }
-      const pending = await tickets.begin(provider, redirectTo)
+      let back: ApplicationReturn = { redirectTo: null, exchangeChallenge: null }
+      if (redirectTo !== null) {
+        if (!isApplicationAddress(redirectTo, deps.frontendOrigin)) return { failure: 'redirect_refused' }
+        // the code of redirect_to is bound to the application that started the sign-in: without a challenge,
+        // whoever stopped at the redirect with their own code could have another person's application signed in
+        // with it (login CSRF)
+        if (codeChallenge === null || !CODE_CHALLENGE.test(codeChallenge))
+          return { failure: 'challenge_refused' }
+        back = { redirectTo, exchangeChallenge: codeChallenge }
+      }
+      const pending = await tickets.begin(provider, back)
       try {
         const authorizationUrl = await client.authorizationUrl({
           redirectUri: redirectUri(provider),
@@ -130,7 +146,7 @@ export function createSignInFlow(deps: SignInFlowDeps): SignInFlow {
       const pending = await tickets.finish(input.state)
       if (pending === null || pending.provider !== provider)
         return ended(provider, 'state_invalid', { failure: 'state_invalid', redirectTo: null })
-      const { redirectTo } = pending
+      const { redirectTo, exchangeChallenge } = pending
       if (input.error !== null) {
         const failure = input.error === 'access_denied' ? 'cancelled' : 'failed'
         log.warn({ provider, error: input.error.slice(0, 64) }, 'the sign-in provider answered an error')
@@ -153,7 +169,7 @@ export function createSignInFlow(deps: SignInFlowDeps): SignInFlow {
         return ended(provider, resolved.failure, { failure: resolved.failure, redirectTo })
       if (redirectTo !== null) {
         // the session starts at the exchange: tokens never travel in a URL
-        const code = await tickets.issueCode({ userId: resolved.user.id, provider })
+        const code = await tickets.issueCode({ userId: resolved.user.id, provider, exchangeChallenge })
         return ended(provider, resolved.match, { redirectTo, code })
       }
       const session = await startSession(resolved.user, context)
@@ -161,9 +177,12 @@ export function createSignInFlow(deps: SignInFlowDeps): SignInFlow {
       return ended(provider, resolved.match, { session })
     },
 
-    async exchange(code, context) {
+    async exchange(code, codeVerifier, context) {
       const grant = await tickets.redeemCode(code)
-      if (grant === null) throw new ExchangeCodeRefusedError()
+      // the code is used up whatever the verifier: a code sent on by someone else is not theirs to try again, and a
+      // wrong verifier is answered as an unknown code is
+      if (grant === null || codeVerifier === null || !verifies(codeVerifier, grant.exchangeChallenge))
+        throw new ExchangeCodeRefusedError()
       const user = await users.findById(grant.userId)
       const session = user === null ? null : await startSession(user, context)
       if (session === null) throw new ExchangeCodeRefusedError()
@@ -186,6 +205,12 @@ function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given, 'utf8')
   const b = Buffer.from(expected, 'utf8')
   return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** Whether `verifier` is the RFC 7636 verifier of the S256 `challenge`, compared in constant time. */
+function verifies(verifier: string, challenge: string): boolean {
+  if (!CODE_VERIFIER.test(verifier)) return false
+  return sameSecret(createHash('sha256').update(verifier, 'ascii').digest('base64url'), challenge)
 }
 
 /**

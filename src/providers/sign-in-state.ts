@@ -3,26 +3,40 @@ import type { Clock } from '../clock.js'
 import type { TicketKind, TicketStore } from '../storage/stores.js'
 
 /** A provider sign-in between its start and its callback (docs/api.md §4.24). */
-export interface PendingSignIn {
+export type PendingSignIn = {
   provider: string
   /** OpenID Connect's nonce, which the ID token must carry. */
   nonce: string
   /** PKCE's verifier, which the token request must present. */
   codeVerifier: string
-  /** Where to send the browser back with a one-time code (`?redirect_to=`); null for the popup's page. */
-  redirectTo: string | null
-}
+} & ApplicationReturn
 
-/** What a one-time exchange code stands for: the account a callback signed in, its session not started yet. */
+/**
+ * Where the callback sends the browser with a one-time code (`?redirect_to=`), and the application's PKCE challenge
+ * (`?code_challenge=`, S256) that the code is bound to, so that only the application that started the sign-in can
+ * redeem it; both null for the popup's page.
+ */
+export type ApplicationReturn =
+  | { redirectTo: string; exchangeChallenge: string }
+  | { redirectTo: null; exchangeChallenge: null }
+
+/**
+ * What a one-time exchange code stands for: the account a callback signed in, its session not started yet, and the
+ * challenge of the application that started the sign-in, whose verifier the exchange must present.
+ */
 export interface ExchangeGrant {
   userId: string
   provider: string
+  exchangeChallenge: string
 }
 
 /** The sign-ins in progress and the exchange codes, as one-time tickets of the shared TicketStore. */
 export interface SignInTickets {
-  /** Stores a new sign-in for ten minutes: its state (what the cookie and the provider carry), nonce and verifier. */
-  begin(provider: string, redirectTo: string | null): Promise<{ state: string } & PendingSignIn>
+  /**
+   * Stores a new sign-in for ten minutes: its state (what the cookie and the provider carry), nonce and verifier, and
+   * where it returns to.
+   */
+  begin(provider: string, back: ApplicationReturn): Promise<{ state: string } & PendingSignIn>
   /** Uses up the sign-in of `state`: its details, or null when there is none (unknown, used, expired). */
   finish(state: string): Promise<PendingSignIn | null>
   /** Stores a one-time exchange code for a minute; resolves with the code. */
@@ -89,12 +103,12 @@ export function createSignInTickets(deps: SignInTicketsDeps): SignInTickets {
   }
 
   return {
-    async begin(provider, redirectTo) {
+    async begin(provider, back) {
       const pending: PendingSignIn = {
         provider,
         nonce: randomSecret(),
         codeVerifier: randomSecret(),
-        redirectTo,
+        ...back,
       }
       const state = await put('oauth_state', pending, SIGN_IN_TTL_SECONDS)
       return { state, ...pending }
@@ -105,23 +119,28 @@ export function createSignInTickets(deps: SignInTicketsDeps): SignInTickets {
         value === null ||
         typeof value.provider !== 'string' ||
         typeof value.nonce !== 'string' ||
-        typeof value.codeVerifier !== 'string' ||
-        !(typeof value.redirectTo === 'string' || value.redirectTo === null)
+        typeof value.codeVerifier !== 'string'
       )
         return null
-      return {
-        provider: value.provider,
-        nonce: value.nonce,
-        codeVerifier: value.codeVerifier,
-        redirectTo: value.redirectTo,
-      }
+      const { provider, nonce, codeVerifier, redirectTo, exchangeChallenge } = value
+      // redirect_to always with a challenge (a sign-in started before codes were bound to one is no sign-in now)
+      if (typeof redirectTo === 'string' && typeof exchangeChallenge === 'string')
+        return { provider, nonce, codeVerifier, redirectTo, exchangeChallenge }
+      if (redirectTo === null && exchangeChallenge === null)
+        return { provider, nonce, codeVerifier, redirectTo, exchangeChallenge }
+      return null
     },
     issueCode: (grant) => put('oauth_exchange', grant, EXCHANGE_CODE_TTL_SECONDS),
     async redeemCode(code) {
       const value = await take('oauth_exchange', code)
-      if (value === null || typeof value.userId !== 'string' || typeof value.provider !== 'string')
+      if (
+        value === null ||
+        typeof value.userId !== 'string' ||
+        typeof value.provider !== 'string' ||
+        typeof value.exchangeChallenge !== 'string'
+      )
         return null
-      return { userId: value.userId, provider: value.provider }
+      return { userId: value.userId, provider: value.provider, exchangeChallenge: value.exchangeChallenge }
     },
   }
 }

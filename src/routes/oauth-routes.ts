@@ -96,7 +96,7 @@ export const publicOAuthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = 
         tags: ['auth'],
         summary: 'Start a sign-in with a provider (a browser navigation)',
         description:
-          "Opened in a popup (`window.open('<base>/auth/oauth/<provider>/start')`), or navigated to with `redirect_to`: redirects to the provider with PKCE, a state and a nonce, and sets a short-lived cookie that ties the state to this browser. An unknown or unconfigured provider gets, at once, a page that posts the failure to the opener.",
+          "Opened in a popup (`window.open('<base>/auth/oauth/<provider>/start')`), or navigated to with `redirect_to` and the application's `code_challenge`: redirects to the provider with PKCE, a state and a nonce, and sets a short-lived cookie that ties the state to this browser. An unknown or unconfigured provider gets, at once, a page that posts the failure to the opener.",
         security: PUBLIC,
         params: ProviderPageParams,
         querystring: StartQuery,
@@ -105,8 +105,10 @@ export const publicOAuthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = 
     },
     async (request, reply) => {
       const { provider } = request.params
-      if (request.validationError) return failurePage(reply, 400, provider, 'redirect_refused')
-      const started = await flow.start(provider, request.query.redirect_to ?? null)
+      if (request.validationError)
+        return failurePage(reply, 400, provider, startQueryFailure(request.validationError))
+      const { redirect_to: redirectTo, code_challenge: codeChallenge } = request.query
+      const started = await flow.start(provider, redirectTo ?? null, codeChallenge ?? null)
       if ('failure' in started)
         return failurePage(reply, startStatus(started.failure), provider, started.failure)
       return reply
@@ -167,14 +169,18 @@ export const publicOAuthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = 
         tags: ['auth'],
         summary: 'Exchange the one-time code of a redirect_to sign-in for a login answer',
         description:
-          'The code the callback added to `redirect_to`, good once and for 60 seconds, for the login answer of POST /auth/login: tokens never travel in a URL. A wrong, used or expired code is a 400.',
+          "The code the callback added to `redirect_to`, good once and for 60 seconds, with the `code_verifier` of the start's `code_challenge` (RFC 7636, S256), for the login answer of POST /auth/login: tokens never travel in a URL, and only the application that started the sign-in can redeem its code. A wrong, used or expired code, or a missing or wrong verifier (which uses the code up), is a 400.",
         security: PUBLIC,
         body: ExchangeBody,
         response: exchangeResponses(),
       },
     },
-    async (request) =>
-      success(loginData(await flow.exchange(request.body.code, requestContext(request)), basePath)),
+    async (request) => {
+      const { code, code_verifier: codeVerifier } = request.body
+      return success(
+        loginData(await flow.exchange(code, codeVerifier ?? null, requestContext(request)), basePath),
+      )
+    },
   )
 }
 
@@ -206,11 +212,21 @@ export const protectedOAuthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions>
   )
 }
 
-/** The status of a start's failure page: no such provider, a refused redirect_to, or a provider out of reach. */
+/**
+ * The status of a start's failure page: no such provider, a refused redirect_to or code_challenge, or a provider out
+ * of reach.
+ */
 function startStatus(failure: SignInFailure): number {
   if (failure === 'provider_unknown') return 404
-  if (failure === 'redirect_refused') return 400
+  if (failure === 'redirect_refused' || failure === 'challenge_refused') return 400
   return 502
+}
+
+/** The failure a start's query not valid by its schema names: a code_challenge not of its form, else redirect_to. */
+function startQueryFailure(error: { validation?: Array<{ instancePath?: string }> }): SignInFailure {
+  return error.validation?.some((issue) => issue.instancePath === '/code_challenge')
+    ? 'challenge_refused'
+    : 'redirect_refused'
 }
 
 /** A page's result: the failure, or null with the login answer's data. */

@@ -3,7 +3,7 @@ import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Clock } from '../../src/clock.js'
 import type { Stores } from '../../src/storage/stores.js'
-import { pageResult } from '../providers/provider-harness.js'
+import { pageResult, pkcePair } from '../providers/provider-harness.js'
 import { backends } from '../support/backends.js'
 import { makeCertificate } from '../support/certificates.js'
 import { withInjectedFailures } from '../support/failing-stores.js'
@@ -491,7 +491,7 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect(await page('/auth/oauth/unreachable/callback?code=x&state=y')).toBe(200)
     expect(await page('/auth/oauth/nowhere/callback?code=x&state=y')).toBe(404)
     const exchange = (init: Send) => send('POST', '/auth/oauth/exchange', init)
-    for (const json of [{ code: 'unknown' }, { code: '' }, {}]) {
+    for (const json of [{ code: 'unknown' }, { code: '' }, {}, { code: 'unknown', code_verifier: 7 }]) {
       expect((await exchange({ json })).status).toBe(400)
     }
     expect((await exchange({ body: '{' })).status).toBe(400)
@@ -848,17 +848,26 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       const email = `provider-${randomUUID()}@example.com`
       provider.setAccount({ sub: `contract-${randomUUID()}`, email, email_verified: true, name: 'Ada' })
 
-      // with redirect_to: back at the application with a one-time code, which the exchange turns into a login
+      // with redirect_to and the application's PKCE challenge: back at the application with a one-time code, which
+      // the exchange with the challenge's verifier turns into a login; without a challenge, a 400 page
       const application = `${new URL(base).origin}/signed-in`
-      const started = await send(
+      const { verifier, challenge } = pkcePair()
+      const withoutChallenge = await send(
         'GET',
         `/auth/oauth/first/start?redirect_to=${encodeURIComponent(application)}`,
+      )
+      expect(withoutChallenge.status).toBe(400)
+      const started = await send(
+        'GET',
+        `/auth/oauth/first/start?${new URLSearchParams({ redirect_to: application, code_challenge: challenge })}`,
       )
       expect(started.status).toBe(302)
       const returned = await send('GET', await throughProvider(started), { cookie: stateCookie(started) })
       expect(returned.status).toBe(302)
       const code = new URL(returned.headers.get('location') ?? '').searchParams.get('code')
-      const exchanged = await send('POST', '/auth/oauth/exchange', { json: { code } })
+      const exchanged = await send('POST', '/auth/oauth/exchange', {
+        json: { code, code_verifier: verifier },
+      })
       expect(exchanged.status).toBe(200)
       expect(exchanged.body.data).toMatchObject({ email, password_set: false, providers: ['first'] })
       const token = exchanged.body.data.access_token

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PASSWORD, uniqueEmail } from '../support/http.js'
 import { type Mailbox, smtpMailbox } from '../support/mailbox.js'
@@ -16,6 +17,7 @@ import {
   expectSignedIn,
   FAILED,
   pageResult,
+  pkcePair,
   popupSignIn,
   STATE_INVALID,
 } from './provider-harness.js'
@@ -351,11 +353,15 @@ describe('sign-in with an OpenID provider, back to the application with redirect
     await service?.stop()
   })
 
-  /** Follows a redirect_to sign-in to the application's URL (not requested), and returns it. */
-  const returnUrl = async (redirectTo: string): Promise<URL> => {
+  /**
+   * Follows a redirect_to sign-in, started with `challenge` (a fresh one by default), to the application's URL (not
+   * requested), and returns it.
+   */
+  const returnUrl = async (redirectTo: string, challenge = pkcePair().challenge): Promise<URL> => {
     let back: URL | null = null
+    const query = new URLSearchParams({ redirect_to: redirectTo, code_challenge: challenge })
     await new TestBrowser({ ca: service.ca }).navigate(
-      `${service.url}/auth/oauth/google/start?redirect_to=${encodeURIComponent(redirectTo)}`,
+      `${service.url}/auth/oauth/google/start?${query}`,
       (next) => {
         if (next.origin !== APP_ORIGIN) return false
         back = next
@@ -365,17 +371,32 @@ describe('sign-in with an OpenID provider, back to the application with redirect
     if (back === null) throw new Error('the sign-in did not return to the application')
     return back
   }
+  /** A redirect_to sign-in of a new provider account, started with `challenge`: the code it came back with. */
+  const signInCode = async (challenge: string): Promise<string> => {
+    service.provider.setAccount({
+      sub: `redirect-${randomUUID()}`,
+      email: uniqueEmail(),
+      email_verified: true,
+    })
+    const code = (await returnUrl(`${APP_ORIGIN}/signed-in`, challenge)).searchParams.get('code')
+    if (code === null) throw new Error('no code')
+    return code
+  }
+  const exchange = (body: Record<string, unknown>) => api(service, 'POST', '/auth/oauth/exchange', { body })
+  const REFUSED = { status: 400, body: { code: 400, message: 'Invalid or expired code', data: null } }
 
-  it('returns with a one-time code, which the exchange turns into a login answer once', async () => {
+  it('returns with a one-time code, which the exchange with the verifier turns into a login answer once', async () => {
     const email = uniqueEmail()
     service.provider.setAccount({ sub: 'redirect-subject-1', email, email_verified: true, name: 'Grace' })
-    const back = await returnUrl(`${APP_ORIGIN}/signed-in?tab=profile`)
+    const { verifier, challenge } = pkcePair()
+    const back = await returnUrl(`${APP_ORIGIN}/signed-in?tab=profile`, challenge)
     expect(back.pathname).toBe('/signed-in')
     expect(back.searchParams.get('tab')).toBe('profile')
     const code = back.searchParams.get('code')
     expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(back.searchParams.has('access_token')).toBe(false)
-    const exchanged = await api(service, 'POST', '/auth/oauth/exchange', { body: { code } })
+    expect(back.searchParams.has('code_challenge')).toBe(false)
+    const exchanged = await exchange({ code, code_verifier: verifier })
     expect(exchanged.status).toBe(200)
     expect(exchanged.body.data).toMatchObject({
       email,
@@ -387,13 +408,90 @@ describe('sign-in with an OpenID provider, back to the application with redirect
     expect((await api(service, 'GET', '/auth/me', { token: exchanged.body.data.access_token })).status).toBe(
       200,
     )
-    const again = await api(service, 'POST', '/auth/oauth/exchange', { body: { code } })
-    expect(again).toEqual({
-      status: 400,
-      body: { code: 400, message: 'Invalid or expired code', data: null },
+    expect(await exchange({ code, code_verifier: verifier })).toEqual(REFUSED)
+    const unknown = await exchange({ code: 'x'.repeat(43), code_verifier: verifier })
+    expect(unknown).toEqual(REFUSED)
+  })
+
+  it('R4.24.11 refuses redirect_to without a code_challenge, or with one not of the S256 form, with a 400 page', async () => {
+    const challengeRefused = 'code_challenge must be the S256 challenge of a PKCE verifier'
+    const redirectTo = `${APP_ORIGIN}/signed-in`
+    const { verifier, challenge } = pkcePair()
+    const queries: Array<Record<string, string>> = [
+      { redirect_to: redirectTo },
+      { redirect_to: redirectTo, code_challenge: '' },
+      // the verifier itself (the `plain` method), which S256 is not
+      { redirect_to: redirectTo, code_challenge: `${verifier}~` },
+      { redirect_to: redirectTo, code_challenge: `${challenge}=` },
+      { redirect_to: redirectTo, code_challenge: challenge.replace(/^./, '+') },
+      { redirect_to: redirectTo, code_challenge: challenge.slice(1) },
+    ]
+    for (const query of queries) {
+      const page = await new TestBrowser({ ca: service.ca }).fetch(
+        `${service.url}/auth/oauth/google/start?${new URLSearchParams(query)}`,
+      )
+      expect(page.status, JSON.stringify(query)).toBe(400)
+      expectInertPage(page)
+      expectFailed(pageResult(page.text), 'google', challengeRefused)
+      expect(page.headers['set-cookie']).toBeUndefined()
+    }
+    // given twice: no challenge of one sign-in
+    const twice = await new TestBrowser({ ca: service.ca }).fetch(
+      `${service.url}/auth/oauth/google/start?${new URLSearchParams([
+        ['redirect_to', redirectTo],
+        ['code_challenge', challenge],
+        ['code_challenge', challenge],
+      ])}`,
+    )
+    expect(twice.status).toBe(400)
+    expectFailed(pageResult(twice.text), 'google', challengeRefused)
+    // the popup has no use for one
+    const popup = await new TestBrowser({ ca: service.ca }).fetch(
+      `${service.url}/auth/oauth/google/start?code_challenge=${challenge}`,
+    )
+    expect(popup.status).toBe(302)
+  })
+
+  it('R4.24.14 refuses an exchange without the verifier or with a wrong one as an unknown code, and uses the code up', async () => {
+    const { verifier, challenge } = pkcePair()
+    const other = pkcePair().verifier
+    for (const wrong of [
+      {},
+      { code_verifier: other },
+      { code_verifier: '' },
+      // the challenge in place of its verifier, and a verifier one character off
+      { code_verifier: challenge },
+      { code_verifier: `${verifier}a` },
+      { code_verifier: verifier.toUpperCase() },
+    ]) {
+      const code = await signInCode(challenge)
+      expect(await exchange({ code, ...wrong }), JSON.stringify(wrong)).toEqual(REFUSED)
+      // used up: the right verifier comes too late
+      expect(await exchange({ code, code_verifier: verifier }), JSON.stringify(wrong)).toEqual(REFUSED)
+    }
+  })
+
+  it("R4.24.14 refuses an attacker's code to another person's application, whose verifier is its own (login CSRF)", async () => {
+    // the attacker signs in with their own provider account and stops at the redirect back, keeping the code
+    const attacker = pkcePair()
+    const attackerEmail = uniqueEmail()
+    service.provider.setAccount({
+      sub: `attacker-${randomUUID()}`,
+      email: attackerEmail,
+      email_verified: true,
     })
-    const unknown = await api(service, 'POST', '/auth/oauth/exchange', { body: { code: 'x'.repeat(43) } })
-    expect(unknown.body.message).toBe('Invalid or expired code')
+    const code = (await returnUrl(`${APP_ORIGIN}/signed-in`, attacker.challenge)).searchParams.get('code')
+    // the victim follows the attacker's link to the application, which is in the middle of a sign-in of its own
+    // with another verifier, and exchanges the code it finds in its URL
+    const victim = pkcePair()
+    expect(await exchange({ code, code_verifier: victim.verifier })).toEqual(REFUSED)
+    // and the code is spent: the attacker cannot hand it on again, even with the right verifier
+    expect(await exchange({ code, code_verifier: attacker.verifier })).toEqual(REFUSED)
+    // the victim's own sign-in is not disturbed
+    const own = await signInCode(victim.challenge)
+    const signedIn = await exchange({ code: own, code_verifier: victim.verifier })
+    expect(signedIn.status).toBe(200)
+    expect(signedIn.body.data.email).not.toBe(attackerEmail)
   })
 
   it('returns a failure as an error parameter, and the page posts only to FRONTEND_ORIGIN', async () => {

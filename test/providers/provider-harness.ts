@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { expect } from 'vitest'
 import type { RunningService } from '../support/process.js'
 import type { BrowserResponse, TestBrowser } from '../support/test-browser.js'
@@ -37,6 +37,15 @@ export function expectInertPage(response: BrowserResponse): void {
   expect(response.headers['cache-control']).toBe('no-store')
   expect(response.headers['referrer-policy']).toBe('no-referrer')
   expect(response.headers['x-content-type-options']).toBe('nosniff')
+}
+
+/**
+ * An application's PKCE pair for a redirect_to sign-in (RFC 7636): a fresh verifier and its S256 challenge,
+ * BASE64URL(SHA-256(verifier)).
+ */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url')
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
 }
 
 /** The service's answer to a JSON request, parsed. */
