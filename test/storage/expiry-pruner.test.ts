@@ -26,8 +26,8 @@ const ticket = (digit: string, expiresAt: number) => ({
  * later (the counter's window: two hours from START - 1, its start).
  */
 async function seed(stores: Stores, clock: ReturnType<typeof createFixedClock>) {
-  await stores.codes.put(codeKey('over@example.com'), 'a'.repeat(64), START - 1)
-  await stores.codes.put(codeKey('later@example.com'), 'b'.repeat(64), START + 30 * 60_000)
+  await stores.codes.put(codeKey('over@example.com'), 'a'.repeat(64), START - 1, START - 600_000)
+  await stores.codes.put(codeKey('later@example.com'), 'b'.repeat(64), START + 30 * 60_000, START)
   clock.set(START - 2 * HOUR)
   await stores.sharedCounters.increment('pruner:over', HOUR)
   clock.set(START - 1)
