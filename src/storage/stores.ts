@@ -220,7 +220,8 @@ export const CODES_PER_KEY = 10
 export interface EmailCodeStore {
   /**
    * Adds a code to `key`, no try used yet, good until `expiresAt`. The key's other codes stay as they are, but those
-   * that expired at or before `now`, and, past CODES_PER_KEY, the oldest.
+   * that expired at or before `now`, and, past CODES_PER_KEY, the oldest. Of codes put to one key at once, from any
+   * number of processes, every one is kept.
    */
   put(key: CodeKey, digest: string, expiresAt: number, now: number): Promise<void>
   /**
