@@ -11,7 +11,11 @@ import type { CodeKey, EmailCodeStore, RateCounterStore } from '../storage/store
 const CODE_DIGITS = 6
 /** Tries of one code, right or wrong; the sixth, even with the right code, is refused (docs/api.md §4.14). */
 export const CODE_MAX_TRIES = 5
-const HOUR_MS = 3_600_000
+/**
+ * The send budget's window: a quarter of an hour, the longest a stranger who spends an address's budget for a purpose
+ * keeps its owner from sending one (docs/api.md R8.9).
+ */
+const SEND_WINDOW_MS = 900_000
 
 /** What the codes report for GET /metrics (docs/api.md §6.2); absent without METRICS_PORT. */
 export interface CodeMetrics {
@@ -21,7 +25,7 @@ export interface CodeMetrics {
 
 export interface EmailCodesDeps {
   codes: EmailCodeStore
-  /** Shared by every instance: the resend interval and the hourly limit hold across them. */
+  /** Shared by every instance: the resend interval and the send budget hold across them. */
   counters: RateCounterStore
   mailer: Mailer
   config: CodeConfig
@@ -34,23 +38,30 @@ export interface EmailCodesDeps {
 
 /**
  * One-time e-mail codes (docs/api.md §4.14): six digits, mailed through the outbox, stored only as a keyed digest,
- * single use, five tries, replaced by the next of the same key.
+ * single use, five tries each; a new code of a key leaves the ones sent before it good.
  */
 export interface EmailCodes {
   /**
-   * Makes a code for `key`, stores its digest and queues its mail; resolves once the mail is committed to the
-   * outbox. Refused with RateLimitedError within EMAIL_CODE_RESEND_SECONDS of the previous send of the key's address
-   * and purpose, or past EMAIL_CODE_HOURLY_LIMIT sends to the address in an hour; MailUnavailableError when no mail
-   * can be sent. The work never depends on whether the address has an account: the sender decides what a public
-   * code's mail says (src/mail/mail-intent.ts).
+   * Makes a code for `key`, stores its digest beside the key's other codes and queues its mail; resolves once the
+   * mail is committed to the outbox. Refused with RateLimitedError within EMAIL_CODE_RESEND_SECONDS of the previous
+   * send of the key's address and purpose, or past sendBudget(EMAIL_CODE_HOURLY_LIMIT) sends of that address and
+   * purpose in a quarter of an hour; MailUnavailableError when no mail can be sent. The work never depends on
+   * whether the address has an account: the sender decides what a public code's mail says (src/mail/mail-intent.ts).
    */
   send(key: CodeKey, context: RequestContext): Promise<void>
   /**
-   * One try at `code` for `key`: true when it is the key's unexpired code with tries left (it is then used up).
-   * A refusal is recorded (`code_refused`), never the code.
+   * One try at `code` for `key`: true when it is one of the key's unexpired codes with tries left (every code of the
+   * key is then used up); a wrong one counts a try on each of them. A refusal is recorded (`code_refused`), never
+   * the code.
    */
   take(key: CodeKey, code: string, context: RequestContext): Promise<boolean>
 }
+
+/**
+ * The sends one address may have for one purpose in a quarter of an hour: a quarter of EMAIL_CODE_HOURLY_LIMIT,
+ * rounded up (3 of the default 10), so at most four times that an hour.
+ */
+export const sendBudget = (hourlyLimit: number) => Math.ceil(hourlyLimit / 4)
 
 export function createEmailCodes(deps: EmailCodesDeps): EmailCodes {
   const { codes, counters, mailer, config, clock, record } = deps
@@ -75,15 +86,18 @@ export function createEmailCodes(deps: EmailCodesDeps): EmailCodes {
     async send(codeKey, context) {
       if (!mailer.available) throw new MailUnavailableError()
       const { address, purpose, userId } = codeKey
-      // the resend interval first: a send it refuses does not count against the hour
+      // the resend interval first: a send it refuses does not count against the budget. Both count by address and
+      // purpose, none over every purpose together: whoever spends the budget of one purpose (and only mails codes
+      // that stay good to its address) leaves every other purpose of the address as it was
       if (config.resendSeconds > 0)
         await limit(`code-resend:${purpose}:${address}`, config.resendSeconds * 1000, 1)
-      await limit(`code-hour:${address}`, HOUR_MS, config.hourlyLimit)
+      await limit(`code-sends:${purpose}:${address}`, SEND_WINDOW_MS, sendBudget(config.hourlyLimit))
       const code = randomInt(0, 10 ** CODE_DIGITS)
         .toString()
         .padStart(CODE_DIGITS, '0')
-      const expiresAt = clock.now() + config.ttlSeconds * 1000
-      await codes.put(codeKey, digest(codeKey, code), expiresAt)
+      const now = clock.now()
+      const expiresAt = now + config.ttlSeconds * 1000
+      await codes.put(codeKey, digest(codeKey, code), expiresAt, now)
       await mailer.queue(address, { kind: 'code', purpose, code, expiresAt }, userId)
       record('code_sent', userId, context, purpose)
       deps.metrics?.codeSent(purpose)

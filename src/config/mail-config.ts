@@ -34,7 +34,10 @@ export interface CodeConfig {
   ttlSeconds: number
   /** EMAIL_CODE_RESEND_SECONDS: the least time between two sends to one address for one purpose. */
   resendSeconds: number
-  /** EMAIL_CODE_HOURLY_LIMIT: sends to one address in an hour, every purpose together. */
+  /**
+   * EMAIL_CODE_HOURLY_LIMIT: sends to one address for one purpose in an hour, counted in quarters of an hour: a
+   * quarter of it, rounded up, in each (docs/api.md R8.9).
+   */
   hourlyLimit: number
   /** AUTH_REGISTER_CODE. */
   register: RegisterCodeMode

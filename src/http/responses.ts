@@ -277,7 +277,7 @@ const passwordIncorrect = () =>
 /** POST /auth/email/send-code (§4.14). */
 export const sendCodeResponses = () => ({
   ...limitedJsonRefusals(
-    `A code was sent to this address for this purpose less than EMAIL_CODE_RESEND_SECONDS ago, EMAIL_CODE_HOURLY_LIMIT were sent to it this hour,${PER_ADDRESS}`,
+    `A code was sent to this address for this purpose less than EMAIL_CODE_RESEND_SECONDS ago, or a quarter of EMAIL_CODE_HOURLY_LIMIT (rounded up) were in this quarter of an hour,${PER_ADDRESS}`,
   ),
   200: answer(
     DoneResponse,

@@ -151,7 +151,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
         tags: ['auth'],
         summary: 'Mail a one-time code to an address',
         description:
-          'Mails a six-digit code for registering the address, signing in to its account, or resetting its password. The answer is the same whether or not the address has an account: a `login` or `reset_password` code for an address without one is never sent, and a `register` code for an address that has one is replaced by a mail saying so. A code is good for EMAIL_CODE_TTL_SECONDS, once, for five tries; a new one replaces it. At most one send per address and purpose every EMAIL_CODE_RESEND_SECONDS and EMAIL_CODE_HOURLY_LIMIT sends per address an hour (429 with Retry-After).',
+          'Mails a six-digit code for registering the address, signing in to its account, or resetting its password. The answer is the same whether or not the address has an account: a `login` or `reset_password` code for an address without one is never sent, and a `register` code for an address that has one is replaced by a mail saying so. A code is good for EMAIL_CODE_TTL_SECONDS, once, for five tries; a new one leaves those sent before it good. At most one send per address and purpose every EMAIL_CODE_RESEND_SECONDS, and a quarter of EMAIL_CODE_HOURLY_LIMIT (rounded up) per address and purpose in each quarter of an hour (429 with Retry-After).',
         security: PUBLIC,
         body: SendCodeBody,
         response: sendCodeResponses(),

@@ -193,7 +193,8 @@ export interface SessionStore {
 
 /**
  * Whose code it is: the address it was sent to, its purpose, and the account that asked for it (POST
- * /auth/me/send-code) or null (POST /auth/email/send-code). One key holds at most one code: a new one replaces it.
+ * /auth/me/send-code) or null (POST /auth/email/send-code). A key holds every code sent for it that has not expired,
+ * each with tries of its own (docs/api.md R4.14.2), at most CODES_PER_KEY of them.
  */
 export interface CodeKey {
   /** Normalized e-mail address the code was sent to. */
@@ -204,23 +205,36 @@ export interface CodeKey {
 }
 
 /**
- * One-time e-mail codes (docs/api.md §4.14), in the SQL database whatever REDIS_URL says (migration 0005). A code is
- * stored only as its keyed digest (HMAC-SHA-256 hex, computed by the caller). Methods throw StorageError when the
- * backend fails.
+ * The most codes one key holds: a code sent past them takes the place of the key's oldest. With the send limits of
+ * docs/api.md R8.9 (three sends per address and purpose in a quarter of an hour) and a code's ten minutes, a key
+ * never holds more than six; the bound is for the longest EMAIL_CODE_TTL_SECONDS and the highest
+ * EMAIL_CODE_HOURLY_LIMIT, and it bounds the row (migration 0007).
+ */
+export const CODES_PER_KEY = 10
+
+/**
+ * One-time e-mail codes (docs/api.md §4.14), in the SQL database whatever REDIS_URL says (migrations 0005, 0007). A
+ * code is stored only as its keyed digest (HMAC-SHA-256 hex, computed by the caller). Methods throw StorageError when
+ * the backend fails.
  */
 export interface EmailCodeStore {
-  /** Stores the code of `key`, replacing any previous one of that key (its tries with it): no try used yet. */
-  put(key: CodeKey, digest: string, expiresAt: number): Promise<void>
   /**
-   * One try at the code of `key` with `digest`: counts the try only if the code expires after `now` and has had
-   * fewer than `maxTries` tries; then, if `digest` is its digest, removes it (used up) and resolves true. False in
-   * every other case (no code, expired, out of tries, another digest). Of concurrent tries, from any number of
-   * processes, at most `maxTries` are ever counted on one code and at most one resolves true.
+   * Adds a code to `key`, no try used yet, good until `expiresAt`. The key's other codes stay as they are, but those
+   * that expired at or before `now`, and, past CODES_PER_KEY, the oldest. Of codes put to one key at once, from any
+   * number of processes, every one is kept.
+   */
+  put(key: CodeKey, digest: string, expiresAt: number, now: number): Promise<void>
+  /**
+   * One try with `digest` at the codes of `key` that expire after `now` and have had fewer than `maxTries` tries
+   * (the open ones). None open: false, nothing counted. One of them has `digest`: every code of the key is used up
+   * (removed), true. Else one try is counted on each open code, false. Atomic: of concurrent tries, from any number
+   * of processes, at most `maxTries` are ever counted on one code, and at most one resolves true for as long as no
+   * new code is put.
    */
   take(key: CodeKey, digest: string, now: number, maxTries: number): Promise<boolean>
   /** Removes every code asked for by the account `userId` or sent to `address` (account deletion). */
   deleteFor(userId: string, address: string): Promise<void>
-  /** Removes the codes that expired at or before `now`; resolves with how many. */
+  /** Removes the keys whose every code expired at or before `now`, in bounded batches; resolves with how many. */
   prune(now: number): Promise<number>
 }
 

@@ -26,8 +26,8 @@ const ticket = (digit: string, expiresAt: number) => ({
  * later (the counter's window: two hours from START - 1, its start).
  */
 async function seed(stores: Stores, clock: ReturnType<typeof createFixedClock>) {
-  await stores.codes.put(codeKey('over@example.com'), 'a'.repeat(64), START - 1)
-  await stores.codes.put(codeKey('later@example.com'), 'b'.repeat(64), START + 30 * 60_000)
+  await stores.codes.put(codeKey('over@example.com'), 'a'.repeat(64), START - 1, START - 600_000)
+  await stores.codes.put(codeKey('later@example.com'), 'b'.repeat(64), START + 30 * 60_000, START)
   clock.set(START - 2 * HOUR)
   await stores.sharedCounters.increment('pruner:over', HOUR)
   clock.set(START - 1)
@@ -162,6 +162,89 @@ describe('the expiry pruner', () => {
     await closing
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(calls).toBe(1)
+  })
+})
+
+// docs/api.md R4.24.4 (issue 31): every minute, so that each table holds what is alive and about a minute of what
+// has expired. The pruner's own schedule, not a test's interval: its timer is driven by Vitest (setInterval only, so
+// that the drivers' timers and the waits run as they do), the stores' time by the service clock
+describe.each(backends)('the expiry pruner on its own schedule [$name]', (backend) => {
+  const MINUTE = 60_000
+  let instance: Awaited<ReturnType<typeof backend.setup>> | undefined
+  let stores: Stores | undefined
+  let pruner: ReturnType<typeof createExpiryPruner> | undefined
+  afterEach(async () => {
+    vi.useRealTimers()
+    await pruner?.close()
+    await stores?.close()
+    await instance?.teardown()
+  })
+
+  it('R4.24.4 removes what expired within a minute of its expiry, and only that', async () => {
+    instance = await backend.setup()
+    const clock = createFixedClock(START)
+    const config = loadConfig({ NODE_ENV: 'test', ...instance.env }, { listens: false })
+    const opened = await openStores(config.storage, clock, createLogger('silent'))
+    stores = opened
+    // a code, a counter window (SQL only: Redis expires its own) and a ticket over half a minute from START, and one
+    // of each over five minutes from START
+    await opened.codes.put(codeKey('soon@example.com'), 'a'.repeat(64), START + MINUTE / 2, START)
+    await opened.codes.put(codeKey('later@example.com'), 'b'.repeat(64), START + 5 * MINUTE, START)
+    await opened.tickets.put(ticket('1', START + MINUTE / 2))
+    await opened.tickets.put(ticket('2', START + 5 * MINUTE))
+    clock.set(START - MINUTE / 2)
+    await opened.sharedCounters.increment('pruner:soon', MINUTE)
+    clock.set(START)
+    await opened.sharedCounters.increment('pruner:later', 5 * MINUTE)
+    const sqlCounters = opened.sharedCounters.prune !== undefined
+
+    const lines: Array<Record<string, unknown>> = []
+    const log = {
+      info: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'info', ...fields, msg }),
+      warn: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'warn', ...fields, msg }),
+    }
+    /** When each pruning of the codes ended: the one at start, then the timer's. */
+    const prunings: number[] = []
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] })
+    pruner = createExpiryPruner({
+      codes: {
+        prune: async (now) => {
+          const deleted = await opened.codes.prune(now)
+          prunings.push(now)
+          return deleted
+        },
+      },
+      counters: opened.sharedCounters,
+      tickets: opened.tickets,
+      clock,
+      log,
+    })
+    pruner.start()
+    // the pruning at start, to its end (joined; a second one at START when it had ended, which finds nothing either)
+    await pruner.prune()
+    expect(prunings[0]).toBe(START)
+    expect(lines).toEqual([])
+
+    clock.set(START + MINUTE)
+    vi.advanceTimersByTime(MINUTE)
+    await vi.waitFor(() => expect(lines).toHaveLength(sqlCounters ? 3 : 2), { timeout: 10_000 })
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        { level: 'info', deleted: 1, msg: 'expired e-mail codes pruned' },
+        { level: 'info', deleted: 1, msg: 'expired sign-in tickets pruned' },
+        ...(sqlCounters ? [{ level: 'info', deleted: 1, msg: 'ended counter windows pruned' }] : []),
+      ]),
+    )
+    expect(prunings.at(-1)).toBe(START + MINUTE)
+    // what is alive is still there, and is what goes when it is over
+    expect(await opened.codes.prune(START + 5 * MINUTE - 1)).toBe(0)
+    expect(await opened.tickets.prune(START + 5 * MINUTE - 1)).toBe(0)
+    expect(await opened.codes.prune(START + 5 * MINUTE)).toBe(1)
+    expect(await opened.tickets.prune(START + 5 * MINUTE)).toBe(1)
+    if (sqlCounters) {
+      expect(await opened.sharedCounters.prune?.(START + 5 * MINUTE - 1)).toBe(0)
+      expect(await opened.sharedCounters.prune?.(START + 5 * MINUTE)).toBe(1)
+    }
   })
 })
 

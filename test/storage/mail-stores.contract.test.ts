@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateUserId } from '../../src/auth/user-id.js'
-import type { CodeKey, OutboxMessage, Stores } from '../../src/storage/stores.js'
+import { CODES_PER_KEY, type CodeKey, type OutboxMessage, type Stores } from '../../src/storage/stores.js'
 import { backends } from '../support/backends.js'
 import { useContractStores } from './contract-setup.js'
 
@@ -28,48 +28,109 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       ...overrides,
     })
     const inTenMinutes = () => Date.now() + 600_000
+    /** Puts a code good for ten minutes, as the service does: sent now. */
+    const put = (key: CodeKey, n: number, expiresAt = inTenMinutes()) =>
+      stores.codes.put(key, digest(n), expiresAt, Date.now())
+    const take = (key: CodeKey, n: number, maxTries = 5) =>
+      stores.codes.take(key, digest(n), Date.now(), maxTries)
 
     it('take with the right digest: true once, then the code is used up', async () => {
       const key = codeKey()
-      await stores.codes.put(key, digest(1), inTenMinutes())
-      expect(await stores.codes.take(key, digest(1), Date.now(), 5)).toBe(true)
-      expect(await stores.codes.take(key, digest(1), Date.now(), 5)).toBe(false)
-      expect(await stores.codes.take(codeKey(), digest(1), Date.now(), 5)).toBe(false)
+      await put(key, 1)
+      expect(await take(key, 1)).toBe(true)
+      expect(await take(key, 1)).toBe(false)
+      expect(await take(codeKey(), 1)).toBe(false)
     })
 
     it('each wrong digest uses a try: after maxTries of them the right one is refused too', async () => {
       const key = codeKey()
-      await stores.codes.put(key, digest(1), inTenMinutes())
-      for (let i = 0; i < 3; i++) expect(await stores.codes.take(key, digest(2), Date.now(), 3)).toBe(false)
-      expect(await stores.codes.take(key, digest(1), Date.now(), 3)).toBe(false)
+      await put(key, 1)
+      for (let i = 0; i < 3; i++) expect(await take(key, 2, 3)).toBe(false)
+      expect(await take(key, 1, 3)).toBe(false)
       // with a try left, the right one is taken
       const other = codeKey()
-      await stores.codes.put(other, digest(1), inTenMinutes())
-      for (let i = 0; i < 2; i++) expect(await stores.codes.take(other, digest(2), Date.now(), 3)).toBe(false)
-      expect(await stores.codes.take(other, digest(1), Date.now(), 3)).toBe(true)
+      await put(other, 1)
+      for (let i = 0; i < 2; i++) expect(await take(other, 2, 3)).toBe(false)
+      expect(await take(other, 1, 3)).toBe(true)
     })
 
-    it('put replaces the code of its key, and its tries', async () => {
+    it("R4.14.2 a new code leaves the key's earlier ones good, each with its own tries", async () => {
       const key = codeKey()
-      await stores.codes.put(key, digest(1), inTenMinutes())
-      for (let i = 0; i < 3; i++) await stores.codes.take(key, digest(9), Date.now(), 3)
-      await stores.codes.put(key, digest(2), inTenMinutes())
-      expect(await stores.codes.take(key, digest(1), Date.now(), 3)).toBe(false)
-      expect(await stores.codes.take(key, digest(2), Date.now(), 3)).toBe(true)
+      await put(key, 1)
+      for (let i = 0; i < 3; i++) expect(await take(key, 9, 3)).toBe(false)
+      // the first is out of tries; the second starts with every try, and the first stays out of them
+      await put(key, 2)
+      expect(await take(key, 1, 3)).toBe(false)
+      expect(await take(key, 2, 3)).toBe(true)
+      // a code sent after another does not stop it from working
+      const again = codeKey()
+      await put(again, 1)
+      await put(again, 2)
+      await put(again, 3)
+      expect(await take(again, 1)).toBe(true)
     })
 
-    it('a code is refused from its expiry on, to the millisecond, and prune removes it then', async () => {
+    it('R4.14.2 a right code uses up every code of its key, and only of its key', async () => {
+      const key = codeKey()
+      const other = { ...key, purpose: 'reset_password' as const }
+      for (const n of [1, 2, 3]) await put(key, n)
+      await put(other, 1)
+      expect(await take(key, 2)).toBe(true)
+      for (const n of [1, 2, 3]) expect(await take(key, n)).toBe(false)
+      expect(await take(other, 1)).toBe(true)
+    })
+
+    it('R4.14.2 each code expires at its own time; an expired one is refused', async () => {
+      const key = codeKey()
+      const now = Date.now()
+      await stores.codes.put(key, digest(1), now + 1_000, now)
+      await stores.codes.put(key, digest(2), now + 60_000, now)
+      // at the first's expiry, to the millisecond: the first refused (a wrong try, counted on the second), the second
+      // good
+      expect(await stores.codes.take(key, digest(1), now + 1_000, 2)).toBe(false)
+      expect(await stores.codes.take(key, digest(2), now + 1_000, 2)).toBe(true)
+    })
+
+    it('R4.14.3 a wrong try counts on every open code of the key: five of them use up all, four leave each one good', async () => {
+      const key = codeKey()
+      for (const n of [1, 2, 3]) await put(key, n)
+      for (let i = 0; i < 5; i++) expect(await take(key, 9)).toBe(false)
+      for (const n of [1, 2, 3]) expect(await take(key, n)).toBe(false)
+      for (const right of [1, 2, 3]) {
+        const other = codeKey()
+        for (const n of [1, 2, 3]) await put(other, n)
+        for (let i = 0; i < 4; i++) expect(await take(other, 9)).toBe(false)
+        expect(await take(other, right)).toBe(true)
+      }
+    })
+
+    it(`R4.14.2 a key holds its ${CODES_PER_KEY} newest codes: a code sent past them takes the oldest's place`, async () => {
+      const key = codeKey()
+      for (let n = 1; n <= CODES_PER_KEY + 1; n++) await put(key, n)
+      expect(await take(key, 1)).toBe(false)
+      expect(await take(key, 2)).toBe(true)
+      // expired codes are dropped first: a live code among them keeps its place
+      const other = codeKey()
+      const now = Date.now()
+      await stores.codes.put(other, digest(1), now + 60_000, now)
+      for (let n = 2; n <= CODES_PER_KEY; n++) await stores.codes.put(other, digest(n), now + 10, now)
+      await stores.codes.put(other, digest(99), now + 60_000, now + 10)
+      expect(await stores.codes.take(other, digest(1), now + 10, 5)).toBe(true)
+    })
+
+    it('a key is pruned when its last code has expired, to the millisecond, and not before', async () => {
       const key = codeKey()
       // far in the past, so that no other test's code is due for pruning
-      const expiresAt = 2_000_000
-      await stores.codes.put(key, digest(1), expiresAt)
-      expect(await stores.codes.take(key, digest(1), expiresAt, 5)).toBe(false)
-      expect(await stores.codes.prune(expiresAt - 1)).toBe(0)
-      expect(await stores.codes.prune(expiresAt)).toBe(1)
-      expect(await stores.codes.take(key, digest(1), expiresAt - 1, 5)).toBe(false)
-      // an expired try counted nothing: the same code put again has every try
-      await stores.codes.put(key, digest(1), inTenMinutes())
-      expect(await stores.codes.take(key, digest(1), Date.now(), 1)).toBe(true)
+      const sentAt = 1_000_000
+      await stores.codes.put(key, digest(1), 2_000_000, sentAt)
+      await stores.codes.put(key, digest(2), 2_000_100, sentAt)
+      expect(await stores.codes.take(key, digest(1), 2_000_000, 5)).toBe(false)
+      expect(await stores.codes.prune(2_000_099)).toBe(0)
+      expect(await stores.codes.prune(2_000_100)).toBe(1)
+      expect(await stores.codes.take(key, digest(2), 2_000_099, 5)).toBe(false)
+      // the key is gone with its tries: the same code put again has every try
+      await put(key, 1)
+      expect(await take(key, 1, 1)).toBe(true)
     })
 
     it('keys differ by address, purpose and account, and an address is normalized by the caller only', async () => {
@@ -82,41 +143,69 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
         { ...base, purpose: 'change_email' as const, userId: generateUserId() },
         { ...base, address: base.address.toUpperCase() },
       ]
-      await Promise.all(keys.map((key, i) => stores.codes.put(key, digest(i), inTenMinutes())))
+      await Promise.all(keys.map((key, i) => put(key, i)))
       for (const [i, key] of keys.entries()) {
-        expect(await stores.codes.take(key, digest(i + 1), Date.now(), 5)).toBe(false)
-        expect(await stores.codes.take(key, digest(i), Date.now(), 5)).toBe(true)
+        expect(await take(key, i + 1)).toBe(false)
+        expect(await take(key, i)).toBe(true)
       }
     })
 
     it('of 20 concurrent wrong takes at most maxTries are counted', async () => {
       const key = codeKey()
-      await stores.codes.put(key, digest(1), inTenMinutes())
-      const results = await Promise.all(
-        Array.from({ length: 20 }, () => stores.codes.take(key, digest(2), Date.now(), 5)),
-      )
+      await put(key, 1)
+      const results = await Promise.all(Array.from({ length: 20 }, () => take(key, 2)))
       expect(results.filter(Boolean)).toEqual([])
       // exactly five were counted: the code has no try left under 5, and one under 6
-      expect(await stores.codes.take(key, digest(1), Date.now(), 5)).toBe(false)
-      expect(await stores.codes.take(key, digest(1), Date.now(), 6)).toBe(true)
+      expect(await take(key, 1)).toBe(false)
+      expect(await take(key, 1, 6)).toBe(true)
+    })
+
+    it('R4.14.3 of 20 concurrent wrong takes at a key of three codes, exactly maxTries are counted on each', async () => {
+      const key = codeKey()
+      for (const n of [1, 2, 3]) await put(key, n)
+      const results = await Promise.all(Array.from({ length: 20 }, () => take(key, 9)))
+      expect(results.filter(Boolean)).toEqual([])
+      expect(await take(key, 1)).toBe(false)
+      // a sixth wrong try under 6 counts on each, then none is left under 6, and one under 7: each had five, the
+      // first code as the last
+      expect(await take(key, 9, 6)).toBe(false)
+      expect(await take(key, 2, 6)).toBe(false)
+      expect(await take(key, 1, 7)).toBe(true)
     })
 
     it('of 20 concurrent takes, the right one among them, at most one is true; of right ones exactly one', async () => {
       const key = codeKey()
-      await stores.codes.put(key, digest(1), inTenMinutes())
-      const mixed = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          stores.codes.take(key, digest(i % 4 === 0 ? 1 : 2), Date.now(), 3),
-        ),
-      )
+      await put(key, 1)
+      const mixed = await Promise.all(Array.from({ length: 20 }, (_, i) => take(key, i % 4 === 0 ? 1 : 2, 3)))
       expect(mixed.filter(Boolean).length).toBeLessThanOrEqual(1)
 
       const again = codeKey()
-      await stores.codes.put(again, digest(1), inTenMinutes())
-      const right = await Promise.all(
-        Array.from({ length: 20 }, () => stores.codes.take(again, digest(1), Date.now(), 3)),
-      )
+      await put(again, 1)
+      const right = await Promise.all(Array.from({ length: 20 }, () => take(again, 1, 3)))
       expect(right.filter(Boolean)).toHaveLength(1)
+    })
+
+    it('R4.14.2 of 21 concurrent takes with the three codes of a key, exactly one is true, and the key is used up', async () => {
+      const key = codeKey()
+      for (const n of [1, 2, 3]) await put(key, n)
+      const right = await Promise.all(Array.from({ length: 21 }, (_, i) => take(key, 1 + (i % 3))))
+      expect(right.filter(Boolean)).toHaveLength(1)
+      for (const n of [1, 2, 3]) expect(await take(key, n)).toBe(false)
+      // with wrong ones among them: at most one
+      const mixed = codeKey()
+      for (const n of [1, 2, 3]) await put(mixed, n)
+      const results = await Promise.all(
+        Array.from({ length: 21 }, (_, i) => take(mixed, i % 7 === 0 ? 2 : 9)),
+      )
+      expect(results.filter(Boolean).length).toBeLessThanOrEqual(1)
+    })
+
+    it('R4.14.2 of five codes sent at once to one key, every one is kept', async () => {
+      for (const n of [1, 2, 3, 4, 5]) {
+        const key = codeKey()
+        await Promise.all([1, 2, 3, 4, 5].map((sent) => put(key, sent)))
+        expect(await take(key, n)).toBe(true)
+      }
     })
 
     it("deleteFor removes the account's codes and those sent to the address, no other", async () => {
@@ -124,11 +213,11 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       const mine = codeKey({ purpose: 'verify_email', userId })
       const toAddress = codeKey()
       const kept = [codeKey(), codeKey({ purpose: 'delete_account', userId: generateUserId() })]
-      for (const key of [mine, toAddress, ...kept]) await stores.codes.put(key, digest(1), inTenMinutes())
+      for (const key of [mine, toAddress, ...kept]) await put(key, 1)
       await stores.codes.deleteFor(userId, toAddress.address)
-      expect(await stores.codes.take(mine, digest(1), Date.now(), 5)).toBe(false)
-      expect(await stores.codes.take(toAddress, digest(1), Date.now(), 5)).toBe(false)
-      for (const key of kept) expect(await stores.codes.take(key, digest(1), Date.now(), 5)).toBe(true)
+      expect(await take(mine, 1)).toBe(false)
+      expect(await take(toAddress, 1)).toBe(false)
+      for (const key of kept) expect(await take(key, 1)).toBe(true)
     })
   })
 

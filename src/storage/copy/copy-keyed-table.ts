@@ -30,6 +30,11 @@ export interface KeyedTable {
   maxBatch: number
   /** A condition on the source's rows: only those are copied. */
   copiedOnly?: { sql: string; value: unknown }
+  /**
+   * The select list that reads a source's rows as `columns` (a source of an earlier version); `columns` themselves
+   * when absent.
+   */
+  sourceSelect?: string
 }
 
 /**
@@ -101,7 +106,7 @@ function batchAfter(table: KeyedTable, engine: SqlEngine, last: unknown[] | null
   }
   const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`
   return {
-    sql: `SELECT ${table.columns.join(', ')} FROM ${table.name} ${where}
+    sql: `SELECT ${table.sourceSelect ?? table.columns.join(', ')} FROM ${table.name} ${where}
       ORDER BY ${key.join(', ')} LIMIT ${Math.trunc(limit)}`,
     parameters,
   }

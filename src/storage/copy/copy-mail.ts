@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, TableMetadata } from 'kysely'
 import { EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS } from '../sql/mail-rows.js'
 import type { SqlEngine } from '../sql/sql-database.js'
 import type { Tables } from '../sql/tables.js'
@@ -6,17 +6,37 @@ import { copyKeyedTable, type KeyedTable, type RowsCopy } from './copy-keyed-tab
 import type { Read } from './copy-statements.js'
 
 /**
- * The unexpired codes (a code's digest is keyed by the service's secret, so it works on the target as it did on the
- * source): 6 columns × 5,000 rows stays under SQLite's 32,766 bound parameters.
+ * The keys that have an unexpired code, each with every code it holds (a code's digest is keyed by the service's
+ * secret, so it works on the target as it did on the source): 5 columns × 5,000 rows stays under SQLite's 32,766
+ * bound parameters, and 5,000 rows of at most 1,024 characters of codes under MySQL's smallest default
+ * max_allowed_packet (16 MiB). `select` reads a source's rows as these columns (emailCodesSelect).
  */
-const emailCodes = (now: number): KeyedTable => ({
+const emailCodes = (now: number, select: string): KeyedTable => ({
   name: 'email_codes',
   columns: EMAIL_CODE_COLUMNS.split(', '),
   keyWidth: 3,
-  integers: new Set(['expires_at', 'tries']),
+  integers: new Set(['expires_at']),
   maxBatch: 5_000,
   copiedOnly: { sql: 'expires_at >', value: now },
+  sourceSelect: select,
 })
+
+/**
+ * How the copy reads the source's `email_codes` as the columns of migration 0007: as they are, or, from a source of
+ * an earlier version (one code per row: code_digest, tries), each row's code as the one code of its key, as the
+ * migration carries it over.
+ */
+export function emailCodesSelect(tables: readonly TableMetadata[], engine: SqlEngine): string {
+  const columns = new Set(
+    tables.find((table) => table.name === 'email_codes')?.columns.map((column) => column.name),
+  )
+  if (columns.has('codes') || !columns.has('code_digest')) return EMAIL_CODE_COLUMNS
+  const codes =
+    engine === 'mysql'
+      ? "CONCAT(code_digest, ':', expires_at, ':', tries)"
+      : "code_digest || ':' || expires_at || ':' || tries"
+  return `address, purpose, user_id, ${codes} AS codes, expires_at`
+}
 
 /**
  * Every message, as it waits: its attempts and when it is due, but not its claim, which belongs to a sender of the
@@ -40,11 +60,14 @@ const outbox: KeyedTable = {
 export async function copyMail(
   readSource: Read,
   readTarget: Read,
-  source: { engine: SqlEngine; tables: readonly string[] },
+  source: { engine: SqlEngine; tables: readonly string[]; emailCodesSelect: string },
   target: { engine: SqlEngine; db: Kysely<Tables> },
   options: { batchSize: number; now: number },
 ): Promise<{ emailCodes: RowsCopy | null; outbox: RowsCopy | null }> {
   const copy = (table: KeyedTable) =>
     copyKeyedTable(table, readSource, readTarget, source, target, options.batchSize)
-  return { emailCodes: await copy(emailCodes(options.now)), outbox: await copy(outbox) }
+  return {
+    emailCodes: await copy(emailCodes(options.now, source.emailCodesSelect)),
+    outbox: await copy(outbox),
+  }
 }

@@ -15,7 +15,7 @@ import { type Checksum, runningChecksum } from './checksum.js'
 import { copyAccountParts } from './copy-account-parts.js'
 import { type AuditCopy, auditColumnsOf, copyAuditEvents } from './copy-audit-events.js'
 import type { RowsCopy } from './copy-keyed-table.js'
-import { copyMail } from './copy-mail.js'
+import { copyMail, emailCodesSelect } from './copy-mail.js'
 import {
   ACCOUNTS_PER_INSERT,
   type AccountRow,
@@ -221,7 +221,11 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       const mail = await copyMail(
         readSource,
         readTarget,
-        { engine: source.engine, tables: sourceTables },
+        {
+          engine: source.engine,
+          tables: sourceTables,
+          emailCodesSelect: emailCodesSelect(sourceSchema, source.engine),
+        },
         target,
         { batchSize: options.batchSize, now },
       )

@@ -1,5 +1,5 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
-import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
 import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
 import { PACKED_COUNT_FACTOR } from '../sql/rate-counter-rows.js'
@@ -44,11 +44,9 @@ export const mysqlStatements: SqlStatements = {
     sql: 'DELETE FROM audit_events WHERE occurred_at < ? ORDER BY occurred_at LIMIT ?',
     parameters: [before, batch],
   }),
-  putEmailCode: (key, digest, expiresAt) => ({
-    sql: `INSERT INTO email_codes (${EMAIL_CODE_COLUMNS})
-      VALUES (?, ?, ?, ?, ?, 0)
-      ON DUPLICATE KEY UPDATE code_digest = ?, expires_at = ?, tries = 0`,
-    parameters: [...codeKeyValues(key), digest, expiresAt, digest, expiresAt],
+  pruneEmailCodes: (now, batch) => ({
+    sql: 'DELETE FROM email_codes WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
+    parameters: [now, batch],
   }),
   // both refuse LIMIT in an IN subquery; a single-table UPDATE takes ORDER BY and LIMIT itself. It locks each row
   // it reads, in outbox_due's order: a concurrent claim waits for the rows this one holds, then reads them as

@@ -1,6 +1,6 @@
 import { AUDIT_COLUMNS, auditColumnValues } from '../sql/audit-rows.js'
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
-import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
 import { withNumberedPlaceholders } from '../sql/numbered-placeholders.js'
 import {
   questionMarkAccountStatements,
@@ -131,12 +131,10 @@ export const postgresStatements: SqlStatements = {
     sql: 'UPDATE audit_events SET client_address = NULL WHERE user_id = $1 AND client_address IS NOT NULL',
     parameters: [userId],
   }),
-  putEmailCode: (key, digest, expiresAt) => ({
-    sql: `INSERT INTO email_codes (${EMAIL_CODE_COLUMNS})
-      VALUES ($1, $2, $3, $4, $5, 0)
-      ON CONFLICT (address, purpose, user_id) DO UPDATE SET
-        code_digest = excluded.code_digest, expires_at = excluded.expires_at, tries = 0`,
-    parameters: [...codeKeyValues(key), digest, expiresAt],
+  pruneEmailCodes: (now, batch) => ({
+    sql: `DELETE FROM email_codes WHERE (address, purpose, user_id) IN (
+      SELECT address, purpose, user_id FROM email_codes WHERE expires_at <= $1 LIMIT $2)`,
+    parameters: [now, batch],
   }),
   // SKIP LOCKED: a concurrent claim passes over the rows this one has locked instead of waiting for them; a row
   // claimed and committed since this statement's snapshot is read again as it now is (held: no longer matched)

@@ -8,8 +8,38 @@ export function codeKeyValues(key: CodeKey): [address: string, purpose: string, 
   return [key.address, key.purpose, key.userId ?? NO_USER]
 }
 
-/** The columns of an `email_codes` row: its key, then the code's digest, expiry and tries (migration 0005). */
-export const EMAIL_CODE_COLUMNS = 'address, purpose, user_id, code_digest, expires_at, tries'
+/** The columns of an `email_codes` row: its key, its codes, and when the last of them expires (migration 0007). */
+export const EMAIL_CODE_COLUMNS = 'address, purpose, user_id, codes, expires_at'
+
+/** One code of a key as `email_codes.codes` holds it. */
+export interface StoredCode {
+  /** Keyed digest (HMAC-SHA-256 hex) of the code. */
+  digest: string
+  /** Epoch milliseconds. */
+  expiresAt: number
+  /** Tries counted on it. */
+  tries: number
+}
+
+/** One code in `codes`: its digest, expiry and tries. */
+const STORED_CODE = /^([0-9a-f]{64}):(\d{1,15}):(\d{1,3})$/
+
+/**
+ * A key's codes as the `codes` column holds them (migration 0007), oldest first: `<digest>:<expires at>:<tries>`
+ * each, separated by commas. CODES_PER_KEY of them take at most 849 characters, within the column's 1,024.
+ */
+export function encodeCodes(codes: readonly StoredCode[]): string {
+  return codes.map(({ digest, expiresAt, tries }) => `${digest}:${expiresAt}:${tries}`).join(',')
+}
+
+/** The codes of an `email_codes.codes` value; throws on a value encodeCodes cannot have written. */
+export function decodeCodes(text: string): StoredCode[] {
+  return text.split(',').map((entry) => {
+    const match = STORED_CODE.exec(entry)
+    if (match === null) throw new Error('email_codes.codes holds a value that is no list of codes')
+    return { digest: match[1] as string, expiresAt: Number(match[2]), tries: Number(match[3]) }
+  })
+}
 
 /** The columns of `outbox` that hold an OutboxMessage, in the order of every SELECT (migration 0005). */
 export const OUTBOX_COLUMNS = 'id, user_id, recipient, payload, created_at, attempts, next_attempt_at'

@@ -1,16 +1,17 @@
-import { codeKeyValues, outboxValues } from './mail-rows.js'
+import { codeKeyValues, EMAIL_CODE_COLUMNS, outboxValues } from './mail-rows.js'
 import type { SqlStatements } from './sql-statements.js'
 
 /**
- * The statements of the e-mail codes and the outbox (migration 0005) that SQLite and MySQL/MariaDB write alike, with
- * `?` placeholders (questionMarkStatements includes them).
+ * The statements of the e-mail codes and the outbox (migrations 0005, 0007) that SQLite and MySQL/MariaDB write
+ * alike, with `?` placeholders (questionMarkStatements includes them).
  */
 export const questionMarkMailStatements: Pick<
   SqlStatements,
-  | 'countEmailCodeTry'
-  | 'useEmailCode'
+  | 'findEmailCodes'
+  | 'insertEmailCodes'
+  | 'replaceEmailCodes'
+  | 'removeEmailCodes'
   | 'deleteEmailCodes'
-  | 'pruneEmailCodes'
   | 'enqueueOutbox'
   | 'findDueOutbox'
   | 'removeOutbox'
@@ -18,23 +19,26 @@ export const questionMarkMailStatements: Pick<
   | 'deleteOutbox'
   | 'outboxStats'
 > = {
-  countEmailCodeTry: (key, now, maxTries) => ({
-    sql: `UPDATE email_codes SET tries = tries + 1
-      WHERE address = ? AND purpose = ? AND user_id = ? AND expires_at > ? AND tries < ?`,
-    parameters: [...codeKeyValues(key), now, maxTries],
+  findEmailCodes: (key) => ({
+    sql: 'SELECT codes FROM email_codes WHERE address = ? AND purpose = ? AND user_id = ?',
+    parameters: codeKeyValues(key),
   }),
-  useEmailCode: (key, digest, now) => ({
-    sql: `DELETE FROM email_codes
-      WHERE address = ? AND purpose = ? AND user_id = ? AND code_digest = ? AND expires_at > ?`,
-    parameters: [...codeKeyValues(key), digest, now],
+  insertEmailCodes: (key, codes, expiresAt) => ({
+    sql: `INSERT INTO email_codes (${EMAIL_CODE_COLUMNS}) VALUES (?, ?, ?, ?, ?)`,
+    parameters: [...codeKeyValues(key), codes, expiresAt],
+  }),
+  replaceEmailCodes: (key, current, codes, expiresAt) => ({
+    sql: `UPDATE email_codes SET codes = ?, expires_at = ?
+      WHERE address = ? AND purpose = ? AND user_id = ? AND codes = ?`,
+    parameters: [codes, expiresAt, ...codeKeyValues(key), current],
+  }),
+  removeEmailCodes: (key, current) => ({
+    sql: 'DELETE FROM email_codes WHERE address = ? AND purpose = ? AND user_id = ? AND codes = ?',
+    parameters: [...codeKeyValues(key), current],
   }),
   deleteEmailCodes: (userId, address) => ({
     sql: 'DELETE FROM email_codes WHERE user_id = ? OR address = ?',
     parameters: [userId, address],
-  }),
-  pruneEmailCodes: (now) => ({
-    sql: 'DELETE FROM email_codes WHERE expires_at <= ?',
-    parameters: [now],
   }),
   enqueueOutbox: (message) => ({
     sql: `INSERT INTO outbox (id, user_id, recipient, payload, created_at, next_attempt_at)

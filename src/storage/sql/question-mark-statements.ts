@@ -16,7 +16,7 @@ export const questionMarkStatements: Omit<
   | 'startSession'
   | 'evictSessions'
   | 'pruneAuditEvents'
-  | 'putEmailCode'
+  | 'pruneEmailCodes'
   | 'claimOutbox'
   | 'claimedOutbox'
   | 'releaseOutbox'

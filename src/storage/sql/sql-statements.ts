@@ -109,20 +109,22 @@ export interface SqlStatements {
   /** Sets the client address of the user's events to null where it is not already. */
   eraseAuditClientAddresses(userId: string): SqlQuery
 
-  /** Stores the code of `key` (migration 0005), replacing the key's code and its tries in one upsert. */
-  putEmailCode(key: CodeKey, digest: string, expiresAt: number): SqlQuery
+  /** The `codes` of `key`'s row in `email_codes` (migration 0007), or no row. */
+  findEmailCodes(key: CodeKey): SqlQuery
+  /** Inserts `key`'s row with `codes` (encodeCodes), the last of which expires at `expiresAt`; one row per key. */
+  insertEmailCodes(key: CodeKey, codes: string, expiresAt: number): SqlQuery
   /**
-   * Counts one try on the code of `key` if it expires after `now` and has had fewer than `maxTries`: changes its row
-   * or none. The row lock serializes concurrent tries, and each re-reads the count the one before it left, so no
-   * more than `maxTries` are ever counted.
+   * Sets `key`'s codes to `codes` (expiring at last at `expiresAt`) if they are still `current`: a compare and swap,
+   * one row changed or none. The row lock serializes concurrent swaps, and each compares with what the one before
+   * it left, so of swaps from one `current` at most one changes the row.
    */
-  countEmailCodeTry(key: CodeKey, now: number, maxTries: number): SqlQuery
-  /** Deletes the code of `key` if its digest is `digest` and it expires after `now`: one row deleted, or none. */
-  useEmailCode(key: CodeKey, digest: string, now: number): SqlQuery
+  replaceEmailCodes(key: CodeKey, current: string, codes: string, expiresAt: number): SqlQuery
+  /** Deletes `key`'s row if its codes are still `current`: one row deleted, or none (as replaceEmailCodes). */
+  removeEmailCodes(key: CodeKey, current: string): SqlQuery
   /** Deletes the codes asked for by `userId` or sent to `address`. */
   deleteEmailCodes(userId: string, address: string): SqlQuery
-  /** Deletes the codes that expired at or before `now`. */
-  pruneEmailCodes(now: number): SqlQuery
+  /** Deletes at most `batch` of the rows whose every code expired at or before `now`. */
+  pruneEmailCodes(now: number, batch: number): SqlQuery
 
   /** Inserts the message (migration 0005), unheld, no attempt made, due at its creation. */
   enqueueOutbox(

@@ -68,16 +68,16 @@ export interface Tables {
     previous_digest: string | null
     rotated_at: ColumnType<number | string | null, number | null, number | null>
   }
-  /** Migration 0005: one-time e-mail codes (EmailCodeStore), by (address, purpose, user_id). */
+  /** Migrations 0005, 0007: one-time e-mail codes (EmailCodeStore), one row per (address, purpose, user_id). */
   email_codes: {
     address: string
     purpose: string
-    /** The account that asked for the code; '' for none. */
+    /** The account that asked for the codes; '' for none. */
     user_id: string
-    /** Keyed digest (HMAC-SHA-256 hex) of the code. */
-    code_digest: string
+    /** The key's codes, their keyed digests with their expiries and tries (mail-rows.ts, encodeCodes). */
+    codes: string
+    /** When the last of the codes expires. */
     expires_at: EpochMs
-    tries: ColumnType<number, number | undefined, number>
   }
   /** Migration 0005: mail waiting to be delivered (OutboxStore). */
   outbox: {

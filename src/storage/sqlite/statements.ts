@@ -1,5 +1,5 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
-import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
 import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
 import {
@@ -40,12 +40,11 @@ export const sqliteStatements: SqlStatements = {
       SELECT id FROM audit_events WHERE occurred_at < ? ORDER BY occurred_at LIMIT ?)`,
     parameters: [before, batch],
   }),
-  putEmailCode: (key, digest, expiresAt) => ({
-    sql: `INSERT INTO email_codes (${EMAIL_CODE_COLUMNS})
-      VALUES (?, ?, ?, ?, ?, 0)
-      ON CONFLICT (address, purpose, user_id) DO UPDATE SET
-        code_digest = excluded.code_digest, expires_at = excluded.expires_at, tries = 0`,
-    parameters: [...codeKeyValues(key), digest, expiresAt],
+  // the rows' keys chosen first, as pruneTickets does (a DELETE takes no LIMIT here)
+  pruneEmailCodes: (now, batch) => ({
+    sql: `DELETE FROM email_codes WHERE (address, purpose, user_id) IN (
+      SELECT address, purpose, user_id FROM email_codes WHERE expires_at <= ? LIMIT ?)`,
+    parameters: [now, batch],
   }),
   claimOutbox: (claimant, now, leaseUntil, limit) => ({
     sql: `UPDATE outbox SET claimant = ?, lease_until = ? WHERE id IN (

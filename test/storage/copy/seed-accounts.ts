@@ -93,10 +93,32 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
 }
 
 /**
+ * Turns a seeded SQLite store (`connection`, open on it, holding no e-mail codes) into one as version 6 left it: one
+ * code per key in `email_codes` (code_digest, tries), and no record of migration 0007.
+ */
+export function undoMigration0007(connection: { exec(sql: string): unknown }): void {
+  connection.exec(`
+    DROP TABLE email_codes;
+    CREATE TABLE email_codes (
+      address TEXT NOT NULL,
+      purpose TEXT NOT NULL,
+      user_id TEXT NOT NULL,
+      code_digest TEXT NOT NULL CHECK (length(code_digest) = 64),
+      expires_at INTEGER NOT NULL,
+      tries INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (address, purpose, user_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX email_codes_user ON email_codes (user_id);
+    CREATE INDEX email_codes_expiry ON email_codes (expires_at);
+    DELETE FROM schema_migrations WHERE version = 7`)
+}
+
+/**
  * Turns a seeded SQLite store (`connection`, open on it) into one as version 5 left it: without migration 0006's
- * columns and tables, and without its record.
+ * columns and tables (nor 0007's change), and without their records.
  */
 export function undoMigration0006(connection: { exec(sql: string): unknown }): void {
+  undoMigration0007(connection)
   connection.exec(`
     DROP TABLE avatars;
     DROP TABLE oauth_accounts;

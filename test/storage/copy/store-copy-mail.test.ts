@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { encodeCodes } from '../../../src/storage/sql/mail-rows.js'
+import { CODES_PER_KEY } from '../../../src/storage/stores.js'
 import { runCli } from '../../support/process.js'
 import { copyForced, serversMissing, useCopyFiles } from './copy-harness.js'
-import { type SeededStore, seedSqliteStore, undoMigration0005 } from './seed-accounts.js'
+import { type SeededStore, seedSqliteStore, undoMigration0005, undoMigration0007 } from './seed-accounts.js'
 
 const ACCOUNTS = 50
 
@@ -32,8 +34,9 @@ const hex = (seed: string, length: number) =>
   createHash('sha256').update(seed).digest('hex').repeat(2).slice(0, length)
 
 /**
- * The mail of a store in use (migration 0005): verified accounts and one without a password, codes of every kind
- * (one expired, which is not copied), and waiting messages, one held by a sender, some failed before, some 8 KiB.
+ * The mail of a store in use (migrations 0005, 0007): verified accounts and one without a password, keys of codes of
+ * every kind, most with several codes, some with an expired one among them (one key's every code expired: it is not
+ * copied), and waiting messages, one held by a sender, some failed before, some 8 KiB.
  */
 function addMail(
   name: string,
@@ -45,22 +48,29 @@ function addMail(
     for (const id of seeded.ids.slice(0, 10)) verify.run(id)
     connection.prepare("UPDATE users SET password_hash = '' WHERE id = ?").run(seeded.ids[1])
     const code = connection.prepare(
-      'INSERT INTO email_codes (address, purpose, user_id, code_digest, expires_at, tries) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO email_codes (address, purpose, user_id, codes, expires_at) VALUES (?, ?, ?, ?, ?)',
     )
+    /** A key's codes: its `count` codes of `seed`, and an expired one first when `withExpired`. */
+    const codes = (seed: string, count: number, withExpired: boolean) => {
+      const stored = Array.from({ length: count }, (_, j) => ({
+        digest: hex(`${seed} ${j}`, 64),
+        expiresAt: now + 600_000 + j,
+        tries: j % 4,
+      }))
+      if (withExpired) stored.unshift({ digest: hex(`${seed} expired`, 64), expiresAt: now - 1, tries: 2 })
+      return { codes: encodeCodes(stored), expiresAt: Math.max(...stored.map((c) => c.expiresAt)) }
+    }
     const purposes = ['login', 'register', 'reset_password'] as const
     for (let i = 0; i < 30; i++) {
-      code.run(
-        `code-${i % 11}@example.com`,
-        purposes[i % 3],
-        '',
-        hex(`code ${i}`, 64),
-        now + 600_000 + i,
-        i % 4,
-      )
+      // several codes for most keys, up to the most a key holds
+      const key = codes(`code ${i}`, 1 + (i % CODES_PER_KEY), i % 5 === 0)
+      code.run(`code-${i % 11}@example.com`, purposes[i % 3], '', key.codes, key.expiresAt)
     }
-    code.run("o'neil+é@example.com", 'change_email', seeded.ids[0], hex('change', 64), now + 60_000, 1)
-    code.run('code-0@example.com', 'verify_email', seeded.ids[2], hex('verify', 64), now + 60_000, 0)
-    code.run('expired@example.com', 'login', '', hex('expired', 64), now - 1, 0)
+    const changeKey = codes('change', 2, false)
+    code.run("o'neil+é@example.com", 'change_email', seeded.ids[0], changeKey.codes, changeKey.expiresAt)
+    const verifyKey = codes('verify', 1, true)
+    code.run('code-0@example.com', 'verify_email', seeded.ids[2], verifyKey.codes, verifyKey.expiresAt)
+    code.run('expired@example.com', 'login', '', `${hex('expired', 64)}:${now - 1}:0`, now - 1)
     const message = connection.prepare(
       `INSERT INTO outbox (id, user_id, recipient, payload, created_at, attempts, next_attempt_at, claimant, lease_until)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -152,6 +162,44 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
       expect(connection.prepare('SELECT COUNT(*) FROM email_codes').pluck().get()).toBe(0)
     })
     expectEarlierKept('before-0005.db', 4, 'email_verified')
+  })
+
+  it('R4.14.2 reads a store of a version before 0007 as keys of one code each, the expired ones left behind', async () => {
+    const at = Date.now()
+    const oneCodeEach = [
+      ['one@example.com', 'login', '', hex('one', 64), at + 600_000, 3],
+      ['two@example.com', 'change_email', '1000000001', hex('two', 64), at + 60_000, 0],
+    ] as const
+    await copyEarlier(
+      'before-0007.db',
+      'after-0007.db',
+      (connection) => {
+        undoMigration0007(connection)
+        const code = connection.prepare(
+          'INSERT INTO email_codes (address, purpose, user_id, code_digest, expires_at, tries) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        for (const row of oneCodeEach) code.run(...row)
+        code.run('gone@example.com', 'login', '', hex('gone', 64), at - 1, 0)
+      },
+      [],
+    )
+    const copied = onSqlite('after-0007.db', (connection) =>
+      connection.prepare('SELECT * FROM email_codes ORDER BY address').all(),
+    )
+    expect(copied).toEqual(
+      oneCodeEach.map(([address, purpose, userId, digest, expiresAt, tries]) => ({
+        address,
+        purpose,
+        user_id: userId,
+        codes: `${digest}:${expiresAt}:${tries}`,
+        expires_at: expiresAt,
+      })),
+    )
+    // the source was only read
+    onSqlite('before-0007.db', (connection) => {
+      expect(connection.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(6)
+      expect(connection.prepare('SELECT COUNT(*) FROM email_codes').pluck().get()).toBe(3)
+    })
   })
 
   it.skipIf(serversMissing)(

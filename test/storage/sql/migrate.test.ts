@@ -2,10 +2,12 @@ import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { systemClock } from '../../../src/clock.js'
 import { type Config, loadConfig } from '../../../src/config.js'
+import { copyStore } from '../../../src/storage/copy/copy-store.js'
 import { newUserRecord } from '../../../src/storage/new-user.js'
 import { migrateDatabase, openDatabase, openStores } from '../../../src/storage/open-stores.js'
 import { readMigrations, splitStatements } from '../../../src/storage/sql/migrate.js'
 import type { SqlDatabase } from '../../../src/storage/sql/sql-database.js'
+import type { EmailCodeStore } from '../../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../../support/backends.js'
 
 describe('splitStatements', () => {
@@ -208,7 +210,7 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0005 [$na
       })
 
       const key = { address: 'first@example.com', purpose: 'login' as const, userId: null }
-      await stores.codes.put(key, 'a'.repeat(64), now + 60_000)
+      await stores.codes.put(key, 'a'.repeat(64), now + 60_000, now)
       expect(await stores.codes.take(key, 'a'.repeat(64), now, 5)).toBe(true)
       const message = {
         id: 'b'.repeat(32),
@@ -299,6 +301,103 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0006 [$na
       expect(await stores.tickets.take('d'.repeat(64), 'oauth_state', now)).toBe('p')
     } finally {
       await stores.close()
+    }
+  })
+})
+
+/**
+ * Migration 0007 makes the one code per key of 0005 the first of a list of codes per key: a code stored before it
+ * works after it as it did, with the tries it had used, and its key then takes more codes beside it.
+ */
+describe.each(backends.filter((backend) => !backend.redis))('migration 0007 [$name]', (backend) => {
+  let instance: BackendInstance
+  beforeEach(async () => {
+    instance = await backend.setup()
+  })
+  afterEach(() => instance.teardown())
+
+  const digest = (seed: string) => seed.repeat(64)
+  const key = (address: string, userId: string | null = null) =>
+    ({ address, purpose: 'login' as const, userId }) as const
+
+  /** The store at version 6 with one code per key, as that version stores them: one fresh, one tried, one expired. */
+  async function storeOfVersion6(now: number) {
+    const database = await openAtVersion(loadConfig(instance.env).storage, 6)
+    try {
+      const rows = [
+        ['fresh@example.com', 'login', '', digest('a'), now + 60_000, 0],
+        ['tried@example.com', 'login', '', digest('b'), now + 60_000, 4],
+        ['expired@example.com', 'login', '', digest('c'), now - 1, 0],
+        ['mine@example.com', 'login', '1000000001', digest('d'), now + 60_000, 0],
+      ] as const
+      for (const [address, purpose, userId, codeDigest, expiresAt, tries] of rows) {
+        await sql`INSERT INTO email_codes (address, purpose, user_id, code_digest, expires_at, tries)
+          VALUES (${address}, ${purpose}, ${userId}, ${codeDigest}, ${expiresAt}, ${tries})`.execute(
+          database.db,
+        )
+      }
+    } finally {
+      await database.close()
+    }
+  }
+
+  /** What a store holds of storeOfVersion6's codes, checked through its EmailCodeStore (using them up). */
+  async function expectCodesOfVersion6(codes: EmailCodeStore, now: number) {
+    // a code of before, and a second one beside it: both good
+    await codes.put(key('fresh@example.com'), digest('e'), now + 60_000, now)
+    expect(await codes.take(key('fresh@example.com'), digest('a'), now, 5)).toBe(true)
+    expect(await codes.take(key('fresh@example.com'), digest('e'), now, 5)).toBe(false)
+    // four tries used before: one wrong one leaves none
+    expect(await codes.take(key('tried@example.com'), digest('f'), now, 5)).toBe(false)
+    expect(await codes.take(key('tried@example.com'), digest('b'), now, 5)).toBe(false)
+    expect(await codes.take(key('expired@example.com'), digest('c'), now, 5)).toBe(false)
+    expect(await codes.take(key('mine@example.com'), digest('d'), now, 5)).toBe(false)
+    expect(await codes.take(key('mine@example.com', '1000000001'), digest('d'), now, 5)).toBe(true)
+  }
+
+  it('R4.14.2 each stored code keeps its expiry and tries, and is one of its key from then on', async () => {
+    const now = Date.now()
+    await storeOfVersion6(now)
+    const stores = await openStores(loadConfig(instance.env).storage, systemClock)
+    try {
+      await expectCodesOfVersion6(stores.codes, now)
+      // the expired one's key is pruned, the others were used up
+      expect(await stores.codes.prune(now)).toBe(1)
+    } finally {
+      await stores.close()
+    }
+  })
+
+  it('R4.14.2 tessera store copy reads a store of version 6 as keys of one code each', async () => {
+    const now = Date.now()
+    await storeOfVersion6(now)
+    const target = `sqlite:${instance.env.DATA_DIR}/copy.db`
+    const progress = { start() {}, update() {}, stop() {} }
+    const report = await copyStore(
+      {
+        from: instance.env.DATABASE_URL as string,
+        to: target,
+        redisFrom: null,
+        redisTo: null,
+        redisKeyPrefix: '',
+        batchSize: 2,
+        resume: false,
+        force: false,
+        clock: systemClock,
+      },
+      progress,
+    )
+    expect(report.mismatch).toBeNull()
+    expect(report.emailCodes).toMatchObject({ copied: 3, source: { count: 3 } })
+    expect(report.emailCodes?.target).toEqual(report.emailCodes?.source)
+    const copied = await openStores(
+      loadConfig({ ...instance.env, DATABASE_URL: target }).storage,
+      systemClock,
+    )
+    try {
+      await expectCodesOfVersion6(copied.codes, now)
+    } finally {
+      await copied.close()
     }
   })
 })
