@@ -27,7 +27,7 @@ export function childEnv(env: Record<string, string | undefined>): NodeJS.Proces
  */
 export async function startProcess(
   env: Record<string, string | undefined>,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
   openFiles?: number,
 ): Promise<RunningService> {
   const [command, args] =
