@@ -20,6 +20,11 @@ export interface KeyedTable {
   name: string
   /** The columns copied and compared, the primary key's first. */
   columns: readonly string[]
+  /**
+   * What is read of the source for `columns`, when a store of an earlier version lacks some: `NULL AS <column>` for
+   * each of those (the value each of its rows stands for). All of `columns` by default.
+   */
+  sourceColumns?: string
   /** The number of primary-key columns at the start of `columns`. */
   keyWidth: number
   /** The columns that hold integers (PostgreSQL returns a BIGINT as a string). */
@@ -101,7 +106,7 @@ function batchAfter(table: KeyedTable, engine: SqlEngine, last: unknown[] | null
   }
   const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`
   return {
-    sql: `SELECT ${table.columns.join(', ')} FROM ${table.name} ${where}
+    sql: `SELECT ${table.sourceColumns ?? table.columns.join(', ')} FROM ${table.name} ${where}
       ORDER BY ${key.join(', ')} LIMIT ${Math.trunc(limit)}`,
     parameters,
   }

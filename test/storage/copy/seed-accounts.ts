@@ -93,10 +93,23 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
 }
 
 /**
- * Turns a seeded SQLite store (`connection`, open on it) into one as version 5 left it: without migration 0006's
- * columns and tables, and without its record.
+ * Turns a seeded SQLite store (`connection`, open on it) into one as the version before 0008 left it: an outbox
+ * without the codes' expiries, and no record of 0008.
+ */
+export function undoMigration0008(connection: { exec(sql: string): unknown }): void {
+  connection.exec(`
+    DROP INDEX outbox_others;
+    DROP INDEX outbox_codes;
+    ALTER TABLE outbox DROP COLUMN code_expires_at;
+    DELETE FROM schema_migrations WHERE version = 8`)
+}
+
+/**
+ * Turns a seeded SQLite store (`connection`, open on it) into one as version 5 left it: without the changes of
+ * migrations 0006 and later, and without their records.
  */
 export function undoMigration0006(connection: { exec(sql: string): unknown }): void {
+  undoMigration0008(connection)
   connection.exec(`
     DROP TABLE avatars;
     DROP TABLE oauth_accounts;
