@@ -636,6 +636,18 @@ const VARIABLES: Record<string, Variable> = {
       integerError('MAIL_SEND_TIMEOUT_SECONDS', 'from 1 to 600', value),
     ]),
   },
+  MAIL_SEND_CONNECTIONS: {
+    read: (config) => config.mail.sendConnections,
+    default: 5,
+    good: [
+      ['1', 1],
+      ['20', 20],
+    ],
+    bad: ['0', '51', 'many'].map((value) => [
+      value,
+      integerError('MAIL_SEND_CONNECTIONS', 'from 1 to 50', value),
+    ]),
+  },
   EMAIL_CODE_TTL_SECONDS: {
     read: (config) => config.codes.ttlSeconds,
     default: 600,
