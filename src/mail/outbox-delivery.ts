@@ -212,7 +212,7 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
         deps.observer?.skipped()
         return true
       }
-      // the send may outlast the claim as it was; not if the claim is lost meanwhile (signal)
+      // a lease that ran short is renewed first; a claim lost before or during the send stops it (held.signal)
       if (!(await held.confirm())) {
         lost(held, 'a mail was not sent')
         return true

@@ -76,7 +76,7 @@ export function createOutboxSender(deps: OutboxSenderDeps): OutboxSender {
   let running: Promise<void> | null = null
   let woken = false
   const inFlight = new Set<Promise<void>>()
-  /** Ends the pass's wait for something to change (a send dealt with, a wake, close); a no-op when it waits not. */
+  /** Ends the pass's wait for something to change (a send dealt with, a wake, close); a no-op while it does not wait. */
   let nudge = () => {}
 
   const storeFailures = createStoreFailureLog(log, clock, settings.failureLogEveryMs)
