@@ -27,6 +27,7 @@ const { values } = parseArgs({
   },
 })
 const dist = resolve(values.dist)
+/** @param {string} path */
 const load = (path) => import(pathToFileURL(join(dist, path)).href)
 const [{ loadConfig }, { systemClock }, { createLogger }, { openStores }, { openMail }] = await Promise.all([
   load('config.js'),
@@ -41,6 +42,7 @@ const ttlMs = Number(values.ttl) * 1000
 
 // the mail server: each recipient's arrival time, by address
 const arrivals = new Map()
+/** @param {() => void} answer */
 const later = (answer) => setTimeout(answer, replyMs)
 const smtp = new SMTPServer({
   logger: false,
@@ -58,7 +60,7 @@ const smtp = new SMTPServer({
     )
   },
 })
-await new Promise((done) => smtp.listen(0, '127.0.0.1', done))
+await new Promise((done) => smtp.listen(0, '127.0.0.1', () => done(undefined)))
 
 const dir = await mkdtemp(join(tmpdir(), 'tessera-mail-backlog-'))
 const config = loadConfig(
@@ -66,7 +68,7 @@ const config = loadConfig(
     NODE_ENV: 'test',
     DATABASE_URL: `sqlite:${dir}/app.db`,
     DATA_DIR: dir,
-    SMTP_URL: `smtp://127.0.0.1:${smtp.server.address().port}`,
+    SMTP_URL: `smtp://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (smtp.server.address()).port}`,
     MAIL_FROM: 'no-reply@example.com',
     MAIL_SEND_CONNECTIONS: values.connections,
   },
@@ -93,6 +95,7 @@ const mail = await openMail({
   previousSecrets: [],
   observer: null,
 })
+/** @param {string} address */
 const queue = (address) =>
   mail.mailer.queue(
     address,
@@ -137,5 +140,5 @@ if (values.drain) {
 
 await mail.sender.close()
 await stores.close()
-await new Promise((done) => smtp.close(done))
+await new Promise((done) => smtp.close(() => done(undefined)))
 await rm(dir, { recursive: true, force: true })
