@@ -636,6 +636,18 @@ const VARIABLES: Record<string, Variable> = {
       integerError('MAIL_SEND_TIMEOUT_SECONDS', 'from 1 to 600', value),
     ]),
   },
+  MAIL_SEND_CONNECTIONS: {
+    read: (config) => config.mail.sendConnections,
+    default: 5,
+    good: [
+      ['1', 1],
+      ['20', 20],
+    ],
+    bad: ['0', '51', 'many'].map((value) => [
+      value,
+      integerError('MAIL_SEND_CONNECTIONS', 'from 1 to 50', value),
+    ]),
+  },
   EMAIL_CODE_TTL_SECONDS: {
     read: (config) => config.codes.ttlSeconds,
     default: 600,
@@ -1112,6 +1124,7 @@ describe('loadConfig', () => {
       MAIL_TEMPLATES_DIR: '/etc/tessera/mail',
       MAIL_RETRY_SECONDS: '10',
       MAIL_SEND_TIMEOUT_SECONDS: '20',
+      MAIL_SEND_CONNECTIONS: '8',
       EMAIL_CODE_TTL_SECONDS: '300',
       EMAIL_CODE_RESEND_SECONDS: '30',
       EMAIL_CODE_HOURLY_LIMIT: '5',
@@ -1174,6 +1187,7 @@ describe('loadConfig', () => {
         templatesDir: '/etc/tessera/mail',
         retrySeconds: 10,
         sendTimeoutSeconds: 20,
+        sendConnections: 8,
         available: true,
       },
       codes: { ttlSeconds: 300, resendSeconds: 30, hourlyLimit: 5, register: 'required' },

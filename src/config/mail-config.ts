@@ -24,6 +24,8 @@ export interface MailConfig {
   retrySeconds: number
   /** MAIL_SEND_TIMEOUT_SECONDS: the longest a connection to the mail server may be silent (connect, greeting, each reply). */
   sendTimeoutSeconds: number
+  /** MAIL_SEND_CONNECTIONS: how many messages each process sends at once, each on a connection of its own. */
+  sendConnections: number
   /** Whether mail can be sent at all: SMTP_URL is set, or development writes `.eml` files. */
   available: boolean
 }
@@ -56,6 +58,9 @@ export function readMailConfig(read: EnvReader, env: Environment): MailConfig {
     templatesDir: read.optional('MAIL_TEMPLATES_DIR'),
     retrySeconds: read.integer('MAIL_RETRY_SECONDS', 30, { min: 1, max: 3600 }),
     sendTimeoutSeconds: read.integer('MAIL_SEND_TIMEOUT_SECONDS', 30, { min: 1, max: 600 }),
+    // nodemailer's own default for a pool: a backlog leaves up to five times as fast as one after another, and a server
+    // that stalls one send holds up one connection, not the outbox
+    sendConnections: read.integer('MAIL_SEND_CONNECTIONS', 5, { min: 1, max: 50 }),
     available: smtpUrl !== null || env !== 'production',
   }
 }

@@ -5,9 +5,6 @@ import { describeFileError } from '../errors.js'
 import type { DeliveryResult, MailTransport } from './mail-transport.js'
 import { nodemailerMessage, type OutgoingMail } from './outgoing-mail.js'
 
-/** Writing one small file: a disk that takes longer is as good as unavailable. */
-const MAX_WRITE_MS = 10_000
-
 /**
  * Development without SMTP_URL: each message is composed as a real MIME message (nodemailer's, the same as SMTP
  * would carry) and written to `dir` as `<outbox id>.eml`, which any mail client opens. The file appears whole (written
@@ -19,7 +16,6 @@ export function createEmlFileTransport(options: { dir: string }): MailTransport 
   let composer: Promise<(mail: OutgoingMail) => Promise<Buffer>> | null = null
   return {
     description: `${options.dir} (development outbox: .eml files)`,
-    maxSendMs: MAX_WRITE_MS,
     async send(mail): Promise<DeliveryResult> {
       const file = join(options.dir, `${fileStem(mail.messageId)}.eml`)
       const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`

@@ -25,10 +25,11 @@ export type DeliveryResult =
 export interface MailTransport {
   /** For the log: `smtp://host:port` (no credentials), or the development outbox's folder. */
   readonly description: string
-  /** The longest a send takes before it resolves (a failure, if it is still waiting then). */
-  readonly maxSendMs: number
-  /** Sends one message. Never rejects: a failure is a result. */
-  send(mail: OutgoingMail): Promise<DeliveryResult>
+  /**
+   * Sends one message. Never rejects: a failure is a result. A send in progress when `signal` aborts is abandoned
+   * (its connection closed) and fails, unless the server had accepted the message already.
+   */
+  send(mail: OutgoingMail, signal?: AbortSignal): Promise<DeliveryResult>
   /** Closes the connections; a send still in progress fails. */
   close(): Promise<void>
 }

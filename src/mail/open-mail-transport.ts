@@ -12,13 +12,17 @@ export const DEVELOPMENT_OUTBOX = 'outbox'
  * production without SMTP_URL, where no mail can be sent.
  */
 export async function openMailTransport(
-  mail: Pick<MailConfig, 'smtpUrl' | 'sendTimeoutSeconds' | 'available'>,
+  mail: Pick<MailConfig, 'smtpUrl' | 'sendTimeoutSeconds' | 'sendConnections' | 'available'>,
   dataDir: string,
 ): Promise<MailTransport | null> {
   if (mail.smtpUrl !== null) {
     // the module that loads nodemailer at once: only when mail goes by SMTP
     const { createSmtpTransport } = await import('./smtp-transport.js')
-    return createSmtpTransport({ url: mail.smtpUrl, timeoutSeconds: mail.sendTimeoutSeconds })
+    return createSmtpTransport({
+      url: mail.smtpUrl,
+      timeoutSeconds: mail.sendTimeoutSeconds,
+      connections: mail.sendConnections,
+    })
   }
   if (!mail.available) return null
   return createEmlFileTransport({ dir: join(dataDir, DEVELOPMENT_OUTBOX) })

@@ -62,6 +62,7 @@ export async function openMail(deps: OpenMailDeps): Promise<OpenedMail> {
           seal,
           templates,
           transport,
+          concurrency: config.mail.sendConnections,
           from: config.mail.from,
           retrySeconds: config.mail.retrySeconds,
           clock,

@@ -10,6 +10,7 @@ import { contentOf, type MailContent, mailEventReason } from './mail-content.js'
 import type { MailLog, MailObserver } from './mail-observer.js'
 import type { MailTemplates } from './mail-templates.js'
 import type { DeliveryResult, MailTransport } from './mail-transport.js'
+import type { HeldMessage } from './outbox-leases.js'
 import type { OutboxSeal, SealedMail } from './outbox-seal.js'
 import { messageIdFor } from './outgoing-mail.js'
 import { GIVE_UP_AFTER_MS, nextAttemptAt } from './retry-schedule.js'
@@ -38,10 +39,11 @@ export interface OutboxDeliveryDeps {
 /** What the sender does with the messages it claimed. */
 export interface OutboxDelivery {
   /**
-   * Delivers one claimed message and settles it: removed (delivered, skipped, given up) or due again later. Resolves
-   * false when it gave the message back untried instead (the account could not be looked up).
+   * Delivers one claimed message and settles it: removed (delivered, skipped, given up) or due again later; left as
+   * it is when its claim was lost before or while it was sent (whoever claims it next delivers it). Resolves false
+   * when it gave the message back untried instead (the account could not be looked up).
    */
-  deliver(message: OutboxMessage, claimant: string): Promise<boolean>
+  deliver(held: HeldMessage): Promise<boolean>
   /** Gives back claimed messages not tried. */
   release(messages: readonly OutboxMessage[], claimant: string): Promise<void>
   /** Makes the store calls that failed before (a removal after a delivery, above all). */
@@ -61,8 +63,10 @@ const MAX_SETTLEMENTS = 1_000
  * Delivered → removed, `mail_sent`. Failed → due again with backoff, `mail_failed` and a warn line; given up (and
  * removed, `mail_dropped` and an error line) when the server refused it for good, when it was queued a day ago, when
  * its code expired meanwhile, or when its payload cannot be opened. A sign-in or reset code to an address without an
- * account is removed unsent (skipped). No log line holds the payload or the code: only the outbox id, the account,
- * the attempts and the server's answer.
+ * account is removed unsent (skipped). The claim is confirmed before the send (outbox-leases.ts): one lost before or
+ * while the message is sent (taken over, removed, unrenewable) leaves it as it is to whoever holds it next, with a
+ * warn line. No log line holds the payload or the code: only the outbox id, the account, the attempts and the
+ * server's answer.
  */
 export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
   const { outbox, clock, log, storeFailures } = deps
@@ -154,7 +158,7 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
 
   /** Writes the message with the templates of this moment and hands it to the transport. */
   const send = async (
-    message: OutboxMessage,
+    held: HeldMessage,
     to: string,
     content: Exclude<MailContent, 'skip'>,
   ): Promise<DeliveryResult> => {
@@ -164,18 +168,25 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
     } catch (error) {
       return { delivered: false, permanent: false, reason: `cannot be written: ${(error as Error).message}` }
     }
-    return deps.transport.send({
-      ...rendered,
-      messageId: messageIdFor(message.id, deps.from),
-      from: deps.from,
-      to,
-    })
+    return deps.transport.send(
+      { ...rendered, messageId: messageIdFor(held.message.id, deps.from), from: deps.from, to },
+      held.signal,
+    )
+  }
+
+  /** The claim on `held` was lost: nothing more is done with it here. */
+  const lost = (held: HeldMessage, what: string) => {
+    log.warn(
+      { outboxId: held.message.id, userId: held.message.userId, reason: String(held.signal.reason) },
+      `${what}: its claim was lost (the reason says why); whoever claims it next delivers it`,
+    )
   }
 
   const hasAccount = async (email: string) => (await deps.users.findByEmail(email)) !== null
 
   return {
-    async deliver(message, claimant) {
+    async deliver(held) {
+      const { message, claimant } = held
       const mail = deps.seal.open(message.id, message.payload)
       if (mail === null) {
         const why =
@@ -201,8 +212,14 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
         deps.observer?.skipped()
         return true
       }
-      const result = await send(message, mail.to, content)
-      if (result.delivered) await delivered(message, claimant, mail, result)
+      // a lease that ran short is renewed first; a claim lost before or during the send stops it (held.signal)
+      if (!(await held.confirm())) {
+        lost(held, 'a mail was not sent')
+        return true
+      }
+      const result = await send(held, mail.to, content)
+      if (!result.delivered && held.signal.aborted) lost(held, 'a mail being sent was abandoned')
+      else if (result.delivered) await delivered(message, claimant, mail, result)
       else if (result.permanent) await giveUp(message, claimant, mail, `refused for good: ${result.reason}`)
       else if (clock.now() - message.createdAt >= GIVE_UP_AFTER_MS)
         await giveUp(

@@ -32,7 +32,15 @@ export function createOutboxMailer(deps: OutboxMailerDeps): Mailer {
       if (!deps.available) throw new MailUnavailableError()
       const id = randomBytes(16).toString('hex')
       const payload = deps.seal.seal(id, { to, intent })
-      await deps.outbox.enqueue({ id, userId, recipient: to, payload, createdAt: deps.clock.now() })
+      await deps.outbox.enqueue({
+        id,
+        userId,
+        recipient: to,
+        payload,
+        createdAt: deps.clock.now(),
+        // in the clear beside the sealed payload: what orders the claim (the newest codes first)
+        codeExpiresAt: intent.kind === 'code' ? intent.expiresAt : null,
+      })
       deps.observer?.queued()
       if (intent.kind !== 'code') record('mail_queued', userId, OFF_HTTP)
       deps.wake()

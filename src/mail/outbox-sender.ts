@@ -1,38 +1,41 @@
 import { randomBytes } from 'node:crypto'
-import type { OutboxMessage, OutboxStore } from '../storage/stores.js'
+import type { OutboxStore } from '../storage/stores.js'
 import type { MailTransport } from './mail-transport.js'
 import { createOutboxDelivery, type OutboxDeliveryDeps } from './outbox-delivery.js'
+import { createOutboxLeases, type HeldMessage } from './outbox-leases.js'
 import { createStoreFailureLog } from './store-failure-log.js'
 
 export interface OutboxSenderSettings {
-  /** How often the outbox is looked at when nothing wakes the sender. */
+  /** How often the outbox is looked at when nothing wakes the sender (and while sends are in flight). */
   pollIntervalMs: number
-  /** The most messages claimed at once. */
-  maxBatch: number
-  /** A batch is made small enough for its lease to be about this long (but always one message). */
-  leaseTargetMs: number
-  /** The lease's time beyond the sends: the store calls around them. */
-  leaseMarginMs: number
+  /**
+   * How long a claim holds a message unless it is renewed: what a process that dies with messages in hand delays them
+   * by, at most.
+   */
+  leaseMs: number
+  /** How often the leases of the messages in hand are renewed. */
+  renewEveryMs: number
   /** While the store fails: at most one log line per this time. */
   failureLogEveryMs: number
-  /** How long close() lets a send in progress finish before it closes the connection under it. */
+  /** How long close() lets the sends in progress finish before it closes the connections under them. */
   closeGraceMs: number
 }
 
 const OUTBOX_SENDER_DEFAULTS: OutboxSenderSettings = {
   pollIntervalMs: 1_000,
-  maxBatch: 10,
-  // a process that dies holding a batch delays it by its lease: with the margin, 20 s at most while a send may take
-  // 15 s (MAIL_SEND_TIMEOUT_SECONDS up to 5); beyond, a batch is one message, leased for its one send
-  leaseTargetMs: 15_000,
-  leaseMarginMs: 5_000,
+  // a killed process's messages are claimed again within 15 s of its last renewal, whatever a send may take
+  // (MAIL_SEND_TIMEOUT_SECONDS); three renewals in a lease, so that one late or failed leaves it held
+  leaseMs: 15_000,
+  renewEveryMs: 5_000,
   failureLogEveryMs: 60_000,
   closeGraceMs: 5_000,
 }
 
 export interface OutboxSenderDeps extends Omit<OutboxDeliveryDeps, 'storeFailures' | 'random' | 'transport'> {
-  outbox: Pick<OutboxStore, 'claim' | 'remove' | 'failed' | 'release'>
+  outbox: Pick<OutboxStore, 'claim' | 'renew' | 'remove' | 'failed' | 'release'>
   transport: MailTransport
+  /** MAIL_SEND_CONNECTIONS: the most messages in flight at once (the transport's connections); 1 by default. */
+  concurrency?: number
   /** The jitter of the retries: [0, 1). */
   random?: () => number
   settings?: Partial<OutboxSenderSettings>
@@ -44,69 +47,133 @@ export interface OutboxSender {
   start(): void
   /** A message was queued by this process: the outbox is looked at now rather than at the next poll. */
   wake(): void
-  /** Delivers what is due now, in one batch after another until none is full; resolves when done. For tests and tools. */
+  /** Delivers what is due now, until a claim finds no more; resolves when each is dealt with. For tests and tools. */
   deliverDue(): Promise<void>
-  /** Stops polling, finishes the send in hand (or abandons it after a grace), releases the rest, closes the transport. */
+  /** Stops polling, finishes the sends in hand (or abandons them after a grace), closes the transport. */
   close(): Promise<void>
 }
 
 /**
  * The outbox sender (docs/api.md §6.4). Every process runs one; the store hands each message to one claimant at a
- * time, so several processes share the work and none sends what another holds. A pass claims a small batch under a
- * lease long enough for its sends (each bounded by the transport), sends them one after another and settles each
- * (removed when delivered or given up; due again later with backoff when it failed); what it cannot try before the
- * lease runs short it releases. A message is removed only after the server accepted it, so delivery is at least once;
- * twice only when the process dies (or the store fails) between the acceptance and the removal, and then with the same
- * Message-ID. Nothing here throws into the process: a store that fails is logged and tried again at the next pass.
+ * time, so several processes share the work and none sends what another holds. The sender keeps up to `concurrency`
+ * messages in flight: each time one is dealt with, it claims as many as are free, so that each claim takes what is
+ * most worth sending at that moment (the claim's order: what is not a code first, then the newest codes) rather
+ * than what a batch took before; a code that expired while it waited is dropped, not sent. Each message is settled
+ * on its own (removed when delivered or given up; due again later with backoff when it failed). Its lease is short
+ * and renewed while it is in hand (outbox-leases.ts), so a process that dies leaves its messages to the others
+ * within a lease, however long a send may take. A message is removed only after the server accepted it, so delivery
+ * is at least once; twice only when the process dies (or the store fails) between the acceptance and the removal,
+ * and then with the same Message-ID. Nothing here throws into the process: a store that fails is logged and tried
+ * again later.
  */
 export function createOutboxSender(deps: OutboxSenderDeps): OutboxSender {
   const { outbox, transport, clock, log } = deps
   const settings = { ...OUTBOX_SENDER_DEFAULTS, ...deps.settings }
-  const sendMs = transport.maxSendMs
-  const batchSize = Math.max(1, Math.min(settings.maxBatch, Math.floor(settings.leaseTargetMs / sendMs)))
-  const leaseMs = batchSize * sendMs + settings.leaseMarginMs
+  const slots = Math.max(1, deps.concurrency ?? 1)
   let started = false
   let closing = false
   let timer: NodeJS.Timeout | null = null
   let running: Promise<void> | null = null
-  let wokenWhileRunning = false
+  let woken = false
+  const inFlight = new Set<Promise<void>>()
+  /** Ends the pass's wait for something to change (a send dealt with, a wake, close); a no-op while it does not wait. */
+  let nudge = () => {}
 
   const storeFailures = createStoreFailureLog(log, clock, settings.failureLogEveryMs)
   const delivery = createOutboxDelivery({ ...deps, storeFailures, random: deps.random ?? Math.random })
+  const leases = createOutboxLeases({
+    outbox,
+    clock,
+    storeFailures,
+    leaseMs: settings.leaseMs,
+    renewEveryMs: settings.renewEveryMs,
+  })
 
-  /**
-   * One batch: claimed, each message sent and settled, the rest released. Resolves true when more may be due now: the
-   * batch was full and each of its messages was dealt with (one given back would only be claimed again at once).
-   */
-  const pass = async (): Promise<boolean> => {
-    await delivery.settleLeftovers()
+  /** At most `limit` messages claimed and in hand; null when the store failed. */
+  const claim = async (limit: number): Promise<HeldMessage[] | null> => {
     const claimant = randomBytes(16).toString('hex')
-    const claimedAt = clock.now()
-    const leaseUntil = claimedAt + leaseMs
-    let batch: OutboxMessage[]
+    const leaseUntil = clock.now() + settings.leaseMs
     try {
-      batch = await outbox.claim(claimant, claimedAt, leaseUntil, batchSize)
+      const claimed = await outbox.claim(claimant, clock.now(), leaseUntil, limit)
+      storeFailures.answered('outbox.claim')
+      return leases.hold(claimed, claimant, leaseUntil)
     } catch (error) {
       storeFailures.failed('outbox.claim', error)
-      return false
+      return null
     }
-    storeFailures.answered('outbox.claim')
-    let dealtWithAll = true
-    for (const [index, message] of batch.entries()) {
-      // a send begun now might end after the lease, when another process may claim the message and send it too (the
-      // lease was sized for the first one)
-      if (closing || (index > 0 && clock.now() + sendMs + settings.leaseMarginMs > leaseUntil)) {
-        await delivery.release(batch.slice(index), claimant)
-        return !closing
+  }
+
+  /** Delivers `held` beside the others in flight; `gaveBack` when it was given back untried. */
+  const dispatch = (held: HeldMessage, gaveBack: () => void) => {
+    const dealtWith = delivery
+      .deliver(held)
+      .then(
+        (done) => {
+          if (!done) gaveBack()
+        },
+        (error: unknown) => {
+          // nothing above throws by design; should it, the message is left to its lease and the sender goes on
+          log.error({ err: error, outboxId: held.message.id }, 'a queued mail could not be dealt with')
+        },
+      )
+      .finally(() => {
+        leases.letGo(held)
+        inFlight.delete(dealtWith)
+        nudge()
+      })
+    inFlight.add(dealtWith)
+  }
+
+  /** Until a send is dealt with, a wake or close (false), or the poll interval has passed (true). */
+  const changed = () =>
+    new Promise<boolean>((resolve) => {
+      const poll = setTimeout(() => {
+        nudge = () => {}
+        resolve(true)
+      }, settings.pollIntervalMs).unref()
+      nudge = () => {
+        clearTimeout(poll)
+        nudge = () => {}
+        resolve(false)
       }
-      try {
-        if (!(await delivery.deliver(message, claimant))) dealtWithAll = false
-      } catch (error) {
-        // nothing above throws by design; should it, the message is left to its lease and the sender goes on
-        log.error({ err: error, outboxId: message.id }, 'a queued mail could not be dealt with')
+    })
+
+  /**
+   * Keeps the slots filled for as long as claims come back full (more may be due), claiming again each time one is
+   * free. While sends are in flight it also claims at a wake and at each poll interval (mail that other processes
+   * queued). Ends once nothing is in flight and the last claim was not full, or at close.
+   */
+  const pass = async () => {
+    let more = true
+    for (;;) {
+      if (closing) return
+      const free = slots - inFlight.size
+      if (free > 0 && (more || woken)) {
+        woken = false
+        await delivery.settleLeftovers()
+        const held = (await claim(free)) ?? []
+        if (closing) {
+          // close() came during the claim: what it took goes back at once
+          for (const entry of held) leases.letGo(entry)
+          const [first] = held
+          if (first !== undefined)
+            await delivery.release(
+              held.map((entry) => entry.message),
+              first.claimant,
+            )
+          return
+        }
+        // a store that failed, or a message given back untried, is not claimed again at once
+        more = held.length === free
+        for (const entry of held)
+          dispatch(entry, () => {
+            more = false
+          })
+        continue
       }
+      if (inFlight.size === 0) return
+      if (await changed()) more = true
     }
-    return batch.length === batchSize && dealtWithAll
   }
 
   const schedule = () => {
@@ -119,23 +186,20 @@ export function createOutboxSender(deps: OutboxSenderDeps): OutboxSender {
     timer.unref()
   }
 
-  /** Passes until a batch is not full (nothing more is due), unless closing; joins the run in progress. */
+  /** A pass, unless one is under way: that one is woken instead. */
   const run = (): Promise<void> => {
     if (running !== null) {
-      wokenWhileRunning = true
+      woken = true
+      nudge()
       return running
     }
-    running = (async () => {
-      let more = true
-      while (more && !closing) {
-        wokenWhileRunning = false
-        more = (await pass()) || wokenWhileRunning
-      }
-    })()
+    running = pass()
       .catch((error: unknown) => log.error({ err: error }, 'the outbox sender failed a pass'))
       .finally(() => {
         running = null
-        schedule()
+        // woken as the pass ended: another one at once
+        if (woken && started && !closing) void run()
+        else schedule()
       })
     return running
   }
@@ -164,13 +228,15 @@ export function createOutboxSender(deps: OutboxSenderDeps): OutboxSender {
       closing = true
       if (timer !== null) clearTimeout(timer)
       timer = null
-      const inHand = running
-      if (inHand !== null && !(await within(inHand, settings.closeGraceMs))) {
-        // the send in progress is abandoned: its connection closed, the message is marked failed (or, should the
-        // store be gone by then, left to its lease)
+      nudge()
+      const inHand = Promise.all([running, ...inFlight])
+      if (!(await within(inHand, settings.closeGraceMs))) {
+        // the sends in progress are abandoned: their connections closed, their messages marked failed (or, should
+        // the store be gone by then, left to their leases)
         await transport.close()
-        await within(inHand, settings.closeGraceMs)
+        await within(Promise.all([...inFlight]), settings.closeGraceMs)
       } else await transport.close()
+      leases.close()
       await delivery.settleLeftovers()
     },
   }

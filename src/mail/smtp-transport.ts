@@ -9,6 +9,8 @@ export interface SmtpTransportOptions {
   url: string
   /** MAIL_SEND_TIMEOUT_SECONDS: the longest the server may stay silent (connecting, its greeting, each reply). */
   timeoutSeconds: number
+  /** MAIL_SEND_CONNECTIONS: the connections of the pool, each carrying one message at a time (1 by default). */
+  connections?: number
   /**
    * Certificates trusted besides the system's, for the server's: what a test gives for its self-signed one. The
    * service gives none (and NODE_EXTRA_CA_CERTS is the operator's way to add a private CA).
@@ -19,22 +21,25 @@ export interface SmtpTransportOptions {
 /**
  * A send talks to the server several times (connect, greeting, EHLO, STARTTLS, AUTH, MAIL, RCPT, DATA, the end of
  * the data), each wait bounded by the timeout; a server that drips its replies could make it last far longer. So one
- * send is given this many timeouts in all, then aborted (its connection closed): the outbox sender sizes its lease
- * on it, and a mail not delivered by then is tried again later.
+ * send is given this many timeouts in all, then aborted (its connection closed), and a mail not delivered by then is
+ * tried again later.
  */
 const TIMEOUTS_PER_SEND = 3
 
 /** How long an unused connection of the pool stays open: the next mail of a burst reuses it, an idle one is closed. */
 const IDLE_CONNECTION_MS = 30_000
 
-/** SMTP through a pooled nodemailer connection (one at a time: the outbox sender sends one message after another). */
+/**
+ * SMTP through a pool of nodemailer connections: each carries one message at a time, and the outbox sender sends no
+ * more at once than the pool has connections. A connection is opened when a send finds none free, and reused.
+ */
 export function createSmtpTransport(options: SmtpTransportOptions): MailTransport {
   const timeoutMs = options.timeoutSeconds * 1000
   const maxSendMs = TIMEOUTS_PER_SEND * timeoutMs
   const transporter = nodemailer.createTransport({
     ...smtpConnection(options.url),
     pool: true,
-    maxConnections: 1,
+    maxConnections: options.connections ?? 1,
     // a message whose connection dropped fails here and goes back to the outbox, which owns the retries
     maxRequeues: 0,
     idleTimeout: IDLE_CONNECTION_MS,
@@ -47,16 +52,24 @@ export function createSmtpTransport(options: SmtpTransportOptions): MailTranspor
   } satisfies SMTPPoolOptions & { pool: true })
   return {
     description: describeSmtpUrl(options.url),
-    maxSendMs,
-    async send(mail): Promise<DeliveryResult> {
+    async send(mail, signal): Promise<DeliveryResult> {
+      const abandon = new AbortController()
+      let timedOut = false
+      const timer = setTimeout(() => {
+        timedOut = true
+        abandon.abort()
+      }, maxSendMs).unref()
+      const abandoned = () => abandon.abort()
+      if (signal?.aborted) abandoned()
+      signal?.addEventListener('abort', abandoned, { once: true })
       try {
-        const info = await transporter.sendMail({
-          ...nodemailerMessage(mail),
-          signal: AbortSignal.timeout(maxSendMs),
-        })
+        const info = await transporter.sendMail({ ...nodemailerMessage(mail), signal: abandon.signal })
         return { delivered: true, response: oneLine(info.response), file: null }
       } catch (error) {
-        return smtpFailure(error as NodemailerError, maxSendMs)
+        return smtpFailure(error as NodemailerError, maxSendMs, timedOut)
+      } finally {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', abandoned)
       }
     },
     async close() {
@@ -97,13 +110,15 @@ export function describeSmtpUrl(url: string): string {
  * again. A refused sender (MAIL FROM) or login is the operator's to fix, and every queued message would be refused
  * alike: those are kept and tried again, like a server that cannot be reached.
  */
-function smtpFailure(error: NodemailerError, maxSendMs: number): DeliveryResult {
+function smtpFailure(error: NodemailerError, maxSendMs: number, timedOut: boolean): DeliveryResult {
   const code = error.responseCode
   const refusedHere = error.command === 'RCPT TO' || error.command === 'DATA'
   const permanent = refusedHere && code !== undefined && code >= 500 && code < 600 && code !== 503
   const reason =
     error.code === 'EABORT'
-      ? `no answer within ${maxSendMs / 1000} s: the send was abandoned`
+      ? timedOut
+        ? `no answer within ${maxSendMs / 1000} s: the send was abandoned`
+        : 'the send was abandoned'
       : [error.code, error.command, error.response ?? error.message].filter(Boolean).join(' ')
   return { delivered: false, permanent, reason: oneLine(reason.replace(/\s+/g, ' ').trim()) }
 }

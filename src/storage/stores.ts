@@ -342,11 +342,22 @@ export interface OutboxMessage {
   payload: string
   /** Epoch milliseconds: when it was queued. */
   createdAt: number
+  /**
+   * Epoch milliseconds: when the code it carries expires, for a code; null for anything else. What orders the claim
+   * (the newest codes first) without opening the payload.
+   */
+  codeExpiresAt: number | null
   /** Delivery attempts that failed so far. */
   attempts: number
   /** Epoch milliseconds: not to be tried before then. */
   nextAttemptAt: number
 }
+
+/** A message as it is queued: what the sender of the moment it is delivered needs of it. */
+export type NewOutboxMessage = Pick<
+  OutboxMessage,
+  'id' | 'userId' | 'recipient' | 'payload' | 'createdAt' | 'codeExpiresAt'
+>
 
 /**
  * The outbox (docs/api.md §6.4), in the SQL database whatever REDIS_URL says (migration 0005): what makes a mail the
@@ -354,16 +365,20 @@ export interface OutboxMessage {
  */
 export interface OutboxStore {
   /** Commits the message (attempts 0, due at once); resolves once it is durable. */
-  enqueue(
-    message: Pick<OutboxMessage, 'id' | 'userId' | 'recipient' | 'payload' | 'createdAt'>,
-  ): Promise<void>
+  enqueue(message: NewOutboxMessage): Promise<void>
   /**
    * Claims at most `limit` messages due at `now` (nextAttemptAt at or before it) that nobody holds (no claim, or a
    * claim whose lease ended at or before `now`), for `claimant` (a random value of this call) until `leaseUntil`;
-   * resolves with them, the longest due first (by nextAttemptAt, then id). Of concurrent claims from any number of
-   * processes, each message goes to at most one.
+   * resolves with them in claim order: first those that are not codes (codeExpiresAt null), the longest due first
+   * (by nextAttemptAt, then id); then the codes, the latest expiry first (by codeExpiresAt, then nextAttemptAt, then
+   * id, each descending). Of concurrent claims from any number of processes, each message goes to at most one.
    */
   claim(claimant: string, now: number, leaseUntil: number, limit: number): Promise<OutboxMessage[]>
+  /**
+   * Extends to `leaseUntil` the claim of `claimant` on each message of `ids` it still holds (no other claim took it
+   * since, whether or not its lease had ended; it was not removed, failed or released); resolves with their ids.
+   */
+  renew(ids: readonly string[], claimant: string, leaseUntil: number): Promise<string[]>
   /** Removes the message (delivered, or given up) if `claimant` still holds it; true when it did. */
   remove(id: string, claimant: string): Promise<boolean>
   /** A delivery failed: counts the attempt, makes it due at `nextAttemptAt` and releases the claim, if held. */

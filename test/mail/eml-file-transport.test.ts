@@ -52,7 +52,7 @@ describe('the development outbox (.eml files)', () => {
   })
 
   it('is what development and test use without SMTP_URL, under DATA_DIR; production has none', async () => {
-    const mail = { smtpUrl: null, sendTimeoutSeconds: 30 }
+    const mail = { smtpUrl: null, sendTimeoutSeconds: 30, sendConnections: 5 }
     const development = await openMailTransport({ ...mail, available: true }, temp.path)
     expect(development?.description).toBe(
       `${join(temp.path, DEVELOPMENT_OUTBOX)} (development outbox: .eml files)`,

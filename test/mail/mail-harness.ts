@@ -13,7 +13,7 @@ import type { SecurityEvent } from '../../src/security-event.js'
 import { newUserRecord } from '../../src/storage/new-user.js'
 import { openStores } from '../../src/storage/open-stores.js'
 import type { OutboxMessage, Stores } from '../../src/storage/stores.js'
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js'
+import { startSmtpServer, type TestSmtpServer, type TestSmtpServerOptions } from '../support/smtp-server.js'
 
 /** One composed message, for the transports' tests. */
 export const SAMPLE_MAIL: OutgoingMail = {
@@ -58,13 +58,15 @@ export interface HarnessOptions {
   senderSettings?: Partial<OutboxSenderSettings>
   secret?: string
   previousSecrets?: string[]
+  /** The test SMTP server's options (a slow one). */
+  smtp?: TestSmtpServerOptions
 }
 
 let nextUserId = 1_000_000_000
 
 export async function openMailHarness(options: HarnessOptions = {}): Promise<MailHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'tessera-mail-'))
-  const smtp = await startSmtpServer()
+  const smtp = await startSmtpServer(options.smtp)
   try {
     return await wireHarness(dir, smtp, options)
   } catch (error) {

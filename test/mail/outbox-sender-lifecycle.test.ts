@@ -83,41 +83,6 @@ describe('the outbox sender, around its deliveries', () => {
     expect((await h.smtp.next()).text).toContain('271828')
   })
 
-  it('releases, untried, what it could not send before its lease ran short, and claims it again', async () => {
-    const released: string[][] = []
-    const h = await open({
-      senderSettings: { maxBatch: 10, leaseTargetMs: 60_000, leaseMarginMs: 5_000 },
-      wrapStores: (stores) => ({
-        ...stores,
-        outbox: {
-          ...stores.outbox,
-          release: async (ids, claimant) => {
-            released.push([...ids])
-            return stores.outbox.release(ids, claimant)
-          },
-        },
-        users: {
-          ...stores.users,
-          // each message takes 40 s of the lease (10 × 3 × 2 s + 5 s = 65 s): the third would end after it
-          findByEmail: async (email) => {
-            h.clock.advance(40_000)
-            return stores.users.findByEmail(email)
-          },
-        },
-      }),
-    })
-    await h.addUser('owner@example.com')
-    for (const digits of ['100001', '100002', '100003'])
-      await h.mail.mailer.queue('owner@example.com', loginCode(digits), null)
-    const [, , third] = await h.peek()
-    await h.mail.sender.deliverDue()
-    expect(released).toEqual([[third?.id]])
-    expect(h.smtp.messages.map((mail) => mail.messageId)).toHaveLength(3)
-    expect(h.smtp.messages.at(-1)?.messageId).toBe(`<${third?.id}@example.com>`)
-    expect(h.counts).toMatchObject({ sent: 3, failed: 0 })
-    expect(await h.peek()).toEqual([])
-  })
-
   it('close() abandons a send the server does not answer, keeps the message, and stops polling', async () => {
     const sockets = new Set<Socket>()
     const silent = createServer((socket) => {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { MailIntent } from '../../src/mail/mail-intent.js'
 import { GIVE_UP_AFTER_MS } from '../../src/mail/retry-schedule.js'
 import type { SecurityEvent } from '../../src/security-event.js'
@@ -299,6 +299,57 @@ describe('the outbox sender', () => {
     expect(h.logs().at(-1)?.msg).toMatch(/after its claim had ended/)
     expect(h.smtp.messages).toHaveLength(2)
   })
+
+  it('R6.4.2 sends a code asked for behind a backlog of 2,000 long before them on a slow server, and never one that expired', async () => {
+    // a relay that takes 20 ms for each reply, and a flood of register codes to new addresses: the oldest 400
+    // expired while they waited, 1,600 still good
+    const h = await open({ smtp: { replyDelayMs: 20 } })
+    const flood = async (tag: string, count: number, ttlMs: number) => {
+      for (let start = 0; start < count; start += 200) {
+        await Promise.all(
+          Array.from({ length: Math.min(200, count - start) }, (_, i) =>
+            // not code(): among thousands, one would turn up in a log line's digits by chance
+            h.mail.mailer.queue(
+              `${tag}-${start + i}@example.com`,
+              { kind: 'code', purpose: 'register', code: 'flood', expiresAt: h.clock.now() + ttlMs },
+              null,
+            ),
+          ),
+        )
+      }
+    }
+    await flood('expired', 400, 60_000)
+    h.clock.advance(60_000)
+    await flood('waiting', 1_600, 600_000)
+    h.mail.sender.start()
+    await vi.waitFor(() => expect(h.smtp.messages.length).toBeGreaterThanOrEqual(10), { timeout: 60_000 })
+    // asked for now, by someone with an account
+    h.clock.advance(1_000)
+    await h.addUser('honest@example.com')
+    const honest = { ...code('login'), expiresAt: h.clock.now() + 600_000 }
+    await h.mail.mailer.queue('honest@example.com', honest, null)
+    const arrived = await h.smtp.next((mail) => mail.to[0] === 'honest@example.com', 120_000)
+    expect(arrived.text).toContain((honest as { code: string }).code)
+    // it went out with the messages in flight when it was queued, not after the backlog: most of it still waits
+    const before = h.smtp.messages.indexOf(arrived)
+    expect(before).toBeLessThan(100)
+    expect((await h.stores.outbox.stats()).queued).toBeGreaterThan(1_500)
+    await h.mail.sender.close()
+    const sent = h.smtp.messages.length
+    expect(h.smtp.messages.filter((mail) => mail.to[0]?.startsWith('expired-'))).toEqual([])
+
+    // ten minutes on, every code left has expired: another sender drops them all and sends none
+    h.clock.advance(600_000)
+    const other = await h.openAnother()
+    await other.mail.sender.deliverDue()
+    expect(h.smtp.messages).toHaveLength(sent)
+    expect(await h.stores.outbox.stats()).toEqual({ queued: 0, oldestCreatedAt: null })
+    expect(other.events).toHaveLength(2_001 - sent)
+    expect(other.events.every((e) => e.type === 'mail_dropped' && e.reason === 'register')).toBe(true)
+    const drops = h.logs().filter((line) => line.msg === 'a queued mail was given up')
+    expect(drops).toHaveLength(2_001 - sent)
+    expect(drops.every((line) => line.reason === 'its code expired before it could be delivered')).toBe(true)
+  }, 180_000)
 
   it('shares the outbox with another process: each message is delivered once', async () => {
     const h = await open()

@@ -68,6 +68,7 @@ describe('the mail metrics', () => {
         recipient: 'a@example.com',
         payload: 'v1.x',
         createdAt: at,
+        codeExpiresAt: null,
       })
     const samples = await scrape()
     expect(sampleValue(samples, 'tessera_mail_queued_messages')).toBe(2)

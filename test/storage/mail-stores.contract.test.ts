@@ -237,6 +237,7 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
         recipient: address(),
         payload: `sealed.${randomBytes(24).toString('base64url')}`,
         createdAt,
+        codeExpiresAt: null as number | null,
         ...overrides,
       }
       await stores.outbox.enqueue(message)
@@ -261,6 +262,63 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       expect(await stores.outbox.remove(messages[0]?.id as string, claimant())).toBe(false)
       expect(await stores.outbox.remove(messages[0]?.id as string, holder)).toBe(true)
       expect(await stores.outbox.claim(claimant(), t0 + 1_000_000, t0 + 2_000_000, 10)).toEqual([])
+    })
+
+    it('claim order: what is not a code first, the longest due first; then the codes, the latest expiry first', async () => {
+      const t0 = Date.now()
+      const expired = await queued(t0 - 5_000, { codeExpiresAt: t0 - 1 })
+      const oldNotice = await queued(t0 - 3_000)
+      const olderCode = await queued(t0 - 2_000, { codeExpiresAt: t0 + 598_000 })
+      const newerCode = await queued(t0 - 1_000, { codeExpiresAt: t0 + 599_000 })
+      const newNotice = await queued(t0 - 500)
+      const holder = claimant()
+      // the limit is taken from the front of that order: both notices, then the newest code
+      expect(await stores.outbox.claim(holder, t0, t0 + 60_000, 3)).toEqual([oldNotice, newNotice, newerCode])
+      expect(await stores.outbox.claim(claimant(), t0, t0 + 60_000, 1)).toEqual([olderCode])
+      // an expired code is claimed too, last (the sender drops it)
+      expect(await stores.outbox.claim(claimant(), t0, t0 + 60_000, 10)).toEqual([expired])
+      // a code not yet due waits, whatever its expiry; the notice due first goes first
+      await stores.outbox.failed(newerCode.id, holder, t0 + 30_000)
+      await stores.outbox.release([oldNotice.id, newNotice.id], holder)
+      expect(await stores.outbox.claim(claimant(), t0, t0 + 60_000, 10)).toEqual([oldNotice, newNotice])
+      expect(await stores.outbox.claim(claimant(), t0 + 30_000, t0 + 90_000, 10)).toEqual([
+        { ...newerCode, attempts: 1, nextAttemptAt: t0 + 30_000 },
+      ])
+    })
+
+    it('renew extends the lease of what the claimant still holds, and says which', async () => {
+      const t0 = Date.now()
+      const [takenOver, kept, failed, removed] = [
+        await queued(t0 - 4_000),
+        await queued(t0 - 3_000),
+        await queued(t0 - 2_000),
+        await queued(t0 - 1_000, { codeExpiresAt: t0 + 600_000 }),
+      ]
+      const early = claimant()
+      expect(await stores.outbox.claim(early, t0, t0 + 5_000, 1)).toEqual([takenOver])
+      const holder = claimant()
+      expect(await stores.outbox.claim(holder, t0, t0 + 10_000, 3)).toEqual([kept, failed, removed])
+      const ids = [kept, failed, removed].map((message) => message.id)
+      expect(await stores.outbox.renew([], holder, t0 + 20_000)).toEqual([])
+      expect(await stores.outbox.renew(ids, claimant(), t0 + 20_000)).toEqual([])
+      expect(await stores.outbox.remove(removed.id, holder)).toBe(true)
+      await stores.outbox.failed(failed.id, holder, t0)
+      // its lease ended and another claim took it: no longer its first claimant's
+      expect(await stores.outbox.claim(claimant(), t0 + 5_000, t0 + 30_000, 10)).toEqual([
+        takenOver,
+        { ...failed, attempts: 1, nextAttemptAt: t0 },
+      ])
+      expect(await stores.outbox.renew([takenOver.id], early, t0 + 20_000)).toEqual([])
+      expect(await stores.outbox.renew(ids, holder, t0 + 20_000)).toEqual([kept.id])
+      // renewed: held past its first lease, free once the renewed one ends
+      expect(await stores.outbox.claim(claimant(), t0 + 19_999, t0 + 60_000, 10)).toEqual([])
+      expect(await stores.outbox.claim(claimant(), t0 + 20_000, t0 + 60_000, 10)).toEqual([kept])
+      // a lease that ended, the message claimed by no one since, is renewed too
+      const late = await queued(t0)
+      const lateHolder = claimant()
+      expect(await stores.outbox.claim(lateHolder, t0, t0 + 1_000, 1)).toEqual([late])
+      expect(await stores.outbox.renew([late.id], lateHolder, t0 + 90_000)).toEqual([late.id])
+      expect(await stores.outbox.claim(claimant(), t0 + 5_000, t0 + 70_000, 10)).toEqual([])
     })
 
     it('a message is not claimed before it is due', async () => {
@@ -319,9 +377,17 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       expect(await stores.outbox.remove(message.id, second)).toBe(true)
     })
 
+    /** 200 messages, every third a code: the claims race over both orders. */
+    const mixed = (t0: number) =>
+      Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          queued(t0 - 10_000 + i, { codeExpiresAt: i % 3 === 0 ? t0 + 600_000 + i : null }),
+        ),
+      )
+
     it('of two claimers racing over 200 messages, each message goes to exactly one', async () => {
       const t0 = Date.now()
-      const messages = await Promise.all(Array.from({ length: 200 }, (_, i) => queued(t0 - 10_000 + i)))
+      const messages = await mixed(t0)
       const claimLoop = async () => {
         const mine: OutboxMessage[] = []
         for (;;) {
@@ -338,7 +404,7 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
 
     it('of 5 concurrent claims of up to 200 messages each, each message goes to exactly one', async () => {
       const t0 = Date.now()
-      const messages = await Promise.all(Array.from({ length: 200 }, (_, i) => queued(t0 - 10_000 + i)))
+      const messages = await mixed(t0)
       const batches = await Promise.all(
         Array.from({ length: 5 }, () => stores.outbox.claim(claimant(), t0, t0 + 60_000, 200)),
       )

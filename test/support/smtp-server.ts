@@ -1,4 +1,5 @@
-import type { AddressInfo } from 'node:net'
+import { once } from 'node:events'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { type AddressObject, simpleParser } from 'mailparser'
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
 
@@ -61,6 +62,11 @@ export interface TestSmtpServerOptions {
   implicitTls?: boolean
   /** The login the server requires; none by default. */
   login?: { user: string; pass: string }
+  /**
+   * How long the server takes to answer each command of a message (MAIL FROM, RCPT TO, the end of DATA): a slow
+   * relay. None by default.
+   */
+  replyDelayMs?: number
 }
 
 /**
@@ -76,6 +82,10 @@ export async function startSmtpServer(options: TestSmtpServerOptions = {}): Prom
   let connections = 0
   let server: SMTPServer | null = null
   let port = options.port ?? 0
+  const later = (answer: () => void) => {
+    if (options.replyDelayMs === undefined) answer()
+    else setTimeout(answer, options.replyDelayMs)
+  }
 
   const refusalError = (stage: 'rcpt' | 'data'): Error | null => {
     if (refusal === null) return null
@@ -111,13 +121,17 @@ export async function startSmtpServer(options: TestSmtpServerOptions = {}): Prom
         return callback(null, { user: auth.username })
       callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }))
     },
+    onMailFrom(_address, _session, callback) {
+      later(() => callback())
+    },
     onRcptTo(_address, _session, callback) {
-      callback(refusalError('rcpt'))
+      later(() => callback(refusalError('rcpt')))
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = []
       stream.on('data', (chunk: Buffer) => chunks.push(chunk))
-      stream.on('end', () => {
+      stream.on('end', () => later(() => received()))
+      const received = () => {
         const refused = refusalError('data')
         if (refused !== null) return callback(refused)
         const raw = Buffer.concat(chunks).toString('utf8')
@@ -141,7 +155,7 @@ export async function startSmtpServer(options: TestSmtpServerOptions = {}): Prom
           },
           (error: unknown) => callback(error as Error),
         )
-      })
+      }
     },
   }
 
@@ -212,4 +226,37 @@ export async function startSmtpServer(options: TestSmtpServerOptions = {}): Prom
 function addressText(address: AddressObject | AddressObject[] | undefined): string {
   if (address === undefined) return ''
   return (Array.isArray(address) ? address : [address]).map((entry) => entry.text).join(', ')
+}
+
+/** A mail server that accepts connections and never says a word: a send to it hangs until it is abandoned. */
+export interface SilentSmtpServer {
+  /** `smtp://127.0.0.1:<port>`, for SMTP_URL. */
+  readonly url: string
+  /** Connections opened to it so far. */
+  opened(): number
+  /** Of those, how many the client closed (the server closes none). */
+  closed(): number
+  /** Ends the connections and stops listening. */
+  stop(): void
+}
+
+export async function startSilentSmtpServer(): Promise<SilentSmtpServer> {
+  const sockets = new Set<Socket>()
+  let closed = 0
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on('error', () => {})
+    socket.on('close', () => void closed++)
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return {
+    url: `smtp://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    opened: () => sockets.size,
+    closed: () => closed,
+    stop() {
+      for (const socket of sockets) socket.destroy()
+      server.close()
+    },
+  }
 }

@@ -26,10 +26,8 @@ const emailCodes = (now: number, select: string): KeyedTable => ({
  * an earlier version (one code per row: code_digest, tries), each row's code as the one code of its key, as the
  * migration carries it over.
  */
-export function emailCodesSelect(tables: readonly TableMetadata[], engine: SqlEngine): string {
-  const columns = new Set(
-    tables.find((table) => table.name === 'email_codes')?.columns.map((column) => column.name),
-  )
+function emailCodesSelect(tables: readonly TableMetadata[], engine: SqlEngine): string {
+  const columns = columnsOf(tables, 'email_codes')
   if (columns.has('codes') || !columns.has('code_digest')) return EMAIL_CODE_COLUMNS
   const codes =
     engine === 'mysql'
@@ -38,36 +36,46 @@ export function emailCodesSelect(tables: readonly TableMetadata[], engine: SqlEn
   return `address, purpose, user_id, ${codes} AS codes, expires_at`
 }
 
+/** The names of a source table's columns. */
+const columnsOf = (tables: readonly TableMetadata[], name: string): Set<string> =>
+  new Set(tables.find((table) => table.name === name)?.columns.map((column) => column.name))
+
 /**
- * Every message, as it waits: its attempts and when it is due, but not its claim, which belongs to a sender of the
- * source (its lease is for the source's processes; on the target the message is unheld, and delivered by the
- * target's sender even if the source's was delivering it: its id, the Message-ID, lets a duplicate be recognized).
+ * Every message, as it waits: its attempts, when it is due and (migration 0008) its code's expiry, but not its claim,
+ * which belongs to a sender of the source (its lease is for the source's processes; on the target the message is
+ * unheld, and delivered by the target's sender even if the source's was delivering it: its id, the Message-ID, lets a
+ * duplicate be recognized). A source of a version before 0008 has no code_expires_at: its messages are copied as
+ * such a store's sender sees them, none known to be a code (the payload still says it, and its expiry still holds).
  * 500 messages of up to 8 KiB stay well under MySQL's smallest default max_allowed_packet (16 MiB).
  */
-const outbox: KeyedTable = {
-  name: 'outbox',
-  columns: OUTBOX_COLUMNS.split(', '),
-  keyWidth: 1,
-  integers: new Set(['created_at', 'attempts', 'next_attempt_at']),
-  maxBatch: 500,
+const outbox = (present: ReadonlySet<string>): KeyedTable => {
+  const columns = OUTBOX_COLUMNS.split(', ')
+  return {
+    name: 'outbox',
+    columns,
+    sourceSelect: columns.map((column) => (present.has(column) ? column : `NULL AS ${column}`)).join(', '),
+    keyWidth: 1,
+    integers: new Set(['created_at', 'attempts', 'next_attempt_at', 'code_expires_at']),
+    maxBatch: 500,
+  }
 }
 
 /**
  * Copies the e-mail codes and the outbox (migration 0005), when the source has them (null when it is of an earlier
  * version): a message queued on the source, which its answer said was sent, is delivered from the target. Each table
- * is copied row for row and compared (copyKeyedTable).
+ * is copied row for row and compared (copyKeyedTable). `source.schema` is the source's, read before its snapshot.
  */
 export async function copyMail(
   readSource: Read,
   readTarget: Read,
-  source: { engine: SqlEngine; tables: readonly string[]; emailCodesSelect: string },
+  source: { engine: SqlEngine; tables: readonly string[]; schema: readonly TableMetadata[] },
   target: { engine: SqlEngine; db: Kysely<Tables> },
   options: { batchSize: number; now: number },
 ): Promise<{ emailCodes: RowsCopy | null; outbox: RowsCopy | null }> {
   const copy = (table: KeyedTable) =>
     copyKeyedTable(table, readSource, readTarget, source, target, options.batchSize)
   return {
-    emailCodes: await copy(emailCodes(options.now, source.emailCodesSelect)),
-    outbox: await copy(outbox),
+    emailCodes: await copy(emailCodes(options.now, emailCodesSelect(source.schema, source.engine))),
+    outbox: await copy(outbox(columnsOf(source.schema, 'outbox'))),
   }
 }

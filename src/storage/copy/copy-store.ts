@@ -15,7 +15,7 @@ import { type Checksum, runningChecksum } from './checksum.js'
 import { copyAccountParts } from './copy-account-parts.js'
 import { type AuditCopy, auditColumnsOf, copyAuditEvents } from './copy-audit-events.js'
 import type { RowsCopy } from './copy-keyed-table.js'
-import { copyMail, emailCodesSelect } from './copy-mail.js'
+import { copyMail } from './copy-mail.js'
 import {
   ACCOUNTS_PER_INSERT,
   type AccountRow,
@@ -110,9 +110,10 @@ export interface CopyReport {
  * is read in one snapshot (a read transaction), so the copy is consistent as of its start. A source of a version
  * before sessions (a SQL store before migration 0004, Redis keys of one refresh token per user) is read as sessions,
  * as the service would read it; one before migration 0005 as unverified accounts, without codes or outbox; one before
- * 0006 as accounts without profile, avatar or provider. Then every account and session of the source is read again,
- * from the same snapshot, and compared with the target's: counts and SHA-256 digests (the other tables' rows are
- * compared batch by batch as they are copied).
+ * 0006 as accounts without profile, avatar or provider; one before 0008 as an outbox none of whose messages is known
+ * to be a code. Then every account and session of the source is read again, from the same snapshot, and compared
+ * with the target's: counts and SHA-256 digests (the other tables' rows are compared batch by batch as they are
+ * copied).
  */
 export async function copyStore(options: CopyOptions, progress: CopyProgress): Promise<CopyReport> {
   const names = { ...SIDE_NAMES, ...options.names }
@@ -221,11 +222,7 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       const mail = await copyMail(
         readSource,
         readTarget,
-        {
-          engine: source.engine,
-          tables: sourceTables,
-          emailCodesSelect: emailCodesSelect(sourceSchema, source.engine),
-        },
+        { engine: source.engine, tables: sourceTables, schema: sourceSchema },
         target,
         { batchSize: options.batchSize, now },
       )

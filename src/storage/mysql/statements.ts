@@ -1,5 +1,5 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
-import { OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { OUTBOX_COLUMNS, OUTBOX_LANES } from '../sql/mail-rows.js'
 import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
 import { PACKED_COUNT_FACTOR } from '../sql/rate-counter-rows.js'
@@ -48,18 +48,30 @@ export const mysqlStatements: SqlStatements = {
     sql: 'DELETE FROM email_codes WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
     parameters: [now, batch],
   }),
-  // both refuse LIMIT in an IN subquery; a single-table UPDATE takes ORDER BY and LIMIT itself. It locks each row
-  // it reads, in outbox_due's order: a concurrent claim waits for the rows this one holds, then reads them as
-  // committed (held: no longer matched) and goes on past them
-  claimOutbox: (claimant, now, leaseUntil, limit) => ({
-    sql: `UPDATE outbox SET claimant = ?, lease_until = ? WHERE next_attempt_at <= ? AND lease_until <= ?
-      ORDER BY ${OUTBOX_ORDER} LIMIT ?`,
-    parameters: [claimant, leaseUntil, now, now, limit],
-  }),
+  // both refuse LIMIT in an IN subquery; a single-table UPDATE takes ORDER BY and LIMIT itself, in one order only:
+  // one statement a lane (OUTBOX_LANES), the codes given what the others left. Each locks the rows it reads, in
+  // outbox_lanes' order: a concurrent claim waits for the rows this one holds, then reads them as committed (held:
+  // no longer matched) and goes on past them
+  claimOutbox: (claimant, now, leaseUntil) =>
+    [OUTBOX_LANES.others, OUTBOX_LANES.codes].map((lane) => (limit: number) => ({
+      sql: `UPDATE outbox SET claimant = ?, lease_until = ?
+        WHERE ${lane.where} AND next_attempt_at <= ? AND lease_until <= ? ORDER BY ${lane.order} LIMIT ?`,
+      parameters: [claimant, leaseUntil, now, now, limit],
+    })),
   // what the claim took is due (outbox_due's range) and held by its claimant, a value no other claim has
   claimedOutbox: (claimant, now) => ({
     sql: `SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE next_attempt_at <= ? AND claimant = ?`,
     parameters: [now, claimant],
+  }),
+  renewOutbox: (ids, claimant, leaseUntil) => ({
+    sql: `UPDATE outbox SET lease_until = ? WHERE claimant = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+    parameters: [leaseUntil, claimant, ...ids],
+  }),
+  // a message's claimant changes only with a claim of another (or its release): whatever still names this one, the
+  // renewal before found held
+  heldOutbox: (ids, claimant) => ({
+    sql: `SELECT id FROM outbox WHERE claimant = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+    parameters: [claimant, ...ids],
   }),
   releaseOutbox: (ids, claimant) => ({
     sql: `UPDATE outbox SET claimant = NULL, lease_until = 0

@@ -1,6 +1,6 @@
 import { AUDIT_COLUMNS, auditColumnValues } from '../sql/audit-rows.js'
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
-import { OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { OUTBOX_COLUMNS, OUTBOX_LANES } from '../sql/mail-rows.js'
 import { withNumberedPlaceholders } from '../sql/numbered-placeholders.js'
 import {
   questionMarkAccountStatements,
@@ -136,16 +136,30 @@ export const postgresStatements: SqlStatements = {
       SELECT address, purpose, user_id FROM email_codes WHERE expires_at <= $1 LIMIT $2)`,
     parameters: [now, batch],
   }),
-  // SKIP LOCKED: a concurrent claim passes over the rows this one has locked instead of waiting for them; a row
-  // claimed and committed since this statement's snapshot is read again as it now is (held: no longer matched)
-  claimOutbox: (claimant, now, leaseUntil, limit) => ({
-    sql: `UPDATE outbox SET claimant = $1, lease_until = $2 WHERE id IN (
-        SELECT id FROM outbox WHERE next_attempt_at <= $3 AND lease_until <= $3
-        ORDER BY ${OUTBOX_ORDER} LIMIT $4 FOR UPDATE SKIP LOCKED)
-      RETURNING ${OUTBOX_COLUMNS}`,
-    parameters: [claimant, leaseUntil, now, limit],
-  }),
+  // both lanes in one statement (OUTBOX_LANES), the codes limited to what the others left of the claim. SKIP LOCKED:
+  // a concurrent claim passes over the rows this one has locked instead of waiting for them; a row claimed and
+  // committed since this statement's snapshot is read again as it now is (held: no longer matched)
+  claimOutbox: (claimant, now, leaseUntil) => [
+    (limit) => ({
+      sql: `WITH others AS (
+          SELECT id FROM outbox WHERE ${OUTBOX_LANES.others.where} AND next_attempt_at <= $3 AND lease_until <= $3
+          ORDER BY ${OUTBOX_LANES.others.order} LIMIT $4 FOR UPDATE SKIP LOCKED
+        ), codes AS (
+          SELECT id FROM outbox WHERE ${OUTBOX_LANES.codes.where} AND next_attempt_at <= $3 AND lease_until <= $3
+          ORDER BY ${OUTBOX_LANES.codes.order} LIMIT $4 - (SELECT COUNT(*) FROM others) FOR UPDATE SKIP LOCKED
+        )
+        UPDATE outbox SET claimant = $1, lease_until = $2
+        WHERE id IN (SELECT id FROM others UNION ALL SELECT id FROM codes)
+        RETURNING ${OUTBOX_COLUMNS}`,
+      parameters: [claimant, leaseUntil, now, limit],
+    }),
+  ],
   claimedOutbox: () => null,
+  renewOutbox: (ids, claimant, leaseUntil) => ({
+    sql: 'UPDATE outbox SET lease_until = $1 WHERE claimant = $2 AND id = ANY($3::bpchar[]) RETURNING id',
+    parameters: [leaseUntil, claimant, ids],
+  }),
+  heldOutbox: () => null,
   // the ids as one array: one text whatever their number
   releaseOutbox: (ids, claimant) => ({
     sql: 'UPDATE outbox SET claimant = NULL, lease_until = 0 WHERE claimant = $1 AND id = ANY($2::bpchar[])',

@@ -1,4 +1,4 @@
-import type { CodeKey, OutboxMessage } from '../stores.js'
+import type { CodeKey, NewOutboxMessage, OutboxMessage } from '../stores.js'
 
 /** The user_id of a code that no account asked for (CodeKey.userId null): part of the primary key, so NOT NULL. */
 const NO_USER = ''
@@ -41,19 +41,32 @@ export function decodeCodes(text: string): StoredCode[] {
   })
 }
 
-/** The columns of `outbox` that hold an OutboxMessage, in the order of every SELECT (migration 0005). */
-export const OUTBOX_COLUMNS = 'id, user_id, recipient, payload, created_at, attempts, next_attempt_at'
+/**
+ * The columns of `outbox` that hold an OutboxMessage, in the order of every SELECT (migration 0005; code_expires_at
+ * migration 0008).
+ */
+export const OUTBOX_COLUMNS =
+  'id, user_id, recipient, payload, created_at, attempts, next_attempt_at, code_expires_at'
+
+/** The columns a new message's row is written with, in the order of outboxValues. */
+export const OUTBOX_INSERT_COLUMNS =
+  'id, user_id, recipient, payload, created_at, next_attempt_at, code_expires_at'
 
 /**
- * The order of a claim: the longest due first, then by id, so that every engine claims alike; outbox_due serves it
- * (migration 0005).
+ * The claim's order (OutboxStore.claim): the messages that are not codes first, the longest due first, then the
+ * codes, the latest expiry first. Each lane is read from one end of its index (migration 0008), so that a claim reads
+ * no further than the messages it takes (and those held by others or not yet due among them).
  */
-export const OUTBOX_ORDER = 'next_attempt_at, id'
+export const OUTBOX_LANES = {
+  others: { where: 'code_expires_at IS NULL', order: 'next_attempt_at, id' },
+  codes: {
+    where: 'code_expires_at IS NOT NULL',
+    order: 'code_expires_at DESC, next_attempt_at DESC, id DESC',
+  },
+} as const
 
-/** The values of a new message's row, for the columns id, user_id, recipient, payload, created_at, next_attempt_at. */
-export function outboxValues(
-  message: Pick<OutboxMessage, 'id' | 'userId' | 'recipient' | 'payload' | 'createdAt'>,
-) {
+/** The values of a new message's row, for OUTBOX_INSERT_COLUMNS. */
+export function outboxValues(message: NewOutboxMessage) {
   // due at once
   return [
     message.id,
@@ -62,6 +75,7 @@ export function outboxValues(
     message.payload,
     message.createdAt,
     message.createdAt,
+    message.codeExpiresAt,
   ]
 }
 
@@ -73,14 +87,20 @@ export function toOutboxMessage(row: Record<string, unknown>): OutboxMessage {
     recipient: String(row.recipient),
     payload: String(row.payload),
     createdAt: Number(row.created_at),
+    codeExpiresAt: row.code_expires_at == null ? null : Number(row.code_expires_at),
     attempts: Number(row.attempts),
     nextAttemptAt: Number(row.next_attempt_at),
   }
 }
 
-/** Messages in claim order (OUTBOX_ORDER), whatever order a statement returned them in (RETURNING has none). */
+/** Messages in claim order (OUTBOX_LANES), whatever order a statement returned them in (RETURNING has none). */
 export function inClaimOrder(messages: OutboxMessage[]): OutboxMessage[] {
-  return messages.sort(
-    (a, b) => a.nextAttemptAt - b.nextAttemptAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-  )
+  const byId = (a: OutboxMessage, b: OutboxMessage) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  return messages.sort((a, b) => {
+    if (a.codeExpiresAt === null || b.codeExpiresAt === null) {
+      if (a.codeExpiresAt !== b.codeExpiresAt) return a.codeExpiresAt === null ? -1 : 1
+      return a.nextAttemptAt - b.nextAttemptAt || byId(a, b)
+    }
+    return b.codeExpiresAt - a.codeExpiresAt || b.nextAttemptAt - a.nextAttemptAt || byId(b, a)
+  })
 }

@@ -1,4 +1,4 @@
-import { codeKeyValues, EMAIL_CODE_COLUMNS, outboxValues } from './mail-rows.js'
+import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_INSERT_COLUMNS, outboxValues } from './mail-rows.js'
 import type { SqlStatements } from './sql-statements.js'
 
 /**
@@ -40,11 +40,13 @@ export const questionMarkMailStatements: Pick<
     sql: 'DELETE FROM email_codes WHERE user_id = ? OR address = ?',
     parameters: [userId, address],
   }),
-  enqueueOutbox: (message) => ({
-    sql: `INSERT INTO outbox (id, user_id, recipient, payload, created_at, next_attempt_at)
-      VALUES (?, ?, ?, ?, ?, ?)`,
-    parameters: outboxValues(message),
-  }),
+  enqueueOutbox: (message) => {
+    const values = outboxValues(message)
+    return {
+      sql: `INSERT INTO outbox (${OUTBOX_INSERT_COLUMNS}) VALUES (${values.map(() => '?').join(', ')})`,
+      parameters: values,
+    }
+  },
   findDueOutbox: (now) => ({
     sql: 'SELECT id FROM outbox WHERE next_attempt_at <= ? AND lease_until <= ? LIMIT 1',
     parameters: [now, now],

@@ -6,7 +6,7 @@ import type { SqlStatements } from './sql-statements.js'
 
 /**
  * The statements that SQLite and MySQL/MariaDB write alike, with `?` placeholders: all but the upserts, the
- * statements bounded by a LIMIT, the outbox's claim and release, the reads of an account (their aggregate of its
+ * statements bounded by a LIMIT, the outbox's claim, renewal and release, the reads of an account (their aggregate of its
  * providers: questionMarkUserReads) and the unlink of a provider, which each engine spells its own way
  * (sqlite/statements.ts, mysql/statements.ts). PostgreSQL numbers its placeholders and has its own file. A flag is
  * 1 or 0: SQLite has no boolean, and MySQL's BOOLEAN is a TINYINT.
@@ -19,6 +19,8 @@ export const questionMarkStatements: Omit<
   | 'pruneEmailCodes'
   | 'claimOutbox'
   | 'claimedOutbox'
+  | 'renewOutbox'
+  | 'heldOutbox'
   | 'releaseOutbox'
   | 'incrementRateCounter'
   | 'pruneRateCounters'

@@ -6,9 +6,10 @@ import type { SqlQuery } from './sql-statements.js'
 
 /**
  * OutboxStore in the `outbox` table of any SQL engine (migration 0005), with that engine's statements. A message is
- * held by a claim until its lease ends: the claim is one UPDATE that sets the claimant (a random value of the call)
- * on the due, unheld rows, so a message goes to one claimant; the sender then removes it, or fails or releases it,
- * each only while its claimant still holds it.
+ * held by a claim until its lease ends, which its claimant renews while it works on it: the claim is one UPDATE (one
+ * for each lane on MySQL) that sets the claimant (a random value of the call) on the due, unheld rows, so a message
+ * goes to one claimant; the sender then removes it, or fails or releases it, each only while its claimant still
+ * holds it.
  */
 export function createSqlOutboxStore(database: SqlDatabase, call: StorageCall): OutboxStore {
   const { statements } = database
@@ -25,13 +26,23 @@ export function createSqlOutboxStore(database: SqlDatabase, call: StorageCall): 
       // every instance's sender polls every second: an idle poll costs one read of the due index, and no write (a
       // write is a transaction, and on SQLite an fsync)
       if ((await read('outbox.claim', statements.findDueOutbox(now))).length === 0) return []
-      const { rows, changes } = await write(
-        'outbox.claim',
-        statements.claimOutbox(claimant, now, leaseUntil, limit),
-      )
+      const returned: Record<string, unknown>[] = []
+      let left = limit
+      for (const step of statements.claimOutbox(claimant, now, leaseUntil)) {
+        if (left <= 0) break
+        const { rows, changes } = await write('outbox.claim', step(left))
+        returned.push(...rows)
+        left -= changes
+      }
       const claimed = statements.claimedOutbox(claimant, now)
-      if (claimed === null || changes === 0) return inClaimOrder(rows.map(toOutboxMessage))
+      if (claimed === null || left === limit) return inClaimOrder(returned.map(toOutboxMessage))
       return inClaimOrder((await read('outbox.claim', claimed)).map(toOutboxMessage))
+    },
+    async renew(ids, claimant, leaseUntil) {
+      if (ids.length === 0) return []
+      const { rows } = await write('outbox.renew', statements.renewOutbox(ids, claimant, leaseUntil))
+      const held = statements.heldOutbox(ids, claimant)
+      return (held === null ? rows : await read('outbox.renew', held)).map((row) => String(row.id))
     },
     async remove(id, claimant) {
       return (await write('outbox.remove', statements.removeOutbox(id, claimant))).changes === 1

@@ -2,7 +2,7 @@ import type { SecurityEvent } from '../../security-event.js'
 import type {
   AccountStatus,
   CodeKey,
-  OutboxMessage,
+  NewOutboxMessage,
   Profile,
   ProviderLink,
   SessionRotation,
@@ -127,20 +127,26 @@ export interface SqlStatements {
   pruneEmailCodes(now: number, batch: number): SqlQuery
 
   /** Inserts the message (migration 0005), unheld, no attempt made, due at its creation. */
-  enqueueOutbox(
-    message: Pick<OutboxMessage, 'id' | 'userId' | 'recipient' | 'payload' | 'createdAt'>,
-  ): SqlQuery
+  enqueueOutbox(message: NewOutboxMessage): SqlQuery
   /** One row if a message is due at `now` and unheld, else none: the read an idle poll costs, on outbox_due only. */
   findDueOutbox(now: number): SqlQuery
   /**
-   * Gives at most `limit` messages due at `now` and unheld (lease_until at or before `now`), in OUTBOX_ORDER, to
-   * `claimant` until `leaseUntil`. One statement, whose row locks (or SQLite's one writer) keep concurrent claims
-   * from taking one message twice. Where the engine has UPDATE … RETURNING, it returns the claimed rows
-   * (OUTBOX_COLUMNS).
+   * Gives messages due at `now` and unheld (lease_until at or before `now`), in claim order (OUTBOX_LANES), to
+   * `claimant` until `leaseUntil`: the statements to run one after another, each built with what is left of the
+   * claim's limit (less the rows the ones before changed), the next not run once nothing is left. Each is one
+   * statement whose row locks (or SQLite's one writer) keep concurrent claims from taking one message twice. Where
+   * the engine has UPDATE … RETURNING, they return the claimed rows (OUTBOX_COLUMNS).
    */
-  claimOutbox(claimant: string, now: number, leaseUntil: number, limit: number): SqlQuery
+  claimOutbox(claimant: string, now: number, leaseUntil: number): ReadonlyArray<(limit: number) => SqlQuery>
   /** The messages `claimant` holds that are due at `now`, read after claimOutbox; null where claimOutbox returns them. */
   claimedOutbox(claimant: string, now: number): SqlQuery | null
+  /**
+   * Sets lease_until to `leaseUntil` on the messages `ids` (one or more) that `claimant` holds; where the engine has
+   * UPDATE … RETURNING, returns their ids.
+   */
+  renewOutbox(ids: readonly string[], claimant: string, leaseUntil: number): SqlQuery
+  /** The ids of the messages `ids` that `claimant` holds, read after renewOutbox; null where renewOutbox returns them. */
+  heldOutbox(ids: readonly string[], claimant: string): SqlQuery | null
   /** Deletes the message if `claimant` holds it. */
   removeOutbox(id: string, claimant: string): SqlQuery
   /** Counts a failed attempt, makes the message due at `nextAttemptAt` and unheld, if `claimant` holds it. */

@@ -94,6 +94,8 @@ export interface Tables {
     claimant: string | null
     /** Epoch milliseconds: until when the claimant holds it; 0 when nobody does. */
     lease_until: ColumnType<number | string, number | undefined, number>
+    /** Migration 0008: the expiry of the code the message carries (epoch milliseconds); null when it is no code. */
+    code_expires_at: ColumnType<number | string | null, number | null | undefined, number | null>
   }
   /** Migration 0005: hit counters in fixed windows (RateCounterStore) of a store without Redis. */
   rate_counters: {

@@ -1,5 +1,5 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
-import { OUTBOX_COLUMNS, OUTBOX_ORDER } from '../sql/mail-rows.js'
+import { OUTBOX_COLUMNS, OUTBOX_LANES } from '../sql/mail-rows.js'
 import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
 import { questionMarkStatements } from '../sql/question-mark-statements.js'
 import {
@@ -46,13 +46,30 @@ export const sqliteStatements: SqlStatements = {
       SELECT address, purpose, user_id FROM email_codes WHERE expires_at <= ? LIMIT ?)`,
     parameters: [now, batch],
   }),
-  claimOutbox: (claimant, now, leaseUntil, limit) => ({
-    sql: `UPDATE outbox SET claimant = ?, lease_until = ? WHERE id IN (
-        SELECT id FROM outbox WHERE next_attempt_at <= ? AND lease_until <= ? ORDER BY ${OUTBOX_ORDER} LIMIT ?)
-      RETURNING ${OUTBOX_COLUMNS}`,
-    parameters: [claimant, leaseUntil, now, now, limit],
-  }),
+  // both lanes in one statement (OUTBOX_LANES), the codes limited to what the others left of the claim; `others` is
+  // materialized so that it is read once, and what it took counted, not read again
+  claimOutbox: (claimant, now, leaseUntil) => [
+    (limit) => ({
+      sql: `WITH others AS MATERIALIZED (
+          SELECT id FROM outbox WHERE ${OUTBOX_LANES.others.where} AND next_attempt_at <= ? AND lease_until <= ?
+          ORDER BY ${OUTBOX_LANES.others.order} LIMIT ?
+        ), codes AS (
+          SELECT id FROM outbox WHERE ${OUTBOX_LANES.codes.where} AND next_attempt_at <= ? AND lease_until <= ?
+          ORDER BY ${OUTBOX_LANES.codes.order} LIMIT ? - (SELECT COUNT(*) FROM others)
+        )
+        UPDATE outbox SET claimant = ?, lease_until = ?
+        WHERE id IN (SELECT id FROM others UNION ALL SELECT id FROM codes)
+        RETURNING ${OUTBOX_COLUMNS}`,
+      parameters: [now, now, limit, now, now, limit, claimant, leaseUntil],
+    }),
+  ],
   claimedOutbox: () => null,
+  renewOutbox: (ids, claimant, leaseUntil) => ({
+    sql: `UPDATE outbox SET lease_until = ?
+      WHERE claimant = ? AND id IN (SELECT value FROM json_each(?)) RETURNING id`,
+    parameters: [leaseUntil, claimant, JSON.stringify(ids)],
+  }),
+  heldOutbox: () => null,
   // the ids as one JSON array: one text whatever their number, prepared once
   releaseOutbox: (ids, claimant) => ({
     sql: `UPDATE outbox SET claimant = NULL, lease_until = 0

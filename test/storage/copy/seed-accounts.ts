@@ -93,10 +93,23 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
 }
 
 /**
+ * Turns a seeded SQLite store (`connection`, open on it) into one as the version before 0008 left it: an outbox
+ * without the codes' expiries, and no record of 0008.
+ */
+export function undoMigration0008(connection: { exec(sql: string): unknown }): void {
+  connection.exec(`
+    DROP INDEX outbox_others;
+    DROP INDEX outbox_codes;
+    ALTER TABLE outbox DROP COLUMN code_expires_at;
+    DELETE FROM schema_migrations WHERE version = 8`)
+}
+
+/**
  * Turns a seeded SQLite store (`connection`, open on it, holding no e-mail codes) into one as version 6 left it: one
- * code per key in `email_codes` (code_digest, tries), and no record of migration 0007.
+ * code per key in `email_codes` (code_digest, tries), and no record of migration 0007 (nor 0008's change).
  */
 export function undoMigration0007(connection: { exec(sql: string): unknown }): void {
+  undoMigration0008(connection)
   connection.exec(`
     DROP TABLE email_codes;
     CREATE TABLE email_codes (
@@ -114,8 +127,8 @@ export function undoMigration0007(connection: { exec(sql: string): unknown }): v
 }
 
 /**
- * Turns a seeded SQLite store (`connection`, open on it) into one as version 5 left it: without migration 0006's
- * columns and tables (nor 0007's change), and without their records.
+ * Turns a seeded SQLite store (`connection`, open on it) into one as version 5 left it: without the changes of
+ * migrations 0006 and later, and without their records.
  */
 export function undoMigration0006(connection: { exec(sql: string): unknown }): void {
   undoMigration0007(connection)

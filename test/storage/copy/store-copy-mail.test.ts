@@ -5,7 +5,13 @@ import { encodeCodes } from '../../../src/storage/sql/mail-rows.js'
 import { CODES_PER_KEY } from '../../../src/storage/stores.js'
 import { runCli } from '../../support/process.js'
 import { copyForced, serversMissing, useCopyFiles } from './copy-harness.js'
-import { type SeededStore, seedSqliteStore, undoMigration0005, undoMigration0007 } from './seed-accounts.js'
+import {
+  type SeededStore,
+  seedSqliteStore,
+  undoMigration0005,
+  undoMigration0007,
+  undoMigration0008,
+} from './seed-accounts.js'
 
 const ACCOUNTS = 50
 
@@ -72,8 +78,9 @@ function addMail(
     code.run('code-0@example.com', 'verify_email', seeded.ids[2], verifyKey.codes, verifyKey.expiresAt)
     code.run('expired@example.com', 'login', '', `${hex('expired', 64)}:${now - 1}:0`, now - 1)
     const message = connection.prepare(
-      `INSERT INTO outbox (id, user_id, recipient, payload, created_at, attempts, next_attempt_at, claimant, lease_until)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO outbox (id, user_id, recipient, payload, created_at, attempts, next_attempt_at, claimant, lease_until,
+          code_expires_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     for (let i = 0; i < 25; i++) {
       const payload = `v1.${randomBytes(i % 5 === 0 ? 6_000 : 40).toString('base64url')}`
@@ -87,6 +94,8 @@ function addMail(
         now - 1_000 + i * 10_000,
         i === 1 ? hex('claimant', 32) : null,
         i === 1 ? now + 30_000 : 0,
+        // codes (migration 0008) beside notices
+        i % 2 === 0 ? now + 540_000 + i : null,
       )
     }
     return { unexpiredCodes: 32, messages: 25 }
@@ -199,6 +208,35 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
     onSqlite('before-0007.db', (connection) => {
       expect(connection.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(6)
       expect(connection.prepare('SELECT COUNT(*) FROM email_codes').pluck().get()).toBe(3)
+    })
+  })
+
+  it('reads the outbox of a store of a version before 0008 as messages none known to be a code, and leaves it as it is', async () => {
+    await copyEarlier(
+      'before-0008.db',
+      'after-0008.db',
+      (connection) => {
+        undoMigration0008(connection)
+        connection
+          .prepare(
+            `INSERT INTO outbox (id, user_id, recipient, payload, created_at, attempts, next_attempt_at)
+            VALUES (?, NULL, 'early@example.com', 'v1.early', ?, 1, ?)`,
+          )
+          .run(hex('early', 32), now - 60_000, now)
+      },
+      [],
+    )
+    const early = { id: hex('early', 32), recipient: 'early@example.com', attempts: 1, code_expires_at: null }
+    onSqlite('after-0008.db', (connection) => {
+      expect(connection.prepare('SELECT * FROM outbox').all()).toEqual([
+        expect.objectContaining({ ...early, claimant: null, lease_until: 0 }),
+      ])
+    })
+    onSqlite('before-0008.db', (connection) => {
+      expect(connection.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(7)
+      expect(connection.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('outbox')).not.toContain(
+        'code_expires_at',
+      )
     })
   })
 

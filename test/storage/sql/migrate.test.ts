@@ -26,10 +26,15 @@ describe('splitStatements', () => {
 })
 
 describe('readMigrations', () => {
-  it('reads numbered files in order for every dialect', async () => {
-    const sqlite = await readMigrations('sqlite')
-    expect(sqlite.map((migration) => migration.version)).toEqual([...sqlite.keys()].map((i) => i + 1))
-    expect(sqlite[0]?.statements.length).toBeGreaterThan(0)
+  it('reads numbered files in order for every dialect, the same numbers for each', async () => {
+    const [sqlite, postgres, mysql] = await Promise.all(
+      (['sqlite', 'postgres', 'mysql'] as const).map(readMigrations),
+    )
+    const versions = sqlite?.map((migration) => migration.version) ?? []
+    expect(versions).toEqual(versions.map((_, i) => i + 1))
+    expect(postgres?.map((migration) => migration.version)).toEqual(versions)
+    expect(mysql?.map((migration) => migration.version)).toEqual(versions)
+    expect(sqlite?.[0]?.statements.length).toBeGreaterThan(0)
   })
 })
 
@@ -217,6 +222,7 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0005 [$na
         userId: '1000000002',
         recipient: "o'neil@example.com",
         payload: 'p',
+        codeExpiresAt: now + 600_000,
       }
       await stores.outbox.enqueue({ ...message, createdAt: now })
       expect(await stores.outbox.claim('c'.repeat(32), now, now + 60_000, 10)).toEqual([
@@ -398,6 +404,55 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0007 [$na
       await expectCodesOfVersion6(copied.codes, now)
     } finally {
       await copied.close()
+    }
+  })
+})
+
+/**
+ * Migration 0008 gives the outbox the expiry of the code a message carries (its claim order, docs/api.md R6.4.2):
+ * the messages queued before it wait on as messages that are not codes, delivered first, and the new ones are
+ * claimed in the new order at once.
+ */
+describe.each(backends.filter((backend) => !backend.redis))('migration 0008 [$name]', (backend) => {
+  let instance: BackendInstance
+  beforeEach(async () => {
+    instance = await backend.setup()
+  })
+  afterEach(() => instance.teardown())
+
+  it('the messages queued before it are claimed first, as no codes; new codes the newest first', async () => {
+    const storage = loadConfig(instance.env).storage
+    const now = Date.now()
+    const database = await openAtVersion(storage, 7)
+    try {
+      await sql`INSERT INTO outbox (id, user_id, recipient, payload, created_at, attempts, next_attempt_at)
+        VALUES (${'e'.repeat(32)}, ${null}, ${'before@example.com'}, ${'v1.before'}, ${now - 60_000}, ${2},
+          ${now - 1_000})`.execute(database.db)
+    } finally {
+      await database.close()
+    }
+
+    const stores = await openStores(storage, systemClock)
+    try {
+      const queue = (id: string, createdAt: number, codeExpiresAt: number | null) =>
+        stores.outbox.enqueue({
+          id: id.repeat(32),
+          userId: null,
+          recipient: `${id}@example.com`,
+          payload: 'v1.after',
+          createdAt,
+          codeExpiresAt,
+        })
+      await queue('a', now - 500, now + 599_500)
+      await queue('b', now, now + 600_000)
+      const claimed = await stores.outbox.claim('c'.repeat(32), now, now + 15_000, 10)
+      expect(claimed.map(({ id, codeExpiresAt, attempts }) => [id[0], codeExpiresAt, attempts])).toEqual([
+        ['e', null, 2],
+        ['b', now + 600_000, 0],
+        ['a', now + 599_500, 0],
+      ])
+    } finally {
+      await stores.close()
     }
   })
 })
