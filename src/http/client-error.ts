@@ -62,7 +62,7 @@ export function parserErrorAnswer(code: string): AppError {
 
 /**
  * A complete HTTP/1.1 response carrying the envelope of `error`, after which the connection closes. It is written
- * in English: the request, and so its Accept-Language, could not be read (docs/api.md R1.16).
+ * in English: Node's parser hands over no request whose Accept-Language could be read (docs/api.md R1.17).
  */
 export function rawResponse(error: AppError): string {
   const body = JSON.stringify(failure(error))

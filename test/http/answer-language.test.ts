@@ -206,7 +206,7 @@ describe('the language of the answers', () => {
     return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body) }
   }
 
-  it('R1.17 a request refused before any route is answered in its language once its headers could be read', async () => {
+  it('R1.17 a request refused before any route is answered in its language, but for the refusals of Node’s own parser', async () => {
     const health = apiPath('/health')
     const noHost = await raw(`GET ${health} HTTP/1.1\r\nAccept-Language: zh-CN\r\n\r\n`)
     expect(noHost.status).toBe(400)
@@ -222,7 +222,7 @@ describe('the language of the answers', () => {
     )
     expect(encoding.body).toEqual({ code: 400, message: '请求错误', data: null })
     expect(encoding.headers['content-language']).toBe('zh-CN')
-    // Node's parser refuses this one before any header is read: English, with no language header
+    // Node's parser refuses this one itself, with no request to read a header from: English, and no language header
     const parser = await raw(
       `POST ${apiPath('/auth/login')} HTTP/1.1\r\nHost: t\r\nAccept-Language: zh\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
     )
