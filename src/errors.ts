@@ -1,3 +1,6 @@
+import { english } from './language/catalogues.js'
+import { type Message, message } from './language/message.js'
+
 /**
  * Every error code of the service, declared once. Each error class carries one as `code`: a stable string for logs,
  * tests and the site-config command, never shown to an HTTP client (the envelope carries the status and message).
@@ -61,31 +64,57 @@ export abstract class TesseraError extends Error {
 
 /**
  * Every error the service answers with, declared once. Each subclass fixes its status, a stable `code` for logs and
- * a public `message`; `cause` carries internal detail that is logged and never sent.
+ * a public message, `text`: a key of the message catalogues (messages/), written in the client's language when it is
+ * sent (docs/api.md §1.5), and in English as the error's `message` for logs. `cause` carries internal detail that
+ * is logged and never sent.
  */
 export abstract class AppError extends TesseraError {
   abstract readonly statusCode: number
-  /** Optional payload placed in the envelope's `data` (validation details). */
-  readonly data: unknown = null
+  /** The public message, to be written in the client's language. */
+  readonly text: Message
   /** Extra response headers (Allow, Retry-After). */
   readonly headers: Readonly<Record<string, string>> = {}
+
+  constructor(text: Message, options?: { cause?: unknown }) {
+    super(english(text), options)
+    this.text = text
+  }
+
+  /** What the envelope's `data` holds: null but for a validation error, whose field problems are written in `write`. */
+  envelopeData(_write: (text: Message) => string): unknown {
+    return null
+  }
 }
 
 export interface FieldError {
   /** JSON Pointer of the offending value in the request body, e.g. `/email`. */
   field: string
-  message: string
+  /** What is wrong with it (`is required`), to be written in the client's language. */
+  message: Message
 }
 
 export class ValidationError extends AppError {
   readonly statusCode = 400
   readonly code = 'validation_failed'
-  override readonly data: { errors: FieldError[] }
+  readonly errors: readonly FieldError[]
 
   constructor(errors: FieldError[]) {
     const first = errors[0]
-    super(first ? `Invalid request: ${first.field || 'body'} ${first.message}` : 'Invalid request')
-    this.data = { errors }
+    super(
+      first
+        ? message('error.validation_failed', {
+            field: first.field || message('field.body'),
+            problem: first.message,
+          })
+        : message('error.validation_failed_plain'),
+    )
+    this.errors = errors
+  }
+
+  override envelopeData(write: (text: Message) => string): {
+    errors: Array<{ field: string; message: string }>
+  } {
+    return { errors: this.errors.map(({ field, message }) => ({ field, message: write(message) })) }
   }
 }
 
@@ -93,7 +122,7 @@ export class MalformedBodyError extends AppError {
   readonly statusCode = 400
   readonly code = 'malformed_body'
   constructor(cause?: unknown) {
-    super('Request body is not valid JSON', { cause })
+    super(message('error.malformed_body'), { cause })
   }
 }
 
@@ -102,7 +131,7 @@ export class InvalidCredentialsError extends AppError {
   readonly code = 'invalid_credentials'
   constructor() {
     // spec 4.4 rule 1: one text for a wrong e-mail and a wrong password
-    super('E-mail or password wrong')
+    super(message('error.invalid_credentials'))
   }
 }
 
@@ -119,7 +148,7 @@ export class AuthorizationMissingError extends AppError {
   readonly code = 'authorization_missing'
   override readonly headers: Readonly<Record<string, string>> = BEARER_CHALLENGE
   constructor() {
-    super('Authorization header is missing')
+    super(message('error.authorization_missing'))
   }
 }
 
@@ -128,7 +157,7 @@ export class AuthorizationMalformedError extends AppError {
   readonly code = 'authorization_malformed'
   override readonly headers: Readonly<Record<string, string>> = BEARER_CHALLENGE
   constructor() {
-    super('Authorization header must have the form "Bearer <token>"')
+    super(message('error.authorization_malformed'))
   }
 }
 
@@ -137,7 +166,7 @@ export class AccessTokenInvalidError extends AppError {
   readonly code = 'access_token_invalid'
   override readonly headers: Readonly<Record<string, string>> = INVALID_TOKEN_CHALLENGE
   constructor(cause?: unknown) {
-    super('Access token is invalid or expired', { cause })
+    super(message('error.access_token_invalid'), { cause })
   }
 }
 
@@ -147,7 +176,7 @@ export class RefreshTokenInvalidError extends AppError {
   // docs/api.md R5.4: a refresh token is a bearer credential too, only sent in the body instead of the header
   override readonly headers: Readonly<Record<string, string>> = INVALID_TOKEN_CHALLENGE
   constructor(cause?: unknown) {
-    super('Refresh token is invalid, expired or already used', { cause })
+    super(message('error.refresh_token_invalid'), { cause })
   }
 }
 
@@ -156,7 +185,7 @@ export class TokenWrongTypeError extends AppError {
   readonly code = 'token_wrong_type'
   override readonly headers: Readonly<Record<string, string>> = INVALID_TOKEN_CHALLENGE
   constructor() {
-    super('Token is of the wrong type for this endpoint')
+    super(message('error.token_wrong_type'))
   }
 }
 
@@ -165,7 +194,7 @@ export class HttpsRequiredError extends AppError {
   readonly statusCode = 403
   readonly code = 'https_required'
   constructor() {
-    super('HTTPS is required')
+    super(message('error.https_required'))
   }
 }
 
@@ -173,7 +202,7 @@ export class NotFoundError extends AppError {
   readonly statusCode = 404
   readonly code = 'not_found'
   constructor() {
-    super('Not found')
+    super(message('error.not_found'))
   }
 }
 
@@ -182,7 +211,7 @@ export class SessionNotFoundError extends AppError {
   readonly statusCode = 404
   readonly code = 'session_not_found'
   constructor() {
-    super('Session not found')
+    super(message('error.session_not_found'))
   }
 }
 
@@ -195,7 +224,7 @@ export class CodeRefusedError extends AppError {
   readonly statusCode = 400
   readonly code = 'code_refused'
   constructor() {
-    super('Invalid or expired verification code')
+    super(message('error.code_refused'))
   }
 }
 
@@ -208,7 +237,7 @@ export class PasswordIncorrectError extends AppError {
   readonly statusCode = 400
   readonly code = 'password_incorrect'
   constructor() {
-    super('Password is incorrect')
+    super(message('error.password_incorrect'))
   }
 }
 
@@ -221,7 +250,7 @@ export class MailUnavailableError extends AppError {
   readonly code = 'mail_unavailable'
   override readonly headers: Readonly<Record<string, string>> = { 'retry-after': '3600' }
   constructor() {
-    super('E-mail is not configured on this server (SMTP_URL)')
+    super(message('error.mail_unavailable'))
   }
 }
 
@@ -230,7 +259,7 @@ export class MethodNotAllowedError extends AppError {
   readonly code = 'method_not_allowed'
   override readonly headers: Readonly<Record<string, string>>
   constructor(allowed: readonly string[]) {
-    super('Method not allowed')
+    super(message('error.method_not_allowed'))
     this.headers = { allow: allowed.join(', ') }
   }
 }
@@ -243,7 +272,7 @@ export class ExchangeCodeRefusedError extends AppError {
   readonly statusCode = 400
   readonly code = 'exchange_code_refused'
   constructor() {
-    super('Invalid or expired code')
+    super(message('error.exchange_code_refused'))
   }
 }
 
@@ -252,7 +281,7 @@ export class ProviderNotLinkedError extends AppError {
   readonly statusCode = 404
   readonly code = 'provider_not_linked'
   constructor() {
-    super('This provider is not linked to the account')
+    super(message('error.provider_not_linked'))
   }
 }
 
@@ -264,7 +293,7 @@ export class OnlyWayInError extends AppError {
   readonly statusCode = 409
   readonly code = 'only_way_in'
   constructor() {
-    super('This is the only way to sign in to the account')
+    super(message('error.only_way_in'))
   }
 }
 
@@ -272,7 +301,7 @@ export class EmailTakenError extends AppError {
   readonly statusCode = 409
   readonly code = 'email_taken'
   constructor() {
-    super('E-mail already registered')
+    super(message('error.email_taken'))
   }
 }
 
@@ -281,7 +310,7 @@ export class UsernameTakenError extends AppError {
   readonly statusCode = 409
   readonly code = 'username_taken'
   constructor() {
-    super('Username already taken')
+    super(message('error.username_taken'))
   }
 }
 
@@ -289,7 +318,7 @@ export class PayloadTooLargeError extends AppError {
   readonly statusCode = 413
   readonly code = 'payload_too_large'
   constructor() {
-    super('Request body is too large')
+    super(message('error.payload_too_large'))
   }
 }
 
@@ -297,7 +326,7 @@ export class UnsupportedMediaTypeError extends AppError {
   readonly statusCode = 415
   readonly code = 'unsupported_media_type'
   constructor() {
-    super('Content-Type must be application/json')
+    super(message('error.unsupported_media_type'))
   }
 }
 
@@ -309,7 +338,7 @@ export class UnsupportedImageError extends AppError {
   readonly statusCode = 415
   readonly code = 'unsupported_image'
   constructor(cause?: unknown) {
-    super('The avatar must be a JPEG, PNG or WebP image', { cause })
+    super(message('error.unsupported_image'), { cause })
   }
 }
 
@@ -318,7 +347,7 @@ export class AvatarTooLargeError extends AppError {
   readonly statusCode = 413
   readonly code = 'avatar_too_large'
   constructor() {
-    super('The avatar must be at most 2 MB (2,097,152 bytes)')
+    super(message('error.avatar_too_large'))
   }
 }
 
@@ -327,7 +356,7 @@ export class MultipartRequiredError extends AppError {
   readonly statusCode = 415
   readonly code = 'multipart_required'
   constructor() {
-    super('Content-Type must be multipart/form-data')
+    super(message('error.multipart_required'))
   }
 }
 
@@ -336,26 +365,40 @@ export class RateLimitedError extends AppError {
   readonly code = 'rate_limited'
   override readonly headers: Readonly<Record<string, string>>
   constructor(retryAfterSeconds: number) {
-    super('Too many requests, retry later')
+    super(message('error.rate_limited'))
     this.headers = { 'retry-after': String(retryAfterSeconds) }
   }
 }
 
-/** A 4xx that none of the specific errors describes (bad URL encoding, bad Content-Length): the HTTP status text. */
+/**
+ * A 4xx that none of the specific errors describes (bad URL encoding, bad Content-Length): the HTTP status text
+ * (Node's reason phrase, in the catalogues as `status.<code>`).
+ */
 export class BadRequestError extends AppError {
   readonly statusCode: number
   readonly code = 'bad_request'
-  constructor(statusCode: number, message: string, cause?: unknown) {
-    super(message, { cause })
+  constructor(statusCode: number, cause?: unknown) {
+    super(statusText(statusCode), { cause })
     this.statusCode = statusCode
   }
 }
+
+/** The reason phrase of a client error: `status.<code>`, or a generic text for a status without one. */
+function statusText(statusCode: number): Message {
+  return STATUS_TEXTS.has(statusCode) ? message(`status.${statusCode}`) : message('error.bad_request')
+}
+
+/** The client errors whose reason phrase the catalogues hold: every 4xx of Node's STATUS_CODES. */
+export const STATUS_TEXTS: ReadonlySet<number> = new Set([
+  400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 418, 421, 422,
+  423, 424, 425, 426, 428, 429, 431, 451,
+])
 
 export class InternalError extends AppError {
   readonly statusCode = 500
   readonly code = 'internal_error'
   constructor(cause?: unknown) {
-    super('Internal server error', { cause })
+    super(message('error.internal_error'), { cause })
   }
 }
 
@@ -364,7 +407,7 @@ export class ServiceBusyError extends AppError {
   readonly code = 'service_busy'
   override readonly headers: Readonly<Record<string, string>> = { 'retry-after': '1' }
   constructor() {
-    super('Server is busy, retry shortly')
+    super(message('error.service_busy'))
   }
 }
 
@@ -373,7 +416,7 @@ export class BodyNotUtf8Error extends AppError {
   readonly statusCode = 400
   readonly code = 'body_not_utf8'
   constructor() {
-    super('Request body is not valid UTF-8')
+    super(message('error.body_not_utf8'))
   }
 }
 
@@ -387,7 +430,7 @@ export class WriteOutcomeUnknownError extends AppError {
   readonly code = 'write_outcome_unknown'
   override readonly headers: Readonly<Record<string, string>> = { 'retry-after': '1' }
   constructor(cause?: unknown) {
-    super('The change may or may not have been applied; retry', { cause })
+    super(message('error.write_outcome_unknown'), { cause })
   }
 }
 

@@ -149,6 +149,11 @@ export interface RequestContext {
   requestId: string | null
   /** The User-Agent header, which names the device of a session that starts (docs/api.md §4.11); absent off HTTP. */
   userAgent?: string | null
+  /**
+   * The language of the request's answers (its Accept-Language, docs/api.md §1.5), which a mail it causes is written
+   * in; absent off HTTP (the default language).
+   */
+  language?: string
 }
 
 /** The context of what no client asked for (the outbox sender, an operator's call): no address, no request. */

@@ -6,12 +6,14 @@ import * as config from '../src/config.js'
 import * as errors from '../src/errors.js'
 import { AppError, ERROR_CODES, TesseraError } from '../src/errors.js'
 import { toAppError } from '../src/http/error-handler.js'
+import { catalogues, languages, render } from '../src/language/catalogues.js'
+import { message } from '../src/language/message.js'
 import * as siteConfigErrors from '../src/site-config/site-config-errors.js'
 
 /** Every error the service answers with: status, stable code and public text. A new one must be added here. */
 const EXPECTED: Record<string, { error: AppError; status: number; code: string; message: string }> = {
   ValidationError: {
-    error: new errors.ValidationError([{ field: '/email', message: 'must be a valid e-mail address' }]),
+    error: new errors.ValidationError([{ field: '/email', message: message('field.email') }]),
     status: 400,
     code: 'validation_failed',
     message: 'Invalid request: /email must be a valid e-mail address',
@@ -23,7 +25,7 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     message: 'Request body is not valid JSON',
   },
   BadRequestError: {
-    error: new errors.BadRequestError(400, 'Bad Request'),
+    error: new errors.BadRequestError(400),
     status: 400,
     code: 'bad_request',
     message: 'Bad Request',
@@ -304,6 +306,17 @@ describe('errors', () => {
     expect(error.name).toBe(name)
     expect(error.code).toBe(code)
     expect(error.message).toBe(message)
+  })
+
+  // docs/api.md R1.19: each text from the catalogues, in every language, and in Chinese in the Chinese one
+  it.each(Object.entries(EXPECTED))('%s has its text in every language', (_name, { error, message }) => {
+    expect(render('en', error.text)).toBe(message)
+    for (const language of languages()) {
+      expect(catalogues().get(language)?.messages, language).toHaveProperty([error.text.key])
+    }
+    const chinese = render('zh-CN', error.text)
+    expect(chinese).toMatch(/\p{Script=Han}/u)
+    expect(chinese).not.toContain('{')
   })
 
   it('an internal cause is kept for the log, never in the message', () => {

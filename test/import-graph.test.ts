@@ -18,6 +18,7 @@ const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
       'code-purpose.ts',
       'client-network.ts',
       'app-info.ts',
+      'language/',
     ],
   },
   { name: 'configuration', modules: ['config.ts', 'config/', 'logger.ts', 'site-config/'] },

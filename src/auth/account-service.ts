@@ -13,6 +13,7 @@ import {
   StorageError,
   ValidationError,
 } from '../errors.js'
+import { message } from '../language/message.js'
 import {
   type RequestContext,
   type SecurityEventReason,
@@ -203,15 +204,14 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
   return {
     async register(input, context) {
       const email = normalizeEmail(input.email)
-      if (email === null)
-        throw new ValidationError([{ field: '/email', message: 'must be a valid e-mail address' }])
+      if (email === null) throw new ValidationError([{ field: '/email', message: message('field.email') }])
       // the service is also called without HTTP: it applies the policy itself, with the message the schema gives
       const passwordProblem = newPasswordProblem(input.password)
       if (passwordProblem !== null)
         throw new ValidationError([{ field: '/password', message: passwordProblem }])
       const code = input.verificationCode ?? null
       if (code === null && deps.registerCode === 'required')
-        throw new ValidationError([{ field: '/verification_code', message: 'is required' }])
+        throw new ValidationError([{ field: '/verification_code', message: message('field.required') }])
       // docs/api.md §4.3: the code before the address is looked up, so that only who reads the mailbox learns
       // whether it is taken (AUTH_REGISTER_CODE=required); a right one proves the address
       if (code !== null) {

@@ -9,6 +9,7 @@ import {
   PasswordIncorrectError,
   ValidationError,
 } from '../errors.js'
+import { message } from '../language/message.js'
 import type { Mailer, MailIntent } from '../mail/mail-intent.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
@@ -95,7 +96,7 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
   /** The address a request names, normalized; the schema has checked it, a call off HTTP gets the same 400. */
   const address = (email: string, field: string) => {
     const normalized = normalizeEmail(email)
-    if (normalized === null) throw new ValidationError([{ field, message: 'must be a valid e-mail address' }])
+    if (normalized === null) throw new ValidationError([{ field, message: message('field.email') }])
     return normalized
   }
   const checkNewPassword = (password: string) => {
@@ -119,10 +120,10 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
    * A notice about what was done (docs/api.md §6.4). The change it tells of is made and answered whether or not the
    * notice could be queued: a store that fails now is logged, not turned into a failure of a change already made.
    */
-  const notify = async (to: string, intent: MailIntent, userId: string) => {
+  const notify = async (to: string, intent: MailIntent, userId: string, context: RequestContext) => {
     if (!mailer.available) return
     try {
-      await mailer.queue(to, intent, userId)
+      await mailer.queue(to, intent, userId, context.language)
     } catch (error) {
       log.error({ err: error, userId, event: 'mail_queued' }, 'a notice could not be queued')
     }
@@ -157,7 +158,8 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
         await codes.send({ address: user.email, purpose, userId: user.id }, context)
         return
       }
-      if (newEmail === null) throw new ValidationError([{ field: '/new_email', message: 'is required' }])
+      if (newEmail === null)
+        throw new ValidationError([{ field: '/new_email', message: message('field.required') }])
       await codes.send({ address: address(newEmail, '/new_email'), purpose, userId: user.id }, context)
     },
 
@@ -199,7 +201,7 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
       // the address that chose the password is one its owner uses (R8.6)
       const from = requester(context)
       if (from !== undefined) await throttle.remember(user.email, from)
-      await notify(user.email, { kind: 'notice', notice: 'password_reset', values: {} }, user.id)
+      await notify(user.email, { kind: 'notice', notice: 'password_reset', values: {} }, user.id, context)
       return session
     },
 
@@ -211,7 +213,7 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
       await users.updatePasswordHash(user.id, passwordHash)
       const session = await startOnly({ ...user, passwordHash }, context)
       record('password_changed', user.id, context)
-      await notify(user.email, { kind: 'notice', notice: 'password_changed', values: {} }, user.id)
+      await notify(user.email, { kind: 'notice', notice: 'password_changed', values: {} }, user.id, context)
       return session
     },
 
@@ -226,7 +228,7 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
       record('email_changed', user.id, context)
       if (normalized !== user.email) {
         const values = { new_email: normalized }
-        await notify(user.email, { kind: 'notice', notice: 'email_changed', values }, user.id)
+        await notify(user.email, { kind: 'notice', notice: 'email_changed', values }, user.id, context)
       }
       return toAccount({ ...user, email: normalized, emailVerified: true })
     },

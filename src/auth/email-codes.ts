@@ -98,7 +98,7 @@ export function createEmailCodes(deps: EmailCodesDeps): EmailCodes {
       const now = clock.now()
       const expiresAt = now + config.ttlSeconds * 1000
       await codes.put(codeKey, digest(codeKey, code), expiresAt, now)
-      await mailer.queue(address, { kind: 'code', purpose, code, expiresAt }, userId)
+      await mailer.queue(address, { kind: 'code', purpose, code, expiresAt }, userId, context.language)
       record('code_sent', userId, context, purpose)
       deps.metrics?.codeSent(purpose)
     },

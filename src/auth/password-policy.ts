@@ -1,3 +1,5 @@
+import { type Message, message } from '../language/message.js'
+
 /** spec 4.3 / 8: a password has 8 to 100 characters, counted as Unicode code points (docs/api.md R2.1.5). */
 export const PASSWORD_MIN_LENGTH = 8
 export const PASSWORD_MAX_LENGTH = 100
@@ -6,12 +8,12 @@ export const PASSWORD_MAX_LENGTH = 100
  * The one message for a password that cannot be registered, whichever half of the rule it breaks: the request
  * schema (http/validation.ts) and the account service both answer with it.
  */
-const PASSWORD_RULE = `must have ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters of well-formed Unicode`
+const PASSWORD_RULE = message('field.new_password', { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH })
 
 /** The message for a login password that no account can have: too long, or not well-formed. */
-const LOGIN_PASSWORD_RULE = `must have at most ${PASSWORD_MAX_LENGTH} characters of well-formed Unicode`
+const LOGIN_PASSWORD_RULE = message('field.login_password', { max: PASSWORD_MAX_LENGTH })
 
-const EMPTY_PASSWORD = 'must not be empty'
+const EMPTY_PASSWORD = message('field.not_empty')
 
 /**
  * A password must be well-formed Unicode: a lone surrogate would be replaced when encoded to UTF-8 for hashing, so
@@ -33,7 +35,7 @@ export function isAcceptablePassword(value: string): boolean {
 }
 
 /** Why a new password (register) is refused, as the message for the client; null when it is acceptable. */
-export function newPasswordProblem(value: string): string | null {
+export function newPasswordProblem(value: string): Message | null {
   return isAcceptablePassword(value) ? null : PASSWORD_RULE
 }
 
@@ -42,7 +44,7 @@ export function newPasswordProblem(value: string): string | null {
  * of any length up to the maximum is checked, and so a 401 like any other wrong password (spec 4.4 rule 1): only
  * an empty one, or one that no account can have, is a 400.
  */
-export function loginPasswordProblem(value: string): string | null {
+export function loginPasswordProblem(value: string): Message | null {
   if (value === '') return EMPTY_PASSWORD
   if (!isWellFormedPassword(value) || passwordLength(value) > PASSWORD_MAX_LENGTH) return LOGIN_PASSWORD_RULE
   return null

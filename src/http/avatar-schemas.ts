@@ -9,6 +9,7 @@ import {
   ValidationError,
   WriteOutcomeUnknownError,
 } from '../errors.js'
+import { message } from '../language/message.js'
 import {
   answer,
   failed,
@@ -77,14 +78,14 @@ export const uploadAvatarResponses = () => ({
   400: refusal(
     'The form has no file `avatar`, more than one file or too many fields, or is not well-formed multipart',
     [
-      new ValidationError([{ field: '/avatar', message: 'is required' }]),
+      new ValidationError([{ field: '/avatar', message: message('field.required') }]),
       new ValidationError([
         {
           field: '',
-          message: `must be a form of one file, avatar, and at most ${MAX_OTHER_FIELDS} other fields`,
+          message: message('field.avatar_form', { fields: MAX_OTHER_FIELDS }),
         },
       ]),
-      new BadRequestError(400, 'Bad Request'),
+      new BadRequestError(400),
     ],
     LIMITED,
   ),

@@ -2,6 +2,7 @@ import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:ht
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { type AppError, BadRequestError, PayloadTooLargeError } from '../errors.js'
+import { languageHeaders, languageOf } from './answer-language.js'
 import { failure } from './envelope.js'
 
 /**
@@ -56,10 +57,13 @@ export function countingClientErrors(onAnswer: (status: number) => void) {
 export function parserErrorAnswer(code: string): AppError {
   const status = STATUS_BY_PARSER_ERROR[code] ?? 400
   if (status === 413) return new PayloadTooLargeError()
-  return new BadRequestError(status, STATUS_CODES[status] ?? 'Bad Request')
+  return new BadRequestError(status)
 }
 
-/** A complete HTTP/1.1 response carrying the envelope of `error`, after which the connection closes. */
+/**
+ * A complete HTTP/1.1 response carrying the envelope of `error`, after which the connection closes. It is written
+ * in English: Node's parser hands over no request whose Accept-Language could be read (docs/api.md R1.17).
+ */
 export function rawResponse(error: AppError): string {
   const body = JSON.stringify(failure(error))
   const head = [
@@ -73,16 +77,21 @@ export function rawResponse(error: AppError): string {
   return `${head.join('\r\n')}\r\n\r\n${body}`
 }
 
-/** Answers a request with the envelope of `error` without Fastify, and closes the connection after it. */
+/**
+ * Answers a request with the envelope of `error` without Fastify, in the request's language, and closes the
+ * connection after it.
+ */
 export function answerWithoutRoute(
   request: IncomingMessage,
   response: ServerResponse,
   error: AppError,
 ): void {
-  const body = JSON.stringify(failure(error))
+  const language = languageOf(request.headers)
+  const body = JSON.stringify(failure(error, language))
   response.shouldKeepAlive = false
   response.writeHead(error.statusCode, {
     ...error.headers,
+    ...languageHeaders(language, response.getHeader('vary')),
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     'x-content-type-options': 'nosniff',

@@ -233,7 +233,7 @@ export function guardConnections(
   Object.assign(server, { requireHostHeader: false })
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     if (admit(request, response)) {
-      answer(request, response, new BadRequestError(417, 'Expectation Failed'))
+      answer(request, response, new BadRequestError(417))
     }
   })
   const handlers = server.listeners('request') as Array<
@@ -243,7 +243,7 @@ export function guardConnections(
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     if (!admit(request, response)) return
     if (request.httpVersion === '1.1' && request.headers.host === undefined) {
-      return answer(request, response, new BadRequestError(400, 'Bad Request'))
+      return answer(request, response, new BadRequestError(400))
     }
     for (const handler of handlers) handler.call(server, request, response)
   })

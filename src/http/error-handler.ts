@@ -1,4 +1,3 @@
-import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import {
   AppError,
@@ -13,6 +12,7 @@ import {
   UnsupportedMediaTypeError,
   WriteOutcomeUnknownError,
 } from '../errors.js'
+import { languageOf, markLanguage } from './answer-language.js'
 import { failure } from './envelope.js'
 
 /** Fastify's own errors that have a service error of their own. */
@@ -35,7 +35,7 @@ export function toAppError(error: unknown): AppError {
   if (error instanceof SyntaxError && fastifyError?.statusCode === 400) return new MalformedBodyError(error)
   const status = fastifyError?.statusCode
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return new BadRequestError(status, STATUS_CODES[status] ?? 'Bad request', error)
+    return new BadRequestError(status, error)
   }
   return new InternalError(error)
 }
@@ -49,8 +49,8 @@ function isExpectedRefusal(error: AppError): boolean {
 }
 
 /**
- * The one place errors become responses: the envelope, the error's headers, and a log line with the stack for every
- * 5xx but an expected refusal.
+ * The one place errors become responses: the envelope in the request's language (docs/api.md §1.5), the error's
+ * headers, and a log line with the stack for every 5xx but an expected refusal.
  */
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const appError = toAppError(error)
@@ -61,7 +61,10 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
   } else if (appError.cause !== undefined) {
     request.log.debug({ err: appError.cause, code: appError.code }, appError.message)
   }
-  return reply.code(appError.statusCode).headers(appError.headers).send(failure(appError))
+  const language = languageOf(request.headers)
+  return markLanguage(reply.code(appError.statusCode).headers(appError.headers), language).send(
+    failure(appError, language),
+  )
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   ValidationError,
   WriteOutcomeUnknownError,
 } from '../errors.js'
+import { message } from '../language/message.js'
 import { CALLBACK_PAGE_POLICY } from '../providers/callback-page.js'
 import { CODE_CHALLENGE } from '../providers/sign-in-flow.js'
 import { SIGN_IN_TTL_SECONDS } from '../providers/sign-in-state.js'
@@ -214,7 +215,7 @@ export const exchangeResponses = () => ({
     'The code is wrong, used, expired, or its account can no longer sign in; the verifier is missing or wrong; or the body is not valid',
     [
       new ExchangeCodeRefusedError(),
-      new ValidationError([{ field: '/code', message: 'must NOT have fewer than 1 characters' }]),
+      new ValidationError([{ field: '/code', message: message('field.not_empty') }]),
       new MalformedBodyError(),
       new BodyNotUtf8Error(),
     ],
@@ -237,7 +238,11 @@ export const unlinkResponses = () => ({
   200: answer(AccountResponse, 'Unlinked: the account as it is now, without the provider', LIMITED),
   400: refusal(
     'The provider name is not a valid name',
-    [new ValidationError([{ field: '/provider', message: `must match pattern "${PROVIDER_NAME.source}"` }])],
+    [
+      new ValidationError([
+        { field: '/provider', message: message('field.pattern', { pattern: PROVIDER_NAME.source }) },
+      ]),
+    ],
     LIMITED,
   ),
   401: unauthorized(),

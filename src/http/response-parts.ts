@@ -92,7 +92,7 @@ export function refusal(description: string, errors: readonly AppError[], header
 /** An example's name: the error's stable code, with the field for a validation error. */
 function exampleName(error: AppError): string {
   if (!(error instanceof ValidationError)) return error.code
-  return `${error.code}${error.data.errors[0]?.field.replaceAll('/', '_') ?? ''}`
+  return `${error.code}${error.errors[0]?.field.replaceAll('/', '_') ?? ''}`
 }
 
 export const httpsRequired = () =>

@@ -1,3 +1,4 @@
+import { newPasswordProblem } from '../auth/password-policy.js'
 import {
   BodyNotUtf8Error,
   CodeRefusedError,
@@ -17,7 +18,8 @@ import {
   ValidationError,
   WriteOutcomeUnknownError,
 } from '../errors.js'
-import { USERNAME_RULE } from '../profile/profile-rules.js'
+import { type Message, message } from '../language/message.js'
+import { NICKNAME_MAX_LENGTH, USERNAME_RULE } from '../profile/profile-rules.js'
 import {
   answer,
   challenge,
@@ -45,6 +47,7 @@ import {
   RefreshResponse,
   RegisterResponse,
   SessionsResponse,
+  VERIFICATION_CODE_PATTERN,
 } from './schemas.js'
 
 // Every status each operation answers, as the route schemas give it to Fastify and the API document, made of the
@@ -59,6 +62,9 @@ export const DOCUMENT_DESCRIPTION = [
     'another method 405 with `Allow` (`components.responses`); a malformed request is 400, headers over 16 KiB ' +
     '431, a request slower than the time limits 408 and an `Expect` other than `100-continue` 417. Every answer ' +
     'carries `X-Content-Type-Options: nosniff`, and every answer over HTTPS `Strict-Transport-Security`.',
+  'The messages (`message`, `data.errors[].message`, the sign-in pages, the mails) are in English, as the examples ' +
+    'show, or in Simplified Chinese when `Accept-Language` prefers `zh`, `zh-CN`, `zh-SG` or `zh-Hans`; such an ' +
+    'answer carries `Content-Language` and `Vary: Accept-Language`. `Success` stays `Success`.',
   'E-mail addresses follow the WHATWG rule, stated as a `pattern` (ECMA-262), not `format: email`: ' +
     '`a.@example.com` is valid. The contract, rule by rule, is docs/api.md in the repository; this document ' +
     "describes each operation's answers.",
@@ -91,7 +97,7 @@ function withExamples(extra: ReturnType<typeof refusal>, base: ReturnType<typeof
   }
 }
 
-const invalid = (field: string, message: string) => new ValidationError([{ field, message }])
+const invalid = (field: string, problem: Message) => new ValidationError([{ field, message: problem }])
 
 const badBody = (fieldErrors: readonly ValidationError[], headers: Headers) =>
   refusal(
@@ -112,7 +118,10 @@ const limitedJsonRefusals = (tooMany: string) => ({
   500: failed(LIMITED),
 })
 
-const EMAIL_ERROR = invalid('/email', 'must be a valid e-mail address')
+/** The rule of a new password, as the policy words it. */
+const NEW_PASSWORD_RULE = newPasswordProblem('') as Message
+
+const EMAIL_ERROR = invalid('/email', message('field.email'))
 
 /** POST /auth/register (docs/api.md §4.3). */
 export const registerResponses = () => ({
@@ -129,8 +138,8 @@ export const registerResponses = () => ({
     badBody(
       [
         EMAIL_ERROR,
-        invalid('/password', 'must have 8 to 100 characters of well-formed Unicode'),
-        invalid('/verification_code', 'is required'),
+        invalid('/password', NEW_PASSWORD_RULE),
+        invalid('/verification_code', message('field.required')),
       ],
       LIMITED,
     ),
@@ -150,7 +159,7 @@ export const registerResponses = () => ({
 /** POST /auth/login (§4.4). No rate-limit headers: they would tell the count of failures (R8.4). */
 export const loginResponses = () => ({
   200: answer(LoginResponse, 'Logged in: the account and a new token pair', NO_STORE),
-  400: badBody([EMAIL_ERROR, invalid('/password', 'must not be empty')], NO_STORE),
+  400: badBody([EMAIL_ERROR, invalid('/password', message('field.not_empty'))], NO_STORE),
   401: refusal(
     'Unknown e-mail or wrong password: one answer for both (R4.4.3)',
     [new InvalidCredentialsError()],
@@ -177,7 +186,7 @@ export const refreshResponses = () => ({
     'More than RATE_LIMIT_PER_MINUTE refreshes from this client address in a minute (R8.1)',
   ),
   200: answer(RefreshResponse, 'A new token pair; the refresh token sent is used up (R3.3)', LIMITED),
-  400: badBody([invalid('/refresh_token', 'must not be empty')], LIMITED),
+  400: badBody([invalid('/refresh_token', message('field.not_empty'))], LIMITED),
   401: refusal(
     'The refresh token is invalid, expired, already used or replaced, or an access token (R4.5.3)',
     [new RefreshTokenInvalidError(), new TokenWrongTypeError()],
@@ -199,11 +208,7 @@ export const logoutResponses = () => ({
   ),
   400: refusal(
     'A body that is not JSON in UTF-8 (R4.6.2), or a `scope` other than current, others, all; the access token was valid',
-    [
-      new MalformedBodyError(),
-      new BodyNotUtf8Error(),
-      invalid('/scope', 'must be equal to one of the allowed values'),
-    ],
+    [new MalformedBodyError(), new BodyNotUtf8Error(), invalid('/scope', message('field.enum'))],
     NO_STORE,
   ),
   401: unauthorized(),
@@ -242,8 +247,11 @@ export const endSessionResponses = () => ({
   ),
 })
 
-const CODE_ERROR = invalid('/verification_code', 'must match pattern "^[0-9]{6}$"')
-const NEW_PASSWORD_ERROR = invalid('/new_password', 'must have 8 to 100 characters of well-formed Unicode')
+const CODE_ERROR = invalid(
+  '/verification_code',
+  message('field.verification_code', { pattern: VERIFICATION_CODE_PATTERN }),
+)
+const NEW_PASSWORD_ERROR = invalid('/new_password', NEW_PASSWORD_RULE)
 const PER_ADDRESS = ' or more than RATE_LIMIT_PER_MINUTE requests from this client address in a minute (R8.1)'
 const codeRefused = (where: string) =>
   refusal(
@@ -284,7 +292,7 @@ export const sendCodeResponses = () => ({
     'The mail is committed to the outbox; the same answer whether or not the address has an account',
     LIMITED,
   ),
-  400: badBody([EMAIL_ERROR, invalid('/purpose', 'must be equal to one of the allowed values')], LIMITED),
+  400: badBody([EMAIL_ERROR, invalid('/purpose', message('field.enum'))], LIMITED),
   503: mailUnavailable(),
 })
 
@@ -293,7 +301,7 @@ export const sendAccountCodeResponses = () => ({
   ...sendCodeResponses(),
   200: answer(DoneResponse, 'The mail is committed to the outbox', LIMITED),
   400: badBody(
-    [invalid('/purpose', 'must be equal to one of the allowed values'), invalid('/new_email', 'is required')],
+    [invalid('/purpose', message('field.enum')), invalid('/new_email', message('field.required'))],
     LIMITED,
   ),
   401: unauthorized(),
@@ -347,7 +355,7 @@ export const changeEmailResponses = () => ({
   200: answer(AccountResponse, 'The address is changed and verified; the old one was told', LIMITED),
   400: withExamples(
     codeRefused('§4.19'),
-    badBody([invalid('/new_email', 'must be a valid e-mail address'), CODE_ERROR], LIMITED),
+    badBody([invalid('/new_email', message('field.email')), CODE_ERROR], LIMITED),
   ),
   401: unauthorized(),
   409: refusal('Another account has the new address', [new EmailTakenError()], LIMITED),
@@ -369,7 +377,7 @@ export const deleteAccountResponses = () => ({
   200: answer(DoneResponse, 'The account, its sessions, codes and queued mail are gone', LIMITED),
   400: withExamples(
     withExamples(codeRefused('§4.21'), passwordIncorrect()),
-    badBody([invalid('/password', 'exactly one of password and verification_code is required')], LIMITED),
+    badBody([invalid('/password', message('field.password_or_code'))], LIMITED),
   ),
   401: unauthorized(),
   503: mayHaveChanged(true),
@@ -382,7 +390,10 @@ export const profileResponses = () => ({
   ),
   200: answer(AccountResponse, 'The profile is changed: the account as it is now', LIMITED),
   400: badBody(
-    [invalid('/username', USERNAME_RULE), invalid('/nickname', 'must be 1 to 64 characters')],
+    [
+      invalid('/username', USERNAME_RULE),
+      invalid('/nickname', message('field.nickname_length', { max: NICKNAME_MAX_LENGTH })),
+    ],
     LIMITED,
   ),
   401: unauthorized(),

@@ -44,8 +44,10 @@ const GivenPassword = (description: string) =>
     maxLength: PASSWORD_MAX_LENGTH,
     description,
   })
+/** A mailed code as a request gives it: six digits. */
+export const VERIFICATION_CODE_PATTERN = '^[0-9]{6}$'
 const VerificationCode = Type.String({
-  pattern: '^[0-9]{6}$',
+  pattern: VERIFICATION_CODE_PATTERN,
   description: 'The six digits of a code mailed by POST /auth/email/send-code or POST /auth/me/send-code',
   examples: ['042917'],
 })

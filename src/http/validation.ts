@@ -3,14 +3,17 @@ import type { FastifySchemaValidationError, FastifyServerOptions } from 'fastify
 import { EMAIL_PATTERN, isValidEmail } from '../auth/email.js'
 import { isWellFormedPassword, loginPasswordProblem, newPasswordProblem } from '../auth/password-policy.js'
 import { type FieldError, ValidationError } from '../errors.js'
+import { english } from '../language/catalogues.js'
+import { counted, type Message, message } from '../language/message.js'
 import { USERNAME_INPUT_PATTERN, USERNAME_RULE } from '../profile/profile-rules.js'
+import { VERIFICATION_CODE_PATTERN } from './schemas.js'
 
 /**
  * The `x-password` keyword: the password policy itself, so that a request and the account service are refused with
  * one message. `'x-password': 'new'` is the rule of a new password (register), `'login'` the looser check of a login
  * password (any wrong one is a 401, spec 4.4 rule 1).
  */
-const PASSWORD_CHECKS: Readonly<Record<string, (value: string) => string | null>> = {
+const PASSWORD_CHECKS: Readonly<Record<string, (value: string) => Message | null>> = {
   new: newPasswordProblem,
   login: loginPasswordProblem,
 }
@@ -18,7 +21,7 @@ const PASSWORD_CHECKS: Readonly<Record<string, (value: string) => string | null>
 const checkPassword: SchemaValidateFunction = (mode: string, value: string) => {
   const problem = PASSWORD_CHECKS[mode]?.(value) ?? null
   checkPassword.errors =
-    problem === null ? [] : [{ keyword: 'x-password', message: problem, params: { mode } }]
+    problem === null ? [] : [{ keyword: 'x-password', message: english(problem), params: { mode, problem } }]
   return problem === null
 }
 
@@ -52,54 +55,74 @@ export function toValidationError(errors: readonly FastifySchemaValidationError[
   return new ValidationError(errors.map(describe))
 }
 
+/**
+ * The keywords of the request schemas whose failure has a text of its own in the catalogues; any other would be
+ * `is invalid` (a test holds every keyword of every route's request schemas to this list).
+ */
+export const DESCRIBED_KEYWORDS = [
+  'required',
+  'type',
+  'minLength',
+  'maxLength',
+  'x-password',
+  'pattern',
+  'format',
+  'enum',
+] as const
+
 function describe(error: FastifySchemaValidationError): FieldError {
   const params = error.params as Record<string, unknown>
-  switch (error.keyword) {
+  const field = error.instancePath
+  switch (error.keyword as (typeof DESCRIBED_KEYWORDS)[number]) {
     case 'required':
-      return { field: `${error.instancePath}/${String(params.missingProperty)}`, message: 'is required' }
+      return { field: `${field}/${String(params.missingProperty)}`, message: message('field.required') }
     case 'type':
-      return { field: error.instancePath, message: `must be ${article(String(params.type))}` }
+      return { field, message: message('field.type', { type: typeName(String(params.type)) }) }
     case 'minLength':
       return {
-        field: error.instancePath,
-        message: params.limit === 1 ? 'must not be empty' : `must have at least ${characters(params.limit)}`,
+        field,
+        message:
+          params.limit === 1
+            ? message('field.not_empty')
+            : message('field.min_length', { length: characters(params.limit) }),
       }
     case 'maxLength':
-      return { field: error.instancePath, message: `must have at most ${characters(params.limit)}` }
+      return { field, message: message('field.max_length', { length: characters(params.limit) }) }
     case 'x-password':
       // the password policy's own message (auth/password-policy.ts)
-      return { field: error.instancePath, message: error.message ?? 'is invalid' }
+      return { field, message: (params.problem as Message | undefined) ?? message('field.invalid') }
     case 'pattern':
       // the e-mail's rule is a pattern (http/schemas.ts), so that the API document states it as it is applied
-      return {
-        field: error.instancePath,
-        message:
-          params.pattern === EMAIL_PATTERN
-            ? 'must be a valid e-mail address'
-            : params.pattern === USERNAME_INPUT_PATTERN
-              ? USERNAME_RULE
-              : (error.message ?? 'is invalid'),
-      }
+      return { field, message: patternProblem(String(params.pattern)) }
     case 'format':
       return {
-        field: error.instancePath,
-        message:
-          params.format === 'email'
-            ? 'must be a valid e-mail address'
-            : 'must be well-formed Unicode (no lone surrogates)',
+        field,
+        message: params.format === 'email' ? message('field.email') : message('field.unicode'),
       }
+    case 'enum':
+      return { field, message: message('field.enum') }
     default:
-      return { field: error.instancePath, message: error.message ?? 'is invalid' }
+      return { field, message: message('field.invalid') }
   }
 }
 
-function characters(count: unknown): string {
-  return count === 1 ? '1 character' : `${String(count)} characters`
+function patternProblem(pattern: string): Message {
+  if (pattern === EMAIL_PATTERN) return message('field.email')
+  if (pattern === USERNAME_INPUT_PATTERN) return USERNAME_RULE
+  // the same English as any pattern; a language may say it in words (`6 digits`)
+  if (pattern === VERIFICATION_CODE_PATTERN) return message('field.verification_code', { pattern })
+  return message('field.pattern', { pattern })
+}
+
+function characters(count: unknown): Message {
+  return counted('length.characters', Number(count))
 }
 
 /** `a string`, `an object`; a type list (a field that null clears, docs/api.md §4.22) `a string or null`. */
-function article(type: string): string {
+function typeName(type: string): Message {
   const [first = type, ...others] = type.split(',')
-  const named = /^[aeiou]/.test(first) ? `an ${first}` : `a ${first}`
-  return others.length === 0 ? named : `${named} or ${others.join(' or ')}`
+  return others.reduce<Message>(
+    (named, other) => message('type.either', { first: named, second: message(`type.${other}`) }),
+    message(`type.${first}`),
+  )
 }

@@ -43,7 +43,9 @@ export interface Mailer {
   /**
    * Seals the message and commits it to the outbox; resolves once it is committed (what an answer that says it was
    * sent waits for), and wakes this process's sender. `userId` is the account it is about, if any (its deletion
-   * removes the message). Throws StorageError when the store fails; MailUnavailableError when not `available`.
+   * removes the message). `language` is the one the message is written in, that of the request that caused it
+   * (docs/api.md R1.18), kept with it; absent, the default language. Throws StorageError when the store fails;
+   * MailUnavailableError when not `available`.
    */
-  queue(to: string, intent: MailIntent, userId: string | null): Promise<void>
+  queue(to: string, intent: MailIntent, userId: string | null, language?: string): Promise<void>
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { CODE_PURPOSES, type CodePurpose } from '../code-purpose.js'
 import { ConfigError } from '../config/config-error.js'
 import { describeFileError } from '../errors.js'
+import { DEFAULT_LANGUAGE, languages } from '../language/catalogues.js'
 import { NOTICE_NAMES } from './mail-intent.js'
 
 /** The texts a mail is written with: a code for each purpose, the notices, and the test message. */
@@ -25,13 +26,14 @@ export interface RenderedMail {
   html: string
 }
 
-/** The texts of every message, read and checked at start. */
+/** The texts of every message in every language, read and checked at start. */
 export interface MailTemplates {
   /**
-   * The message `name` with `values` in place of its placeholders (HTML-escaped in the HTML part); `product` is
-   * added. Throws when a placeholder of the template has no value: the caller gives each template its own.
+   * The message `name` in `language` (the default language when absent or not one the service speaks), with
+   * `values` in place of its placeholders (HTML-escaped in the HTML part); `product` is added. Throws when a
+   * placeholder of the template has no value: the caller gives each template its own.
    */
-  render(name: TemplateName, values: Readonly<Record<string, string>>): RenderedMail
+  render(name: TemplateName, values: Readonly<Record<string, string>>, language?: string): RenderedMail
 }
 
 /** The placeholders every message has; `product` is MAIL_PRODUCT_NAME, `email` the address it goes to. */
@@ -45,7 +47,10 @@ export function placeholdersOf(name: TemplateName): readonly string[] {
   return COMMON_PLACEHOLDERS
 }
 
-/** The built-in texts: mail-templates/ at the root of the package (beside src/ and dist/). */
+/**
+ * The built-in texts: mail-templates/ at the root of the package (beside src/ and dist/), one folder per language
+ * of the message catalogues (`en/`, `zh-CN/`).
+ */
 export const BUILT_IN_TEMPLATES_DIR = fileURLToPath(new URL('../../mail-templates/', import.meta.url))
 
 const PLACEHOLDER = /\{\{(.*?)\}\}/g
@@ -53,35 +58,49 @@ const PLACEHOLDER = /\{\{(.*?)\}\}/g
 const TEXT_FILE = /^Subject:[ \t]*([^\r\n]*?)[ \t]*\r?\n\r?\n([\s\S]*)$/
 
 /**
- * Reads the built-in texts, then those of `templatesDir` (MAIL_TEMPLATES_DIR), which replace them file by file.
- * Whatever the operator's folder holds that could not be used is found here, at start, not at a delivery: a folder
- * that cannot be read, a `.txt` or `.html` whose name is no template, a text without its subject line, a
- * placeholder the template does not have. Each is a ConfigError naming MAIL_TEMPLATES_DIR and the file.
+ * Reads the built-in texts of every language, then those of `templatesDir` (MAIL_TEMPLATES_DIR), which replace them
+ * file by file: its files of the default language (English) at its top, as they always were, or in `en/`, and
+ * those of another language in a folder named by its tag (`zh-CN/`). Whatever the operator's folder holds that
+ * could not be used is found here, at start, not at a delivery: a folder that cannot be read, a `.txt` or `.html`
+ * whose name is no template, a file given twice for English, a text without its subject line, a placeholder the
+ * template does not have. Each is a ConfigError naming MAIL_TEMPLATES_DIR and the file.
  */
 export async function loadMailTemplates(settings: {
   productName: string
   templatesDir: string | null
 }): Promise<MailTemplates> {
+  const spoken = languages()
   const files = new Map<string, string>()
-  for (const name of TEMPLATE_NAMES) {
-    for (const file of [`${name}.txt`, `${name}.html`])
-      files.set(file, await readFile(join(BUILT_IN_TEMPLATES_DIR, file), 'utf8'))
+  for (const language of spoken) {
+    for (const name of TEMPLATE_NAMES) {
+      for (const file of [`${language}/${name}.txt`, `${language}/${name}.html`])
+        files.set(file, await readFile(join(BUILT_IN_TEMPLATES_DIR, file), 'utf8'))
+    }
   }
-  const overridden = settings.templatesDir === null ? [] : await readOverrides(settings.templatesDir, files)
-  const templates = new Map<TemplateName, RenderedMail>()
-  for (const name of TEMPLATE_NAMES) {
-    const problemIn = (file: string) => (problem: string) =>
-      overridden.includes(file)
-        ? new ConfigError('MAIL_TEMPLATES_DIR', `has ${file}, which ${problem}`)
-        : new Error(`the built-in mail template ${file} ${problem}`)
-    templates.set(
-      name,
-      parseTemplate(name, files.get(`${name}.txt`) ?? '', files.get(`${name}.html`) ?? '', problemIn),
-    )
+  const overridden =
+    settings.templatesDir === null
+      ? new Map<string, string>()
+      : await readOverrides(settings.templatesDir, files)
+  const templates = new Map<string, RenderedMail>()
+  for (const language of spoken) {
+    for (const name of TEMPLATE_NAMES) {
+      const problemIn = (file: string) => (problem: string) => {
+        const given = overridden.get(file)
+        return given !== undefined
+          ? new ConfigError('MAIL_TEMPLATES_DIR', `has ${given}, which ${problem}`)
+          : new Error(`the built-in mail template ${file} ${problem}`)
+      }
+      const at = `${language}/${name}`
+      templates.set(
+        at,
+        parseTemplate(name, at, files.get(`${at}.txt`) ?? '', files.get(`${at}.html`) ?? '', problemIn),
+      )
+    }
   }
   return {
-    render(name, values) {
-      const template = templates.get(name) as RenderedMail
+    render(name, values, language) {
+      const spokenLanguage = language !== undefined && spoken.includes(language) ? language : DEFAULT_LANGUAGE
+      const template = templates.get(`${spokenLanguage}/${name}`) as RenderedMail
       const all = { ...values, product: settings.productName }
       for (const placeholder of placeholdersOf(name)) {
         if (all[placeholder as keyof typeof all] === undefined)
@@ -99,49 +118,76 @@ export async function loadMailTemplates(settings: {
   }
 }
 
-/** Puts the operator's files over the built-in ones in `files`; returns the names of those it replaced. */
-async function readOverrides(dir: string, files: Map<string, string>): Promise<string[]> {
-  let entries: string[]
+/**
+ * Puts the operator's files over the built-in ones in `files` (keyed `<language>/<file>`); returns those it
+ * replaced, each with the name the operator gave it (`code_login.txt`, `zh-CN/code_login.txt`).
+ */
+async function readOverrides(dir: string, files: Map<string, string>): Promise<Map<string, string>> {
+  const replaced = new Map<string, string>()
+  const readFolder = async (folder: string, language: string, named: (entry: string) => string) => {
+    const entries = await listFolder(folder, named(''))
+    for (const entry of entries) {
+      const path = join(folder, entry.name)
+      if (entry.isDirectory()) {
+        if (language !== '') continue
+        // a folder named by a language the service speaks, in any case; anything else is the operator's business
+        const spoken = languages().find((tag) => tag.toLowerCase() === entry.name.toLowerCase())
+        if (spoken !== undefined) await readFolder(path, spoken, (file) => `${entry.name}/${file}`)
+        continue
+      }
+      // anything else (a README, a backup~) is the operator's business
+      if (!entry.name.endsWith('.txt') && !entry.name.endsWith('.html')) continue
+      const key = `${language || DEFAULT_LANGUAGE}/${entry.name}`
+      if (!files.has(key)) {
+        throw new ConfigError(
+          'MAIL_TEMPLATES_DIR',
+          `has ${named(entry.name)}, which is the name of no message (they are ${TEMPLATE_NAMES.join(', ')}; each .txt or .html)`,
+        )
+      }
+      const earlier = replaced.get(key)
+      if (earlier !== undefined) {
+        throw new ConfigError(
+          'MAIL_TEMPLATES_DIR',
+          `has ${earlier} and ${named(entry.name)}, the same message in the same language: keep one`,
+        )
+      }
+      try {
+        files.set(key, await readFile(path, 'utf8'))
+      } catch (error) {
+        throw new ConfigError(
+          'MAIL_TEMPLATES_DIR',
+          `has ${named(entry.name)}, which cannot be read: ${describeFileError(error)}`,
+          { cause: error },
+        )
+      }
+      replaced.set(key, named(entry.name))
+    }
+  }
+  await readFolder(dir, '', (file) => file)
+  return replaced
+}
+
+/** The entries of a folder of MAIL_TEMPLATES_DIR (`name` is how the operator knows it: '' for the folder itself). */
+async function listFolder(folder: string, name: string) {
   try {
-    entries = await readdir(dir)
+    const entries = await readdir(folder, { withFileTypes: true })
+    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
   } catch (error) {
-    throw new ConfigError('MAIL_TEMPLATES_DIR', `cannot be read: ${describeFileError(error)}`, {
+    const which = name === '' ? '' : ` (its ${name.replace(/\/$/, '')} folder)`
+    throw new ConfigError('MAIL_TEMPLATES_DIR', `cannot be read${which}: ${describeFileError(error)}`, {
       cause: error,
     })
   }
-  const replaced: string[] = []
-  for (const entry of entries.sort()) {
-    // anything else (a README, a backup~) is the operator's business
-    if (!entry.endsWith('.txt') && !entry.endsWith('.html')) continue
-    if (!files.has(entry)) {
-      throw new ConfigError(
-        'MAIL_TEMPLATES_DIR',
-        `has ${entry}, which is the name of no message (they are ${TEMPLATE_NAMES.join(', ')}; each .txt or .html)`,
-      )
-    }
-    try {
-      files.set(entry, await readFile(join(dir, entry), 'utf8'))
-    } catch (error) {
-      throw new ConfigError(
-        'MAIL_TEMPLATES_DIR',
-        `has ${entry}, which cannot be read: ${describeFileError(error)}`,
-        {
-          cause: error,
-        },
-      )
-    }
-    replaced.push(entry)
-  }
-  return replaced
 }
 
 function parseTemplate(
   name: TemplateName,
+  at: string,
   textFile: string,
   html: string,
   problemIn: (file: string) => (problem: string) => Error,
 ): RenderedMail {
-  const textProblem = problemIn(`${name}.txt`)
+  const textProblem = problemIn(`${at}.txt`)
   const parts = TEXT_FILE.exec(textFile.replace(/^\uFEFF/, ''))
   if (parts === null || parts[1] === '')
     throw textProblem('does not start with its subject line ("Subject: …") and an empty line')
@@ -151,7 +197,7 @@ function parseTemplate(
     html: html.replace(/^\uFEFF/, ''),
   }
   checkPlaceholders(name, `${template.subject}\n${template.text}`, textProblem)
-  checkPlaceholders(name, template.html, problemIn(`${name}.html`))
+  checkPlaceholders(name, template.html, problemIn(`${at}.html`))
   return template
 }
 

@@ -156,15 +156,19 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
     )
   }
 
-  /** Writes the message with the templates of this moment and hands it to the transport. */
+  /**
+   * Writes the message with the templates of this moment, in its language (docs/api.md R1.18), and hands it to the
+   * transport.
+   */
   const send = async (
     held: HeldMessage,
-    to: string,
+    mail: SealedMail,
     content: Exclude<MailContent, 'skip'>,
   ): Promise<DeliveryResult> => {
+    const { to } = mail
     let rendered: ReturnType<MailTemplates['render']>
     try {
-      rendered = deps.templates.render(content.template, content.values)
+      rendered = deps.templates.render(content.template, content.values, mail.language)
     } catch (error) {
       return { delivered: false, permanent: false, reason: `cannot be written: ${(error as Error).message}` }
     }
@@ -217,7 +221,7 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
         lost(held, 'a mail was not sent')
         return true
       }
-      const result = await send(held, mail.to, content)
+      const result = await send(held, mail, content)
       if (!result.delivered && held.signal.aborted) lost(held, 'a mail being sent was abandoned')
       else if (result.delivered) await delivered(message, claimant, mail, result)
       else if (result.permanent) await giveUp(message, claimant, mail, `refused for good: ${result.reason}`)

@@ -28,10 +28,10 @@ export function createOutboxMailer(deps: OutboxMailerDeps): Mailer {
   const record = securityEventRecorder(deps.events, deps.clock)
   return {
     available: deps.available,
-    async queue(to, intent, userId) {
+    async queue(to, intent, userId, language) {
       if (!deps.available) throw new MailUnavailableError()
       const id = randomBytes(16).toString('hex')
-      const payload = deps.seal.seal(id, { to, intent })
+      const payload = deps.seal.seal(id, language === undefined ? { to, intent } : { to, intent, language })
       await deps.outbox.enqueue({
         id,
         userId,

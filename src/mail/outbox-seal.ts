@@ -2,10 +2,15 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
 import { CODE_PURPOSES } from '../code-purpose.js'
 import { type MailIntent, NOTICE_NAMES } from './mail-intent.js'
 
-/** What an outbox row carries, sealed: whom the message goes to and what it is to say. */
+/** What an outbox row carries, sealed: whom the message goes to, what it is to say, and in which language. */
 export interface SealedMail {
   to: string
   intent: MailIntent
+  /**
+   * The tag of the language it is written in (docs/api.md R1.18); absent in a row queued before languages were
+   * kept, or off HTTP: the default language. One the service no longer speaks is written in the default as well.
+   */
+  language?: string
 }
 
 /**
@@ -100,7 +105,9 @@ function parseSealedMail(text: string): SealedMail | null {
   }
   const mail = value as Partial<SealedMail> | null
   if (typeof mail?.to !== 'string' || !isIntent(mail.intent)) return null
-  return { to: mail.to, intent: mail.intent }
+  if (mail.language === undefined) return { to: mail.to, intent: mail.intent }
+  if (typeof mail.language !== 'string') return null
+  return { to: mail.to, intent: mail.intent, language: mail.language }
 }
 
 function isIntent(value: unknown): value is MailIntent {

@@ -4,6 +4,8 @@
  * control characters, characters that hide or reorder text — is checked here, with the same kind of message.
  */
 
+import type { FieldError } from '../errors.js'
+import { message } from '../language/message.js'
 import { hasHiddenCharacters } from './hidden-characters.js'
 
 /** What a username may be as given: upper-case letters are accepted and lower-cased, so uniqueness ignores case. */
@@ -15,17 +17,14 @@ export const BIO_MAX_LENGTH = 500
 const CONTROL = /[\p{Cc}\u2028\u2029]/u
 
 /** The message of a nickname or bio with a bidirectional control or an invisible character (hidden-characters.ts). */
-export const HIDDEN_RULE = 'must not contain invisible or direction-changing characters'
+export const HIDDEN_RULE = message('field.hidden')
 
 /** A problem with a field, as ValidationError names it. */
-export interface FieldProblem {
-  field: string
-  message: string
-}
+export type FieldProblem = FieldError
 
 const USERNAME_INPUT = new RegExp(USERNAME_INPUT_PATTERN)
 /** The message of a username that breaks the rule, from the schema or from here. */
-export const USERNAME_RULE = 'must be 3 to 32 of the characters a-z 0-9 _ . -'
+export const USERNAME_RULE = message('field.username')
 
 /** The username as stored: lower-case, so that uniqueness ignores case. */
 export function normalizeUsername(username: string): string | FieldProblem {
@@ -42,9 +41,9 @@ export function normalizeNickname(nickname: string): string | FieldProblem {
   const trimmed = nickname.trim()
   const length = [...trimmed].length
   if (length < 1 || length > NICKNAME_MAX_LENGTH)
-    return { field: '/nickname', message: `must be 1 to ${NICKNAME_MAX_LENGTH} characters` }
+    return { field: '/nickname', message: message('field.nickname_length', { max: NICKNAME_MAX_LENGTH }) }
   if (!trimmed.isWellFormed() || CONTROL.test(trimmed))
-    return { field: '/nickname', message: 'must not contain control characters' }
+    return { field: '/nickname', message: message('field.controls') }
   if (hasHiddenCharacters(trimmed)) return { field: '/nickname', message: HIDDEN_RULE }
   return trimmed
 }
@@ -57,9 +56,9 @@ export function normalizeBio(bio: string): string | null | FieldProblem {
   const trimmed = bio.replace(/\r\n?/g, '\n').trim()
   if (trimmed === '') return null
   if ([...trimmed].length > BIO_MAX_LENGTH)
-    return { field: '/bio', message: `must be at most ${BIO_MAX_LENGTH} characters` }
+    return { field: '/bio', message: message('field.bio_length', { max: BIO_MAX_LENGTH }) }
   if (!trimmed.isWellFormed() || CONTROL.test(trimmed.replace(/[\n\t]/g, '')))
-    return { field: '/bio', message: 'must not contain control characters other than line breaks and tabs' }
+    return { field: '/bio', message: message('field.bio_controls') }
   if (hasHiddenCharacters(trimmed)) return { field: '/bio', message: HIDDEN_RULE }
   return trimmed
 }

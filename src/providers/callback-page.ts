@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto'
+import { render } from '../language/catalogues.js'
+import { message } from '../language/message.js'
 
 /**
  * What the callback page posts to its opener (docs/api.md §4.24), the front end's contract: `data` is a login
@@ -47,21 +49,28 @@ export const CALLBACK_PAGE_HEADERS = {
 
 /**
  * The page that hands a provider sign-in's result to the window that opened it, posted only to `targetOrigin`
- * (FRONTEND_ORIGIN; null, where there is none, posts nothing): another origin that opened the popup gets nothing. The result sits in a JSON block where every
- * character that could end the script or start markup (`<`, `>`, `&`) and the line separators are escaped, so no
- * value can leave it: the front end's origin, where its tokens live, runs no text a provider or a link chose.
+ * (FRONTEND_ORIGIN; null, where there is none, posts nothing): another origin that opened the popup gets nothing.
+ * The result sits in a JSON block where every character that could end the script or start markup (`<`, `>`, `&`)
+ * and the line separators are escaped, so no value can leave it: the front end's origin, where its tokens live, runs
+ * no text a provider or a link chose. The page's own text is in `language` (docs/api.md §1.5), as the result's
+ * `message` is; catalogue texts hold no markup.
  */
-export function callbackPage(targetOrigin: string | null, message: SignInResultMessage): string {
-  const data = escapeForScript(JSON.stringify({ targetOrigin, message }))
+export function callbackPage(
+  targetOrigin: string | null,
+  result: SignInResultMessage,
+  language: string,
+): string {
+  const data = escapeForScript(JSON.stringify({ targetOrigin, message: result }))
+  const text = (key: string) => escapeHtml(render(language, message(key)))
   return [
     '<!doctype html>',
-    '<html lang="en">',
+    `<html lang="${escapeHtml(language)}">`,
     '<head>',
     '<meta charset="utf-8">',
-    '<title>Signing in</title>',
+    `<title>${text('sign_in.page_title')}</title>`,
     '</head>',
     '<body>',
-    '<p id="note">Signing in…</p>',
+    `<p id="note">${text('sign_in.page_note')}</p>`,
     `<script type="application/json" id="result">${data}</script>`,
     `<script>${SCRIPT}</script>`,
     '</body>',
@@ -76,4 +85,9 @@ function escapeForScript(json: string): string {
     /[<>&\u2028\u2029]/g,
     (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
   )
+}
+
+/** Text as HTML: a catalogue's text is the package's own, escaped all the same. */
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"]/g, (character) => `&#${character.charCodeAt(0)};`)
 }

@@ -57,13 +57,14 @@ export function createProviderSignIn(deps: ProviderSignInDeps): ProviderSignIn {
    * Tells the account's address of the link (docs/api.md §6.4): the change is made whether or not the notice could
    * be queued, and a store that fails now is logged, not turned into a failed sign-in.
    */
-  const notifyLinked = async (user: UserRecord, provider: string) => {
+  const notifyLinked = async (user: UserRecord, provider: string, context: RequestContext) => {
     if (!deps.mailer.available) return
     try {
       await deps.mailer.queue(
         user.email,
         { kind: 'notice', notice: 'provider_linked', values: { provider } },
         user.id,
+        context.language,
       )
     } catch (error) {
       log.error({ err: error, userId: user.id, event: 'mail_queued' }, 'a notice could not be queued')
@@ -100,7 +101,7 @@ export function createProviderSignIn(deps: ProviderSignInDeps): ProviderSignIn {
       return { user: withProvider(proved, provider), match: 'linked_before' }
     }
     record('provider_linked', user.id, context)
-    await notifyLinked(user, provider)
+    await notifyLinked(user, provider, context)
     return { user: withProvider(proved, provider), match: 'linked_by_email' }
   }
 

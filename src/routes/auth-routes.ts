@@ -5,6 +5,7 @@ import type { AccountService, LoginContext } from '../auth/account-service.js'
 import type { EmailAccountService } from '../auth/email-account-service.js'
 import { SessionNotFoundError, ValidationError } from '../errors.js'
 import { accountData, loginData } from '../http/account-data.js'
+import { languageOf } from '../http/answer-language.js'
 import { callerOf } from '../http/authenticate.js'
 import { success } from '../http/envelope.js'
 import {
@@ -41,6 +42,7 @@ import {
   SessionParams,
   VerifyEmailBody,
 } from '../http/schemas.js'
+import { message } from '../language/message.js'
 import type { ProfileService } from '../profile/profile-service.js'
 import type { SessionService } from '../sessions/session-service.js'
 
@@ -57,6 +59,8 @@ const requestContext = (request: FastifyRequest): LoginContext => ({
   clientAddress: request.ip,
   requestId: request.id,
   userAgent: request.headers['user-agent'] ?? null,
+  // a mail the request causes is written in the language of its answers (docs/api.md R1.18)
+  language: languageOf(request.headers),
 })
 
 export interface AuthRoutesOptions {
@@ -457,9 +461,7 @@ export const accountChangeRoutes: FastifyPluginAsyncTypebox<ProtectedAuthRoutesO
     async (request) => {
       const { password, verification_code: code } = request.body
       if ((password === undefined) === (code === undefined)) {
-        throw new ValidationError([
-          { field: '/password', message: 'exactly one of password and verification_code is required' },
-        ])
+        throw new ValidationError([{ field: '/password', message: message('field.password_or_code') }])
       }
       const proof = password === undefined ? { code: code as string } : { password }
       await emailAccounts.deleteAccount(callerOf(request), proof, requestContext(request))

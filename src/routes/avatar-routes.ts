@@ -24,6 +24,7 @@ import {
   uploadAvatarResponses,
 } from '../http/avatar-schemas.js'
 import { success } from '../http/envelope.js'
+import { message } from '../language/message.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 
 const BEARER_AUTH = [{ bearerAuth: [] }]
@@ -153,7 +154,7 @@ async function readAvatarFile(request: FastifyRequest): Promise<Buffer> {
   }
   if (avatar === null) {
     throw new ValidationError([
-      { field: '/avatar', message: avatarIsText ? 'must be a file' : 'is required' },
+      { field: '/avatar', message: message(avatarIsText ? 'field.file' : 'field.required') },
     ])
   }
   return avatar
@@ -168,12 +169,12 @@ function formError(error: unknown): AppError {
     return new ValidationError([
       {
         field: '',
-        message: `must be a form of one file, avatar, and at most ${MAX_OTHER_FIELDS} other fields`,
+        message: message('field.avatar_form', { fields: MAX_OTHER_FIELDS }),
       },
     ])
   }
   // no boundary, a form cut short, a malformed part: the request is not a form (R1.13's 400)
-  return new BadRequestError(400, 'Bad Request', error)
+  return new BadRequestError(400, error)
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { accountData, loginData } from '../http/account-data.js'
+import { languageOf, markLanguage } from '../http/answer-language.js'
 import { success } from '../http/envelope.js'
 import {
   CallbackQuery,
@@ -15,8 +16,9 @@ import {
   startResponses,
   unlinkResponses,
 } from '../http/provider-schemas.js'
+import { render } from '../language/catalogues.js'
 import { CALLBACK_PAGE_HEADERS, callbackPage } from '../providers/callback-page.js'
-import { SIGN_IN_FAILURES, type SignInFailure } from '../providers/sign-in-failure.js'
+import { SIGN_IN_FAILURES, SIGNED_IN, type SignInFailure } from '../providers/sign-in-failure.js'
 import type { SignInFlow } from '../providers/sign-in-flow.js'
 import { SIGN_IN_TTL_SECONDS } from '../providers/sign-in-state.js'
 import type { RequestContext } from '../security-event.js'
@@ -28,6 +30,7 @@ const requestContext = (request: FastifyRequest): RequestContext => ({
   clientAddress: request.ip,
   requestId: request.id,
   userAgent: request.headers['user-agent'] ?? null,
+  language: languageOf(request.headers),
 })
 
 export interface OAuthRoutesOptions {
@@ -52,23 +55,42 @@ export const publicOAuthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = 
   const config = { rateLimit: rateLimit ?? false }
   const cookie = stateCookie(basePath, options.secureCookie)
 
-  /** A callback page with the result for `provider`; `data` is a login answer's on success. */
-  const sendPage = (reply: FastifyReply, status: number, provider: string, result: PageResult) =>
-    reply
-      .code(status)
-      .headers(CALLBACK_PAGE_HEADERS)
+  /**
+   * A callback page with the result for `provider`, in the request's language (docs/api.md §1.5); `data` is a login
+   * answer's on success.
+   */
+  const sendPage = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    provider: string,
+    result: PageResult,
+  ) => {
+    const language = languageOf(request.headers)
+    const text = result.failure === null ? SIGNED_IN : SIGN_IN_FAILURES[result.failure]
+    return markLanguage(reply.code(status).headers(CALLBACK_PAGE_HEADERS), language)
       .type('text/html; charset=utf-8')
       .send(
-        callbackPage(frontendOrigin, {
-          type: 'auth:oauth:result',
-          success: result.failure === null,
-          provider,
-          message: result.failure === null ? 'Signed in' : SIGN_IN_FAILURES[result.failure],
-          data: result.data,
-        }),
+        callbackPage(
+          frontendOrigin,
+          {
+            type: 'auth:oauth:result',
+            success: result.failure === null,
+            provider,
+            message: render(language, text),
+            data: result.data,
+          },
+          language,
+        ),
       )
-  const failurePage = (reply: FastifyReply, status: number, provider: string, failure: SignInFailure) =>
-    sendPage(reply, status, provider, { failure, data: null })
+  }
+  const failurePage = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    provider: string,
+    failure: SignInFailure,
+  ) => sendPage(request, reply, status, provider, { failure, data: null })
 
   app.get(
     '/auth/oauth/providers',
@@ -106,11 +128,11 @@ export const publicOAuthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = 
     async (request, reply) => {
       const { provider } = request.params
       if (request.validationError)
-        return failurePage(reply, 400, provider, startQueryFailure(request.validationError))
+        return failurePage(request, reply, 400, provider, startQueryFailure(request.validationError))
       const { redirect_to: redirectTo, code_challenge: codeChallenge } = request.query
       const started = await flow.start(provider, redirectTo ?? null, codeChallenge ?? null)
       if ('failure' in started)
-        return failurePage(reply, startStatus(started.failure), provider, started.failure)
+        return failurePage(request, reply, startStatus(started.failure), provider, started.failure)
       return reply
         .header('set-cookie', cookie.set(started.state))
         .header('referrer-policy', 'no-referrer')
@@ -152,11 +174,20 @@ export const publicOAuthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = 
         requestContext(request),
       )
       if ('session' in outcome)
-        return sendPage(reply, 200, provider, { failure: null, data: loginData(outcome.session, basePath) })
+        return sendPage(request, reply, 200, provider, {
+          failure: null,
+          data: loginData(outcome.session, basePath),
+        })
       if ('code' in outcome) return redirectBack(reply, outcome.redirectTo, { code: outcome.code })
       if (outcome.redirectTo !== null)
         return redirectBack(reply, outcome.redirectTo, { error: outcome.failure })
-      return failurePage(reply, outcome.failure === 'provider_unknown' ? 404 : 200, provider, outcome.failure)
+      return failurePage(
+        request,
+        reply,
+        outcome.failure === 'provider_unknown' ? 404 : 200,
+        provider,
+        outcome.failure,
+      )
     },
   )
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { AppError } from '../errors.js'
+import { languageHeaders, languageOf } from '../http/answer-language.js'
 import { failure } from '../http/envelope.js'
 import { type AccessTokenGuardOptions, guardVerifier, settle } from './guard-options.js'
 
@@ -43,17 +44,19 @@ export function createAccessTokenMiddleware(options: AccessTokenGuardOptions): A
         next()
       },
       (error) => {
-        if (error instanceof AppError) sendRefusal(res, error)
+        if (error instanceof AppError) sendRefusal(res, error, languageOf(req.headers))
         else next(error)
       },
     )
   }
 }
 
-function sendRefusal(res: ServerResponse, error: AppError): void {
-  const body = JSON.stringify(failure(error))
+/** The refusal's envelope, in the request's language (docs/api.md §1.5), as the service writes it. */
+function sendRefusal(res: ServerResponse, error: AppError, language: string): void {
+  const body = JSON.stringify(failure(error, language))
   res.writeHead(error.statusCode, {
     ...error.headers,
+    ...languageHeaders(language, res.getHeader('vary')),
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
   })

@@ -1,5 +1,6 @@
 import type { FastifyPluginCallback } from 'fastify'
 import { AppError } from '../errors.js'
+import { languageOf, markLanguage } from '../http/answer-language.js'
 import { failure } from '../http/envelope.js'
 import type { AccessTokenVerifier } from './access-token-verifier.js'
 import { type AccessTokenGuardOptions, guardVerifier, settle } from './guard-options.js'
@@ -45,7 +46,11 @@ export const accessTokenPlugin: FastifyPluginCallback<AccessTokenGuardOptions> =
         },
         (error) => {
           if (!(error instanceof AppError)) return next(error as Error)
-          reply.code(error.statusCode).headers(error.headers).send(failure(error))
+          // in the request's language, as the service answers (docs/api.md §1.5)
+          const language = languageOf(request.headers)
+          markLanguage(reply.code(error.statusCode).headers(error.headers), language).send(
+            failure(error, language),
+          )
         },
       )
     })

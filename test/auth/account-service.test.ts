@@ -17,6 +17,7 @@ import {
   StorageError,
   ValidationError,
 } from '../../src/errors.js'
+import { english } from '../../src/language/catalogues.js'
 import type { SecurityEvent } from '../../src/security-event.js'
 import { createSessionService } from '../../src/sessions/session-service.js'
 import { createMemoryLoginAttemptStore } from '../../src/storage/memory/memory-login-attempt-store.js'
@@ -275,7 +276,7 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
         () => expect.unreachable('registered'),
         (error: unknown) => {
           expect(error).toBeInstanceOf(ValidationError)
-          return (error as ValidationError).data.errors
+          return (error as ValidationError).envelopeData(english).errors
         },
       )
     expect(await refusal('nope', 'correct horse')).toEqual([

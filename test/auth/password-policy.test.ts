@@ -11,10 +11,15 @@ import {
 } from '../../src/auth/password-policy.js'
 import { LoginBody, RefreshBody, RegisterBody } from '../../src/http/schemas.js'
 import { ajvOptions, toValidationError } from '../../src/http/validation.js'
+import { english } from '../../src/language/catalogues.js'
+import type { Message } from '../../src/language/message.js'
 import { backends } from '../support/backends.js'
 import { call, expectError, PASSWORD, uniqueEmail } from '../support/http.js'
 import { MESSAGES } from '../support/messages.js'
 import { startTestService, type TestService } from '../support/test-service.js'
+
+/** A problem as English text (the language of the specification's messages). */
+const written = (problem: Message | null) => (problem === null ? null : english(problem))
 
 /** The one message of the rule (spec 4.3, 8; DECISIONS: Password length). */
 const RULE = 'must have 8 to 100 characters of well-formed Unicode'
@@ -54,11 +59,11 @@ describe('the password policy', () => {
   })
 
   it.each(NEW_PASSWORDS)('a new password of %s: accepted %s', (_case, password, accepted) => {
-    expect(newPasswordProblem(password)).toBe(accepted ? null : RULE)
+    expect(written(newPasswordProblem(password))).toBe(accepted ? null : RULE)
   })
 
   it.each(LOGIN_PASSWORDS)('a login password of %s: %s', (_case, password, problem) => {
-    expect(loginPasswordProblem(password)).toBe(problem)
+    expect(written(loginPasswordProblem(password))).toBe(problem)
   })
 })
 
@@ -68,7 +73,8 @@ function schemaProblems(schema: TSchema, body: unknown) {
   ajvOptions.onCreate?.(ajv)
   const validate = ajv.compile(schema)
   if (validate(body)) return []
-  return toValidationError((validate.errors ?? []) as FastifySchemaValidationError[]).data.errors
+  return toValidationError((validate.errors ?? []) as FastifySchemaValidationError[]).envelopeData(english)
+    .errors
 }
 
 describe('the request schemas apply the policy, with its message', () => {

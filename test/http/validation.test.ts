@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DESCRIBED_KEYWORDS } from '../../src/http/validation.js'
 import { backends } from '../support/backends.js'
 import { call, decodeJwt, PASSWORD, uniqueEmail } from '../support/http.js'
 import { FIELD_MESSAGES } from '../support/messages.js'
 import { startTestService, type TestService } from '../support/test-service.js'
+
+/** What a schema says without checking anything: its words, its examples, its default. */
+const ANNOTATIONS = new Set(['description', 'examples', 'default', 'title', '$id', 'contentMediaType'])
+/** What holds other schemas, walked into: its own failure is that of one of them. */
+const STRUCTURE = new Set(['items', 'anyOf', 'oneOf', 'allOf'])
 
 // docs/api.md R1.5 to R1.8, implemented by src/http/validation.ts and the schemas of src/http/schemas.ts.
 describe('validation: the 400 of a request that does not fit its schema', () => {
@@ -50,6 +56,30 @@ describe('validation: the 400 of a request that does not fit its schema', () => 
     const reply = await post('/auth/register', { email: uniqueEmail(), password })
     expect(reply.status).toBe(400)
     expect(reply.body.data.errors).toEqual([{ field: '/password', message: FIELD_MESSAGES.notString }])
+  })
+
+  it('R1.6 every keyword of every request schema has a text of its own in the catalogues (R1.19)', async () => {
+    const document = (await call(service.app, 'GET', '/openapi.json')).body
+    const keywords = new Set<string>()
+    const walk = (schema: unknown): void => {
+      if (typeof schema !== 'object' || schema === null) return
+      for (const [keyword, value] of Object.entries(schema)) {
+        if (keyword === 'properties') for (const property of Object.values(value as object)) walk(property)
+        else if (STRUCTURE.has(keyword)) [value].flat().forEach(walk)
+        else if (!ANNOTATIONS.has(keyword)) keywords.add(keyword)
+      }
+    }
+    for (const operations of Object.values(document.paths) as Array<Record<string, any>>) {
+      for (const operation of Object.values(operations)) {
+        for (const parameter of operation.parameters ?? []) walk(parameter.schema)
+        for (const media of Object.values(operation.requestBody?.content ?? {}) as any[]) walk(media.schema)
+      }
+    }
+    expect([...keywords].sort()).toEqual(expect.arrayContaining(['enum', 'pattern', 'required', 'type']))
+    const undescribed = [...keywords].filter(
+      (keyword) => !(DESCRIBED_KEYWORDS as readonly string[]).includes(keyword),
+    )
+    expect(undescribed).toEqual([])
   })
 
   it('R1.8 fields the schema does not name are ignored', async () => {

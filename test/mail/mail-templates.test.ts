@@ -2,6 +2,7 @@ import { chmod, mkdir, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/config/config-error.js'
+import { languages } from '../../src/language/catalogues.js'
 import {
   BUILT_IN_TEMPLATES_DIR,
   loadMailTemplates,
@@ -25,31 +26,64 @@ function valuesFor(name: TemplateName): Record<string, string> {
   )
 }
 
+/** What a code mail says in each language: how long the code lasts, and that a mail one did not ask for is ignored. */
+const CODE_MAIL_WORDS = {
+  en: { lifetime: '10 minutes', ignore: 'you can ignore this message' },
+  'zh-CN': { lifetime: '10 分钟', ignore: '请忽略此邮件' },
+} as const
+
 describe('the mail templates', () => {
   const temp = useTempDir('mail-templates')
 
-  it('ship a plain-text part with a subject and an HTML part for every message, each placeholder filled', async () => {
-    const files = (await readdir(BUILT_IN_TEMPLATES_DIR)).filter((file) => file !== 'README.md').sort()
-    expect(files).toEqual(TEMPLATE_NAMES.flatMap((name) => [`${name}.html`, `${name}.txt`]).sort())
+  it('ship, in a folder per language of the catalogues, both parts of every message, each placeholder filled', async () => {
+    const entries = (await readdir(BUILT_IN_TEMPLATES_DIR)).filter((entry) => entry !== 'README.md').sort()
+    expect(entries).toEqual([...languages()].sort())
+    expect(languages()).toEqual(['en', 'zh-CN'])
     const templates = await loadMailTemplates({ productName: 'Acme Docs', templatesDir: null })
-    for (const name of TEMPLATE_NAMES) {
-      const mail = templates.render(name, valuesFor(name))
-      expect(mail.subject, name).toContain('Acme Docs')
-      expect(mail.subject, name).not.toMatch(/[\r\n]|\{\{/)
-      expect(mail.text, name).toContain('Acme Docs')
-      expect(`${mail.text}${mail.html}`, name).not.toContain('{{')
-      expect(mail.html, name).toMatch(/^<!doctype html>/)
-      if (name.startsWith('code_')) {
-        // the code is in both parts, never in the subject (mail servers log subjects); its lifetime and the advice
-        // to ignore a mail one did not ask for are in both
-        for (const part of [mail.text, mail.html]) {
-          expect(part, name).toContain('493817')
-          expect(part, name).toContain('10 minutes')
-          expect(part, name).toContain('you can ignore this message')
+    for (const language of languages()) {
+      const files = (await readdir(join(BUILT_IN_TEMPLATES_DIR, language))).sort()
+      expect(files, language).toEqual(
+        TEMPLATE_NAMES.flatMap((name) => [`${name}.html`, `${name}.txt`]).sort(),
+      )
+      for (const name of TEMPLATE_NAMES) {
+        const mail = templates.render(name, valuesFor(name), language)
+        const at = `${language}/${name}`
+        expect(mail.subject, at).toContain('Acme Docs')
+        expect(mail.subject, at).not.toMatch(/[\r\n]|\{\{/)
+        expect(mail.text, at).toContain('Acme Docs')
+        expect(`${mail.text}${mail.html}`, at).not.toContain('{{')
+        expect(mail.html, at).toMatch(/^<!doctype html>/)
+        expect(mail.html, at).toContain(`<html lang="${language}">`)
+        // the same values in both parts of every language: a translation leaves none out
+        for (const value of Object.values(valuesFor(name))) {
+          expect(mail.text, at).toContain(value)
+          expect(mail.html, at).toContain(value)
         }
-        expect(mail.subject, name).not.toContain('493817')
+        if (name.startsWith('code_')) {
+          // the code is in both parts, never in the subject (mail servers log subjects); its lifetime and the
+          // advice to ignore a mail one did not ask for are in both
+          const { lifetime, ignore } = CODE_MAIL_WORDS[language as keyof typeof CODE_MAIL_WORDS]
+          for (const part of [mail.text, mail.html]) {
+            expect(part, at).toContain('493817')
+            expect(part, at).toContain(lifetime)
+            expect(part, at).toContain(ignore)
+          }
+          expect(mail.subject, at).not.toContain('493817')
+        }
       }
     }
+  })
+
+  it('write a message in the language asked for, and in English for any other or none', async () => {
+    const templates = await loadMailTemplates({ productName: 'Acme', templatesDir: null })
+    const chinese = templates.render('code_register', valuesFor('code_register'), 'zh-CN')
+    expect(chinese.subject).toBe('你的 Acme 注册验证码')
+    expect(chinese.text).toContain('要使用 owner@example.com 注册 Acme 账号，请输入以下验证码：')
+    const english = templates.render('code_register', valuesFor('code_register'))
+    expect(english.subject).toBe('Your code to create your Acme account')
+    expect(templates.render('code_register', valuesFor('code_register'), 'en')).toEqual(english)
+    // a language the service does not speak (a row queued by a version that spoke it): English
+    expect(templates.render('code_register', valuesFor('code_register'), 'fr')).toEqual(english)
   })
 
   it('say what each message is for', async () => {
@@ -92,6 +126,47 @@ describe('the mail templates', () => {
     const test = templates.render('test', { email: 'a@example.com' })
     expect(test.html).toBe('<p>Hello a@example.com from Acme</p>')
     expect(test.subject).toBe('Acme test message')
+  })
+
+  it('are replaced, language by language, by the folders of MAIL_TEMPLATES_DIR named by a language', async () => {
+    const dir = join(temp.path, 'languages')
+    await mkdir(join(dir, 'zh-CN'), { recursive: true })
+    await mkdir(join(dir, 'unrelated'))
+    await temp.file('languages/code_login.txt', 'Subject: Sign in to {{product}}\n\nCode: {{code}}\n')
+    await temp.file('languages/zh-CN/code_login.txt', 'Subject: 登录 {{product}}\n\n验证码：{{code}}\n')
+    await temp.file('languages/unrelated/code_login.txt', 'not read: a folder of no language')
+    const templates = await loadMailTemplates({ productName: 'Acme', templatesDir: dir })
+    expect(templates.render('code_login', valuesFor('code_login')).text).toBe('Code: 493817\n')
+    const chinese = templates.render('code_login', valuesFor('code_login'), 'zh-CN')
+    expect(chinese.subject).toBe('登录 Acme')
+    expect(chinese.text).toBe('验证码：493817\n')
+    // an override in one language leaves the others as they were
+    expect(templates.render('test', { email: 'a@example.com' }, 'zh-CN').subject).toBe('Acme 测试邮件')
+    // English may have a folder too, as long as a file is not given twice
+    const en = join(temp.path, 'english')
+    await mkdir(join(en, 'en'), { recursive: true })
+    await temp.file('english/en/test.txt', 'Subject: Hello from {{product}}\n\nHi\n')
+    const fromFolder = await loadMailTemplates({ productName: 'Acme', templatesDir: en })
+    expect(fromFolder.render('test', { email: 'a@example.com' }).subject).toBe('Hello from Acme')
+    await temp.file('english/test.txt', 'Subject: Hello again\n\nHi\n')
+    await expect(loadMailTemplates({ productName: 'Acme', templatesDir: en })).rejects.toThrow(
+      'MAIL_TEMPLATES_DIR has en/test.txt and test.txt, the same message in the same language: keep one',
+    )
+  })
+
+  it('refuse a file of a language folder that cannot be used, naming it with its folder', async () => {
+    const dir = join(temp.path, 'bad-language')
+    await mkdir(join(dir, 'zh-CN'), { recursive: true })
+    await temp.file('bad-language/zh-CN/code_login.txt', 'Subject: x\n\n{{code}} {{password}}')
+    await expect(loadMailTemplates({ productName: 'Acme', templatesDir: dir })).rejects.toThrow(
+      /^MAIL_TEMPLATES_DIR has zh-CN\/code_login\.txt, which uses \{\{password\}\}/,
+    )
+    const unknown = join(temp.path, 'unknown-in-language')
+    await mkdir(join(unknown, 'zh-CN'), { recursive: true })
+    await temp.file('unknown-in-language/zh-CN/code_logn.html', '<p></p>')
+    await expect(loadMailTemplates({ productName: 'Acme', templatesDir: unknown })).rejects.toThrow(
+      /^MAIL_TEMPLATES_DIR has zh-CN\/code_logn\.html, which is the name of no message/,
+    )
   })
 
   it.each([

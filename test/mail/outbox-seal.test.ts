@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { MailIntent } from '../../src/mail/mail-intent.js'
-import { createOutboxSeal, MAX_PAYLOAD_LENGTH } from '../../src/mail/outbox-seal.js'
+import { createOutboxSeal, MAX_PAYLOAD_LENGTH, type SealedMail } from '../../src/mail/outbox-seal.js'
 
 const SECRET = 'outbox-secret-0123456789-abcdefghijklmnopqrstuvwxyz'
 const OLD_SECRET = 'old-outbox-secret-0123456789-abcdefghijklmnopqrstu'
@@ -19,6 +19,18 @@ describe('the outbox seal', () => {
       const payload = seal.seal(ID, { to: 'a@example.com', intent })
       expect(seal.open(ID, payload)).toEqual({ to: 'a@example.com', intent })
     }
+  })
+
+  it('keeps the language of the message (docs/api.md R1.18), and opens a payload sealed without one', () => {
+    const seal = createOutboxSeal({ secret: SECRET, previousSecrets: [] })
+    const chinese = seal.seal(ID, { to: 'a@example.com', intent: CODE, language: 'zh-CN' })
+    expect(seal.open(ID, chinese)).toEqual({ to: 'a@example.com', intent: CODE, language: 'zh-CN' })
+    // what a version that kept no language sealed: the default language, at delivery
+    const before = seal.seal(ID, { to: 'a@example.com', intent: CODE })
+    expect(seal.open(ID, before)).toEqual({ to: 'a@example.com', intent: CODE })
+    // a language that is no tag is a content this version does not know
+    const odd = { to: 'a@example.com', intent: CODE, language: 7 } as unknown as SealedMail
+    expect(seal.open(ID, seal.seal(ID, odd))).toBeNull()
   })
 
   it('is ASCII, does not show the code or the address, and differs each time', () => {

@@ -98,6 +98,29 @@ describe('the outbox sender', () => {
     ])
   })
 
+  it('writes each message in the language it was queued with (docs/api.md R1.18); one queued without, in English', async () => {
+    const h = await open()
+    await h.addUser('taken@example.com')
+    const fresh = code('register')
+    await h.mail.mailer.queue('new@example.com', fresh, null, 'zh-CN')
+    // decided at delivery, and written in the language of the request all the same
+    await h.mail.mailer.queue('taken@example.com', code('register'), null, 'zh-CN')
+    // a row queued by a version that kept no language, or by one that spoke a language this one does not
+    await h.mail.mailer.queue('old@example.com', { kind: 'test' }, null)
+    await h.mail.mailer.queue('gone@example.com', { kind: 'test' }, null, 'fr')
+    await h.mail.sender.deliverDue()
+    const chinese = await h.smtp.next((mail) => mail.to[0] === 'new@example.com')
+    expect(chinese.subject).toBe('你的 Acme 注册验证码')
+    expect(chinese.text).toContain((fresh as { code: string }).code)
+    expect(chinese.text).toContain('验证码 10 分钟内有效，且只能使用一次。')
+    expect(chinese.html).toContain('<html lang="zh-CN">')
+    const taken = await h.smtp.next((mail) => mail.to[0] === 'taken@example.com')
+    expect(taken.subject).toBe('你已有 Acme 账号')
+    expect(taken.text).toContain('忘记密码')
+    expect((await h.smtp.next((mail) => mail.to[0] === 'old@example.com')).subject).toBe('Acme test message')
+    expect((await h.smtp.next((mail) => mail.to[0] === 'gone@example.com')).subject).toBe('Acme test message')
+  })
+
   it('is woken by a message queued in its process, long before its next poll', async () => {
     const h = await open({ senderSettings: { pollIntervalMs: 60_000 } })
     h.mail.sender.start()

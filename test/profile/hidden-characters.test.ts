@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { english } from '../../src/language/catalogues.js'
 import { hasHiddenCharacters, stripHiddenCharacters } from '../../src/profile/hidden-characters.js'
 import { HIDDEN_RULE, normalizeBio, normalizeNickname } from '../../src/profile/profile-rules.js'
 
@@ -100,7 +101,7 @@ describe('hidden characters (docs/api.md R4.22.2)', () => {
   it('R4.22.2 a nickname or a bio with one is refused, naming the field; one with the kept ones is taken as it is', () => {
     expect(normalizeNickname('admin\u202Egnp.exe')).toEqual({ field: '/nickname', message: HIDDEN_RULE })
     expect(normalizeBio('line one\nline\u200B two')).toEqual({ field: '/bio', message: HIDDEN_RULE })
-    expect(HIDDEN_RULE).toBe('must not contain invisible or direction-changing characters')
+    expect(english(HIDDEN_RULE)).toBe('must not contain invisible or direction-changing characters')
     for (const [, text] of KEPT) {
       expect(normalizeNickname(text)).toBe(text)
       expect(normalizeBio(`${text}\n\t${text}`)).toBe(`${text}\n\t${text}`)

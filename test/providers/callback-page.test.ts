@@ -20,7 +20,7 @@ describe('the callback page', () => {
   }
 
   it('escapes every character that could end the JSON block, and the value reads back the same', () => {
-    const html = callbackPage('https://app.example.com', message)
+    const html = callbackPage('https://app.example.com', message, 'en')
     const block = /<script type="application\/json" id="result">([\s\S]*?)<\/script>/i.exec(html)?.[1] ?? ''
     expect(block).not.toMatch(/[<>&\u2028\u2029]/)
     expect(html.match(/<script\b/gi)).toHaveLength(2)
@@ -29,7 +29,7 @@ describe('the callback page', () => {
   })
 
   it("allows its one script by the script's hash, and nothing else", () => {
-    const html = callbackPage(null, { ...message, success: false, data: null })
+    const html = callbackPage(null, { ...message, success: false, data: null }, 'en')
     const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)]
     expect(scripts).toHaveLength(1)
     const hash = createHash('sha256')

@@ -31,9 +31,9 @@ async function listen(middleware: AccessTokenMiddleware) {
   return {
     /** How many requests went on past the middleware (next was called). */
     handled: () => handled,
-    get: (authorization: string | undefined) =>
+    get: (authorization: string | undefined, headers: Record<string, string> = {}) =>
       fetch(`http://127.0.0.1:${port}/orders`, {
-        headers: authorization === undefined ? {} : { authorization },
+        headers: { ...headers, ...(authorization === undefined ? {} : { authorization }) },
         signal: AbortSignal.timeout(10_000),
       }),
     close: () =>
@@ -77,6 +77,15 @@ describe('createAccessTokenMiddleware on a node:http server, against tokens of a
       expect(api.handled()).toBe(before)
     },
   )
+
+  it('R5.9.4 a refusal is written in the language of the request, as the service writes it (R1.16, R1.17)', async () => {
+    const response = await api.get(undefined, { 'accept-language': 'zh-CN, en;q=0.5' })
+    expect(response.status).toBe(401)
+    expect(response.headers.get('content-language')).toBe('zh-CN')
+    expect(response.headers.get('vary')).toBe('Accept-Language')
+    expect(await response.json()).toEqual({ code: 401, message: '缺少 Authorization 请求头', data: null })
+    expect((await api.get(undefined)).headers.get('content-language')).toBe('en')
+  })
 
   it('R5.9.4 an error that is no refusal goes to next(error), for the application’s error handler', async () => {
     const failing = await listen(

@@ -65,6 +65,14 @@ describe('accessTokenPlugin, in a Fastify application, against tokens of a runni
     },
   )
 
+  it('R5.9.4 a refusal is written in the language of the request, as the service writes it (R1.16, R1.17)', async () => {
+    const reply = await app.inject({ method: 'GET', url: '/orders', headers: { 'accept-language': 'zh' } })
+    expect(reply.statusCode).toBe(401)
+    expect(reply.headers['content-language']).toBe('zh-CN')
+    expect(reply.headers.vary).toBe('Accept-Language')
+    expect(reply.json()).toEqual({ code: 401, message: '缺少 Authorization 请求头', data: null })
+  })
+
   it('R5.9.4 it guards every route of the scope that registers it, and none outside', async () => {
     expect((await app.inject({ method: 'GET', url: '/status' })).statusCode).toBe(200)
     const early = await app.inject({ method: 'GET', url: '/early' })
