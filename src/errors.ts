@@ -34,6 +34,7 @@ export const ERROR_CODES = [
   'write_outcome_unknown',
   'unsupported_image',
   'avatar_too_large',
+  'avatar_image_too_large',
   'multipart_required',
   'exchange_code_refused',
   'provider_not_linked',
@@ -348,6 +349,21 @@ export class AvatarTooLargeError extends AppError {
   readonly code = 'avatar_too_large'
   constructor() {
     super(message('error.avatar_too_large'))
+  }
+}
+
+/**
+ * docs/api.md R4.23.2: an avatar whose header declares more than the decoder is asked for (its memory, R4.23.6):
+ * refused from the header, before anything is decoded.
+ */
+export class AvatarImageTooLargeError extends AppError {
+  readonly statusCode = 413
+  readonly code = 'avatar_image_too_large'
+  constructor(cause?: unknown) {
+    super(
+      'The avatar must be at most 40 megapixels and 16,384 pixels on a side (16 megapixels if interlaced or progressive, 8 at 16 bits per channel)',
+      { cause },
+    )
   }
 }
 

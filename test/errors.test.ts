@@ -127,6 +127,13 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     code: 'avatar_too_large',
     message: 'The avatar must be at most 2 MB (2,097,152 bytes)',
   },
+  AvatarImageTooLargeError: {
+    error: new errors.AvatarImageTooLargeError(),
+    status: 413,
+    code: 'avatar_image_too_large',
+    message:
+      'The avatar must be at most 40 megapixels and 16,384 pixels on a side (16 megapixels if interlaced or progressive, 8 at 16 bits per channel)',
+  },
   MultipartRequiredError: {
     error: new errors.MultipartRequiredError(),
     status: 415,

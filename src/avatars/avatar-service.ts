@@ -46,9 +46,11 @@ export interface AvatarServiceDeps {
 const DEFAULT_FETCH_TIMEOUT_MS = 5_000
 
 /**
- * Images decoded at once, and waiting, per process. A 40-megapixel PNG (the largest taken) costs about 0.4 s of one
- * core and 70 MB while it decodes, on one of libuv's four threads, which name lookups and file reads share: four at
- * once would take them all and near 300 MB (measured). One at a time, sixteen waiting, the rest refused with 503.
+ * Images decoded at once, and waiting, per process. The largest images taken (avatar-image.ts) cost up to about
+ * a second of one core and 135 MB while they decode, on one of libuv's four threads, which name lookups and file reads
+ * share: four at once would take them all and near 550 MB. One at a time, sixteen waiting (their files, 2 MB at
+ * most each, are all they hold), the rest refused with 503: with the memory given back after each image, a process
+ * stays within that one decode of where it was (docs/api.md R4.23.6).
  */
 const DECODE_CONCURRENCY = 1
 const DECODE_QUEUE_LIMIT = 16

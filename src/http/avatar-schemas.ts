@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import {
+  AvatarImageTooLargeError,
   AvatarTooLargeError,
   BadRequestError,
   MultipartRequiredError,
@@ -92,8 +93,8 @@ export const uploadAvatarResponses = () => ({
   401: unauthorized(),
   403: httpsRequired(),
   413: refusal(
-    'The file is over 2 MB (2,097,152 bytes); nothing was changed',
-    [new AvatarTooLargeError()],
+    'The file is over 2 MB (2,097,152 bytes), or its header declares an image over 40 megapixels, over 16,384 pixels on a side, or interlaced or progressive and over 16 megapixels (8 at 16 bits per channel) (R4.23.2); nothing was decoded or changed',
+    [new AvatarTooLargeError(), new AvatarImageTooLargeError()],
     LIMITED,
   ),
   415: refusal(

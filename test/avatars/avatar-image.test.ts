@@ -1,8 +1,8 @@
-import { crc32 } from 'node:zlib'
 import sharp from 'sharp'
 import { describe, expect, it } from 'vitest'
 import { imageType, reencodeAvatar } from '../../src/avatars/avatar-image.js'
-import { UnsupportedImageError } from '../../src/errors.js'
+import { AvatarImageTooLargeError, UnsupportedImageError } from '../../src/errors.js'
+import { blankPng, type PngShape, pngDeclaring } from './png-files.js'
 
 const GPS = {
   GPSLatitudeRef: 'N',
@@ -42,30 +42,6 @@ async function expectNoMetadata(data: Buffer): Promise<void> {
   expect(metadata.iptc).toBeUndefined()
   expect(metadata.comments).toBeUndefined()
   for (const marker of METADATA_MARKERS) expect(data.includes(marker), marker).toBe(false)
-}
-
-/** A PNG chunk: length, type, data and CRC. */
-function pngChunk(type: string, data: Buffer): Buffer {
-  const body = Buffer.concat([Buffer.from(type, 'latin1'), data])
-  const length = Buffer.alloc(4)
-  length.writeUInt32BE(data.length)
-  const crc = Buffer.alloc(4)
-  crc.writeUInt32BE(crc32(body))
-  return Buffer.concat([length, body, crc])
-}
-
-/** A PNG of a few bytes whose header declares `width` × `height`: a decompression bomb's header. */
-function pngDeclaring(width: number, height: number): Buffer {
-  const header = Buffer.alloc(13)
-  header.writeUInt32BE(width, 0)
-  header.writeUInt32BE(height, 4)
-  header.set([8, 0, 0, 0, 0], 8)
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk('IHDR', header),
-    pngChunk('IDAT', Buffer.from([0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])),
-    pngChunk('IEND', Buffer.alloc(0)),
-  ])
 }
 
 describe('imageType: the type from the first bytes alone', () => {
@@ -221,11 +197,81 @@ describe('reencodeAvatar', () => {
     }
   })
 
-  it('refuses a decompression bomb from its header, before decoding: 10,000 × 10,000 in 70 bytes', async () => {
-    const bomb = pngDeclaring(10_000, 10_000)
-    expect(bomb.length).toBeLessThan(100)
-    const started = performance.now()
-    await expect(reencodeAvatar(bomb)).rejects.toBeInstanceOf(UnsupportedImageError)
-    expect(performance.now() - started).toBeLessThan(1_000)
+  it('a PNG is turned upright by its EXIF orientation too (cut to its square before the turn)', async () => {
+    // as the JPEG above: left half red, right half blue, 200×100 with orientation 6, red on top once shown
+    const raw = Buffer.alloc(200 * 100 * 3)
+    for (let y = 0; y < 100; y++) {
+      for (let x = 0; x < 200; x++) raw[(y * 200 + x) * 3 + (x < 100 ? 0 : 2)] = 255
+    }
+    const stored = await sharp(raw, { raw: { width: 200, height: 100, channels: 3 } })
+      .png()
+      .withMetadata({ orientation: 6 })
+      .toBuffer()
+    expect((await sharp(stored).metadata()).orientation).toBe(6)
+    const avatar = await reencodeAvatar(stored)
+    expect(avatar.contentType).toBe('image/png')
+    const { data, info } = await sharp(avatar.data).raw().toBuffer({ resolveWithObject: true })
+    expect([info.width, info.height]).toEqual([100, 100])
+    const pixel = (x: number, y: number) =>
+      [...data.subarray((y * 100 + x) * info.channels, (y * 100 + x) * info.channels + 3)] as number[]
+    expect(pixel(85, 15)).toEqual([255, 0, 0])
+    expect(pixel(15, 85)).toEqual([0, 0, 255])
+    expect((await sharp(avatar.data).metadata()).orientation).toBeUndefined()
+  })
+})
+
+describe("reencodeAvatar: the decoder's memory (R4.23.2, R4.23.6)", () => {
+  const TOO_LARGE = {
+    statusCode: 413,
+    message:
+      'The avatar must be at most 40 megapixels and 16,384 pixels on a side (16 megapixels if interlaced or progressive, 8 at 16 bits per channel)',
+  }
+
+  /**
+   * Each shape is refused from its header: the file is a header and an empty zlib stream, which would not decode,
+   * so a 413 (not the 415 of a file that does not decode) says that nothing was decoded.
+   */
+  it.each<[string, PngShape]>([
+    ['over 40 megapixels: 10,000 × 10,000', { width: 10_000, height: 10_000 }],
+    ['over 40 megapixels at 16,384 wide: 16,384 × 2,442', { width: 16_384, height: 2_442 }],
+    ["a side over 16,384: 65,535 × 600 (39 MP), the issue's bomb", { width: 65_535, height: 600 }],
+    ['a side over 16,384: 16,385 × 1', { width: 16_385, height: 1 }],
+    ['a side over 16,384, tall: 1 × 16,385', { width: 1, height: 16_385 }],
+    ['interlaced, over 16 megapixels: 4,001 × 4,000', { width: 4_001, height: 4_000, interlaced: true }],
+    [
+      'interlaced at 16 bits, over 8 megapixels: 2,829 × 2,829',
+      { width: 2_829, height: 2_829, depth: 16, interlaced: true },
+    ],
+  ])('refuses from its header, with a 413: %s', async (_, shape) => {
+    const header = pngDeclaring(shape)
+    expect(header.length).toBeLessThan(100)
+    const refusal = reencodeAvatar(header)
+    await expect(refusal).rejects.toBeInstanceOf(AvatarImageTooLargeError)
+    await expect(refusal).rejects.toMatchObject(TOO_LARGE)
+  })
+
+  it('refuses a progressive JPEG over 16 megapixels (4,001 × 4,000) with the 413; 4,000 × 4,000 is taken', async () => {
+    const progressive = (width: number) =>
+      sharp({ create: { width, height: 4_000, channels: 3, background: '#336699' } })
+        .jpeg({ progressive: true })
+        .toBuffer()
+    await expect(reencodeAvatar(await progressive(4_001))).rejects.toMatchObject(TOO_LARGE)
+    const avatar = await reencodeAvatar(await progressive(4_000))
+    expect((await sharp(avatar.data).metadata()).width).toBe(512)
+  })
+
+  it.each<[string, PngShape]>([
+    ['16,384 pixels wide', { width: 16_384, height: 64 }],
+    ['16,384 pixels tall', { width: 64, height: 16_384 }],
+    ['interlaced, 16 megapixels: 4,000 × 4,000', { width: 4_000, height: 4_000, interlaced: true }],
+    [
+      'interlaced at 16 bits, 8 megapixels: 2,828 × 2,828',
+      { width: 2_828, height: 2_828, depth: 16, interlaced: true },
+    ],
+  ])('takes an image at the limits: %s', async (_, shape) => {
+    const avatar = await reencodeAvatar(await blankPng(shape))
+    const side = Math.min(512, shape.width, shape.height)
+    const metadata = await sharp(avatar.data).metadata()
+    expect([metadata.format, metadata.width, metadata.height]).toEqual(['png', side, side])
   })
 })

@@ -6,10 +6,13 @@ import { AVATAR_MAX_BYTES, reencodeAvatar } from '../../src/avatars/avatar-image
 import { type Backend, backends } from '../support/backends.js'
 import { bearer, call, expectError, PASSWORD, type Registered, registerUser } from '../support/http.js'
 import { apiPath, startTestService, TEST_BASE_PATH, type TestService } from '../support/test-service.js'
+import { blankPng } from './png-files.js'
 
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 const UNSUPPORTED_IMAGE = 'The avatar must be a JPEG, PNG or WebP image'
 const TOO_LARGE = 'The avatar must be at most 2 MB (2,097,152 bytes)'
+const IMAGE_TOO_LARGE =
+  'The avatar must be at most 40 megapixels and 16,384 pixels on a side (16 megapixels if interlaced or progressive, 8 at 16 bits per channel)'
 const AVATAR_URL = new RegExp(`^${TEST_BASE_PATH}/avatars/([0-9a-f]{32})$`)
 
 interface FilePart {
@@ -240,6 +243,16 @@ describe('POST /auth/avatar refusals', () => {
     // the avatar is the one taken before
     const me = await call(service.app, 'GET', '/auth/me', { headers: bearer(user.accessToken) })
     expect(me.body.data.avatar_url).toBe(taken.body.data.avatar_url)
+  })
+
+  it('an image whose header declares more than is decoded (65,535 × 600 in 153 KB) is a 413; the avatar is unchanged', async () => {
+    const before = await call(service.app, 'GET', '/auth/me', { headers: bearer(user.accessToken) })
+    const bomb = await blankPng({ width: 65_535, height: 600 })
+    const reply = await upload(service.app, user.accessToken, [avatarFile(bomb, 'wide.png', 'image/png')])
+    expect(reply.status, reply.text).toBe(413)
+    expect(reply.body).toEqual({ code: 413, message: IMAGE_TOO_LARGE, data: null })
+    const after = await call(service.app, 'GET', '/auth/me', { headers: bearer(user.accessToken) })
+    expect(after.body.data.avatar_url).toBe(before.body.data.avatar_url)
   })
 
   it('a body that declares more than the form can hold is a 413 before it is read', async () => {
