@@ -360,10 +360,7 @@ export class AvatarImageTooLargeError extends AppError {
   readonly statusCode = 413
   readonly code = 'avatar_image_too_large'
   constructor(cause?: unknown) {
-    super(
-      'The avatar must be at most 40 megapixels and 16,384 pixels on a side (16 megapixels if interlaced or progressive, 8 at 16 bits per channel)',
-      { cause },
-    )
+    super(message('error.avatar_image_too_large'), { cause })
   }
 }
 
