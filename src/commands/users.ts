@@ -8,6 +8,7 @@ import {
 } from '../auth/user-admin.js'
 import type { Config } from '../config.js'
 import { describeCause } from '../errors.js'
+import { english } from '../language/catalogues.js'
 import { oneLine, quoted } from '../printable.js'
 import { ROLE_NAME, type StoredSession, type UserRecord } from '../storage/stores.js'
 import { CommandFailedError, CommandUsageError, PromptCancelledError } from './command-errors.js'
@@ -281,7 +282,8 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
     case 'reset-password': {
       const password = await readNewPassword(io.terminal)
       const problem = newPasswordProblem(password)
-      if (problem !== null) throw new CommandFailedError(`the password ${problem}; nothing was changed`)
+      if (problem !== null)
+        throw new CommandFailedError(`the password ${english(problem)}; nothing was changed`)
       const hash = await hashPassword(context.config, password)
       await admin.resetPassword(user, hash)
       printLoggedOut(
