@@ -45,11 +45,11 @@ export interface EmailCodesDeps {
 export interface EmailCodes {
   /**
    * Makes a code for `key` (with a reset key for `reset_password`), stores its digest (and the reset key's) beside
-   * the key's other codes and queues its mail; resolves once the
-   * mail is committed to the outbox. Refused with RateLimitedError within EMAIL_CODE_RESEND_SECONDS of the previous
-   * send of the key's address and purpose, or past sendBudget(EMAIL_CODE_HOURLY_LIMIT) sends of that address and
-   * purpose in a quarter of an hour; MailUnavailableError when no mail can be sent. The work never depends on
-   * whether the address has an account: the sender decides what a public code's mail says (src/mail/mail-intent.ts).
+   * the key's other codes and queues its mail; resolves once the mail is committed to the outbox. Refused with
+   * RateLimitedError within EMAIL_CODE_RESEND_SECONDS of the previous send of the key's address and purpose, or past
+   * sendBudget(EMAIL_CODE_HOURLY_LIMIT) sends of that address and purpose in a quarter of an hour;
+   * MailUnavailableError when no mail can be sent. The work never depends on whether the address has an account: the
+   * sender decides what a public code's mail says (src/mail/mail-intent.ts).
    */
   send(key: CodeKey, context: RequestContext): Promise<void>
   /**
