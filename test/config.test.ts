@@ -678,6 +678,46 @@ const VARIABLES: Record<string, Variable> = {
       integerError('EMAIL_CODE_HOURLY_LIMIT', 'from 1 to 10000', value),
     ]),
   },
+  PASSWORD_RESET_URL: {
+    read: (config) => config.mail.passwordResetUrl,
+    default: null,
+    good: [
+      ['https://app.example/reset?key={key}', 'https://app.example/reset?key={key}'],
+      [
+        'https://app.example/reset#key={key}&email={email}',
+        'https://app.example/reset#key={key}&email={email}',
+      ],
+      ['https://app.example/reset/{key}', 'https://app.example/reset/{key}', PRODUCTION],
+      // development: http to a loopback address, the application on the developer's machine
+      ['http://localhost:5173/reset?key={key}', 'http://localhost:5173/reset?key={key}'],
+      ['http://127.0.0.1:5173/reset?key={key}', 'http://127.0.0.1:5173/reset?key={key}'],
+    ],
+    bad: [
+      [
+        'https://app.example/reset',
+        'PASSWORD_RESET_URL must contain {key}, where the link gives the reset key',
+      ],
+      [
+        'https://app.example/reset?code={code}&key={key}',
+        'PASSWORD_RESET_URL may hold no placeholder but {key} and {email}',
+      ],
+      ['/reset?key={key}', 'PASSWORD_RESET_URL must be an https URL with {key} in it'],
+      ['ftp://app.example/{key}', 'PASSWORD_RESET_URL must be an https URL with {key} in it'],
+      ['javascript:alert({key})', 'PASSWORD_RESET_URL must be an https URL with {key} in it'],
+      ...[
+        ['http://app.example/reset?key={key}'],
+        ['http://192.168.1.5:5173/reset?key={key}'],
+        ['http://localhost:5173/reset?key={key}', PRODUCTION],
+      ].map(
+        ([value, withVariables]) =>
+          [
+            value,
+            'PASSWORD_RESET_URL must be an https URL (http only to a loopback address in development): the link carries the reset key',
+            withVariables,
+          ] as Entry<string>,
+      ),
+    ],
+  },
   AUTH_REGISTER_CODE: {
     read: (config) => config.codes.register,
     default: 'optional',
@@ -1129,6 +1169,7 @@ describe('loadConfig', () => {
       EMAIL_CODE_RESEND_SECONDS: '30',
       EMAIL_CODE_HOURLY_LIMIT: '5',
       AUTH_REGISTER_CODE: 'required',
+      PASSWORD_RESET_URL: 'https://docs.example/reset#key={key}',
     })
     expect(config).toEqual({
       env: 'production',
@@ -1189,6 +1230,7 @@ describe('loadConfig', () => {
         sendTimeoutSeconds: 20,
         sendConnections: 8,
         available: true,
+        passwordResetUrl: 'https://docs.example/reset#key={key}',
       },
       codes: { ttlSeconds: 300, resendSeconds: 30, hourlyLimit: 5, register: 'required' },
       http: {

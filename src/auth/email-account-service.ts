@@ -25,6 +25,9 @@ import { type PasswordHasher, verifyAccountPassword } from './password-hasher.js
 import { newPasswordProblem } from './password-policy.js'
 import { type StartSession, toAccount } from './session-starter.js'
 
+/** A code as a request gives it (http/schemas.ts); at a reset, anything else is read as a reset key. */
+const SIX_DIGITS = /^[0-9]{6}$/
+
 export interface EmailAccountServiceDeps {
   users: UserStore
   /** The provider links an impostor's setup may hold (docs/api.md §4.15). */
@@ -63,7 +66,10 @@ export interface EmailAccountService {
   ): Promise<void>
   /** POST /auth/login/email-code: a wrong or expired code and an unknown address get the same 401. */
   loginWithCode(email: string, code: string, context: RequestContext): Promise<Session>
-  /** POST /auth/password/reset: the new password, every session ended, a new one answered, a notice mailed. */
+  /**
+   * POST /auth/password/reset: the new password, every session ended, a new one answered, a notice mailed. `code` is
+   * the six digits of a code or the reset key mailed with it, each checked only against its own kind.
+   */
   resetPassword(
     input: { email: string; code: string; newPassword: string },
     context: RequestContext,
@@ -185,7 +191,11 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
       const normalized = address(email, '/email')
       checkNewPassword(newPassword)
       const key = { address: normalized, purpose: 'reset_password', userId: null } as const
-      const taken = await codes.take(key, code, context)
+      // six digits try the codes (and count against their tries); anything else can only be a reset key, which wrong
+      // tries cannot use up (docs/api.md R4.17)
+      const taken = SIX_DIGITS.test(code)
+        ? await codes.take(key, code, context)
+        : await codes.takeResetKey(key, code, context)
       const user = await users.findByEmail(normalized)
       if (!taken || user === null) throw new CodeRefusedError()
       // a disabled account cannot log in, which a reset answers with: refused as a login would be, nothing changed

@@ -6,6 +6,7 @@ import { MailUnavailableError, RateLimitedError } from '../errors.js'
 import type { Mailer } from '../mail/mail-intent.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { CodeKey, EmailCodeStore, RateCounterStore } from '../storage/stores.js'
+import { newResetKey, readResetKey } from './reset-key.js'
 
 /** A code's length: six digits, what people type from a mail on another device without error. */
 const CODE_DIGITS = 6
@@ -38,23 +39,32 @@ export interface EmailCodesDeps {
 
 /**
  * One-time e-mail codes (docs/api.md §4.14): six digits, mailed through the outbox, stored only as a keyed digest,
- * single use, five tries each; a new code of a key leaves the ones sent before it good.
+ * single use, five tries each; a new code of a key leaves the ones sent before it good. A `reset_password` code is
+ * mailed with a reset key (src/auth/reset-key.ts), stored beside it the same way, which wrong tries never use up.
  */
 export interface EmailCodes {
   /**
-   * Makes a code for `key`, stores its digest beside the key's other codes and queues its mail; resolves once the
-   * mail is committed to the outbox. Refused with RateLimitedError within EMAIL_CODE_RESEND_SECONDS of the previous
-   * send of the key's address and purpose, or past sendBudget(EMAIL_CODE_HOURLY_LIMIT) sends of that address and
-   * purpose in a quarter of an hour; MailUnavailableError when no mail can be sent. The work never depends on
-   * whether the address has an account: the sender decides what a public code's mail says (src/mail/mail-intent.ts).
+   * Makes a code for `key` (with a reset key for `reset_password`), stores its digest (and the reset key's) beside
+   * the key's other codes and queues its mail; resolves once the mail is committed to the outbox. Refused with
+   * RateLimitedError within EMAIL_CODE_RESEND_SECONDS of the previous send of the key's address and purpose, or past
+   * sendBudget(EMAIL_CODE_HOURLY_LIMIT) sends of that address and purpose in a quarter of an hour;
+   * MailUnavailableError when no mail can be sent. The work never depends on whether the address has an account: the
+   * sender decides what a public code's mail says (src/mail/mail-intent.ts).
    */
   send(key: CodeKey, context: RequestContext): Promise<void>
   /**
    * One try at `code` for `key`: true when it is one of the key's unexpired codes with tries left (every code of the
    * key is then used up); a wrong one counts a try on each of them. A refusal is recorded (`code_refused`), never
-   * the code.
+   * the code. Reset keys are neither checked nor touched.
    */
   take(key: CodeKey, code: string, context: RequestContext): Promise<boolean>
+  /**
+   * One try at the reset key `text` (as a request gives it) for `key`: true when it is the reset key of one of the
+   * key's unexpired codes, whatever their tries (every code of the key is then used up, as by the right code). A
+   * wrong one, or text that is no reset key, changes nothing: it counts no try. A refusal is recorded
+   * (`code_refused`), never the key.
+   */
+  takeResetKey(key: CodeKey, text: string, context: RequestContext): Promise<boolean>
 }
 
 /**
@@ -75,6 +85,19 @@ export function createEmailCodes(deps: EmailCodesDeps): EmailCodes {
     createHmac('sha256', key)
       .update(`${purpose}\0${address}\0${userId ?? ''}\0${code}`)
       .digest('hex')
+  /**
+   * A reset key's digest, bound to its key as a code's is, under a key of its own: a reset key is never compared with
+   * a code's digest, nor a code with a reset key's.
+   */
+  const resetKeyHmacKey = Buffer.from(hkdfSync('sha256', deps.secret, '', 'tessera reset keys v1', 32))
+  const resetKeyDigest = ({ address, purpose, userId }: CodeKey, resetKey: string) =>
+    createHmac('sha256', resetKeyHmacKey)
+      .update(`${purpose}\0${address}\0${userId ?? ''}\0${resetKey}`)
+      .digest('hex')
+  const refused = (codeKey: CodeKey, context: RequestContext) => {
+    record('code_refused', codeKey.userId, context, codeKey.purpose)
+    deps.metrics?.codeRefused(codeKey.purpose)
+  }
 
   /** Counts one send on `counter`; refuses it past `limit` hits in the window. */
   const limit = async (counter: string, windowMs: number, most: number) => {
@@ -97,18 +120,35 @@ export function createEmailCodes(deps: EmailCodesDeps): EmailCodes {
         .padStart(CODE_DIGITS, '0')
       const now = clock.now()
       const expiresAt = now + config.ttlSeconds * 1000
-      await codes.put(codeKey, digest(codeKey, code), expiresAt, now)
-      await mailer.queue(address, { kind: 'code', purpose, code, expiresAt }, userId, context.language)
+      // a reset is what a stranger's wrong tries could keep an owner from: its mail carries a second secret that
+      // they cannot use up (docs/api.md R8.9)
+      const resetKey = purpose === 'reset_password' ? newResetKey() : null
+      const keyDigest = resetKey === null ? null : resetKeyDigest(codeKey, readResetKey(resetKey) as string)
+      await codes.put(codeKey, digest(codeKey, code), expiresAt, now, keyDigest)
+      const intent = {
+        kind: 'code',
+        purpose,
+        code,
+        expiresAt,
+        ...(resetKey === null ? {} : { resetKey }),
+      } as const
+      await mailer.queue(address, intent, userId, context.language)
       record('code_sent', userId, context, purpose)
       deps.metrics?.codeSent(purpose)
     },
 
     async take(codeKey, code, context) {
       const taken = await codes.take(codeKey, digest(codeKey, code), clock.now(), CODE_MAX_TRIES)
-      if (!taken) {
-        record('code_refused', codeKey.userId, context, codeKey.purpose)
-        deps.metrics?.codeRefused(codeKey.purpose)
-      }
+      if (!taken) refused(codeKey, context)
+      return taken
+    },
+
+    async takeResetKey(codeKey, text, context) {
+      const resetKey = readResetKey(text)
+      const taken =
+        resetKey !== null &&
+        (await codes.takeResetKey(codeKey, resetKeyDigest(codeKey, resetKey), clock.now()))
+      if (!taken) refused(codeKey, context)
       return taken
     },
   }

@@ -1,6 +1,7 @@
 import { ConfigError } from './config-error.js'
 import type { EnvReader } from './env-reader.js'
 import type { Environment } from './environment.js'
+import { isLoopbackHost } from './server-config.js'
 
 /** AUTH_REGISTER_CODE: whether registration needs a code sent to the address (docs/api.md §4.3). */
 export const REGISTER_CODE_MODES = ['optional', 'required'] as const
@@ -28,6 +29,12 @@ export interface MailConfig {
   sendConnections: number
   /** Whether mail can be sent at all: SMTP_URL is set, or development writes `.eml` files. */
   available: boolean
+  /**
+   * PASSWORD_RESET_URL: the address of the application's reset page, with `{key}` where the reset key goes (and
+   * `{email}`, if given, where the address goes); a reset mail then carries it as a link (resetLink). Null: no link,
+   * the mail shows the code and the reset key only (docs/api.md R4.17.3).
+   */
+  passwordResetUrl: string | null
 }
 
 /** The one-time e-mail codes (docs/api.md §4.14). */
@@ -62,7 +69,47 @@ export function readMailConfig(read: EnvReader, env: Environment): MailConfig {
     // that stalls one send holds up one connection, not the outbox
     sendConnections: read.integer('MAIL_SEND_CONNECTIONS', 5, { min: 1, max: 50 }),
     available: smtpUrl !== null || env !== 'production',
+    passwordResetUrl: readPasswordResetUrl(read, env),
   }
+}
+
+/** The placeholders of PASSWORD_RESET_URL. */
+const RESET_URL_PLACEHOLDER = /\{([^{}]*)\}/g
+
+/**
+ * The link a reset mail carries: PASSWORD_RESET_URL with the reset key (as the mail shows it: Crockford's base32 and
+ * hyphens, nothing to escape) in place of `{key}` and the address, percent-encoded, in place of `{email}`.
+ */
+export function resetLink(template: string, resetKey: string, email: string): string {
+  return template.replace(RESET_URL_PLACEHOLDER, (_, name: string) =>
+    name === 'key' ? resetKey : encodeURIComponent(email),
+  )
+}
+
+/**
+ * PASSWORD_RESET_URL, checked at start as resetLink will use it: `{key}` in it, no placeholder but `{key}` and
+ * `{email}`, an absolute URL once they are filled in, over https (a link in a mail carries a secret: over http anyone
+ * on the path reads it), or over http to a loopback address in development. Its value is never quoted back: it is a
+ * URL, which may carry credentials.
+ */
+function readPasswordResetUrl(read: EnvReader, env: Environment): string | null {
+  const template = read.optional('PASSWORD_RESET_URL')
+  if (template === null) return null
+  const names = [...template.matchAll(RESET_URL_PLACEHOLDER)].map((match) => match[1] as string)
+  if (names.some((name) => name !== 'key' && name !== 'email'))
+    throw new ConfigError('PASSWORD_RESET_URL', 'may hold no placeholder but {key} and {email}')
+  if (!names.includes('key'))
+    throw new ConfigError('PASSWORD_RESET_URL', 'must contain {key}, where the link gives the reset key')
+  const filled = resetLink(template, 'ABCD-EFGH-JKMN-PQRS-TVWX-YZ01-2345', 'owner@example.com')
+  if (!URL.canParse(filled) || !['https:', 'http:'].includes(new URL(filled).protocol))
+    throw new ConfigError('PASSWORD_RESET_URL', 'must be an https URL with {key} in it')
+  const url = new URL(filled)
+  if (url.protocol === 'http:' && (env === 'production' || !isLoopbackHost(url.hostname)))
+    throw new ConfigError(
+      'PASSWORD_RESET_URL',
+      'must be an https URL (http only to a loopback address in development): the link carries the reset key',
+    )
+  return template
 }
 
 export function readCodeConfig(read: EnvReader, mail: MailConfig): CodeConfig {

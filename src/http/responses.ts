@@ -251,14 +251,14 @@ const CODE_ERROR = invalid(
   '/verification_code',
   message('field.verification_code', { pattern: VERIFICATION_CODE_PATTERN }),
 )
+/** POST /auth/password/reset takes a reset key as well (§4.17). */
+const RESET_CODE_ERROR = invalid('/verification_code', message('field.reset_code'))
 const NEW_PASSWORD_ERROR = invalid('/new_password', NEW_PASSWORD_RULE)
 const PER_ADDRESS = ' or more than RATE_LIMIT_PER_MINUTE requests from this client address in a minute (R8.1)'
-const codeRefused = (where: string) =>
-  refusal(
-    `The code is wrong, expired, used, of another purpose, or out of its five tries: one answer for all (${where})`,
-    [new CodeRefusedError()],
-    LIMITED,
-  )
+const codeRefused = (
+  where: string,
+  what = 'The code is wrong, expired, used, of another purpose, or out of its five tries',
+) => refusal(`${what}: one answer for all (${where})`, [new CodeRefusedError()], LIMITED)
 /** No Retry-After: no retry helps until SMTP_URL is set (R4.14.7). */
 const mailUnavailable = () =>
   retryLater(
@@ -330,7 +330,13 @@ export const resetPasswordResponses = () => ({
     'The new password is set, every other session ended: the account and a new token pair',
     LIMITED,
   ),
-  400: withExamples(codeRefused('§4.17'), badBody([EMAIL_ERROR, CODE_ERROR, NEW_PASSWORD_ERROR], LIMITED)),
+  400: withExamples(
+    codeRefused(
+      '§4.17',
+      'The code is wrong, expired, used, of another purpose, or out of its five tries, or the reset key is wrong, expired or used',
+    ),
+    badBody([EMAIL_ERROR, RESET_CODE_ERROR, NEW_PASSWORD_ERROR], LIMITED),
+  ),
   503: mayHaveChanged(true),
 })
 

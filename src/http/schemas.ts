@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox'
 import { EMAIL_PATTERN } from '../auth/email.js'
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/password-policy.js'
+import { RESET_KEY_INPUT_PATTERN } from '../auth/reset-key.js'
 import { BIO_MAX_LENGTH, NICKNAME_MAX_LENGTH, USERNAME_INPUT_PATTERN } from '../profile/profile-rules.js'
 
 // One schema per request and response: it validates the request, types the handler and feeds the OpenAPI document.
@@ -50,6 +51,20 @@ const VerificationCode = Type.String({
   pattern: VERIFICATION_CODE_PATTERN,
   description: 'The six digits of a code mailed by POST /auth/email/send-code or POST /auth/me/send-code',
   examples: ['042917'],
+})
+/**
+ * What POST /auth/password/reset takes in `verification_code`: the six digits of a code, or the reset key mailed
+ * with it (docs/api.md R4.17), so that a front end with a free text field takes either.
+ */
+export const RESET_CODE_PATTERN = `^(?:[0-9]{6}|${RESET_KEY_INPUT_PATTERN})$`
+/** A reset key with hyphens and spaces around and between its characters: longer than that is no reset key. */
+const RESET_CODE_MAX_LENGTH = 64
+const ResetCode = Type.String({
+  pattern: RESET_CODE_PATTERN,
+  maxLength: RESET_CODE_MAX_LENGTH,
+  description:
+    'The six digits of a reset_password code, or the reset key mailed with it (28 characters of Crockford base32, in either case; hyphens and spaces are ignored)',
+  examples: ['042917', '7K3M-9QXD-2HNT-W4BV-0RZE-6JPA-C8GS'],
 })
 const EmailVerified = Type.Boolean({
   description: 'Whether the owner proved the address with a code sent there (docs/api.md §4.15)',
@@ -109,7 +124,7 @@ export type CodeLoginBody = Static<typeof CodeLoginBody>
 
 export const ResetPasswordBody = Type.Object({
   email: Email,
-  verification_code: VerificationCode,
+  verification_code: ResetCode,
   new_password: NewPassword,
 })
 export type ResetPasswordBody = Static<typeof ResetPasswordBody>

@@ -6,7 +6,7 @@ import { type FieldError, ValidationError } from '../errors.js'
 import { english } from '../language/catalogues.js'
 import { counted, type Message, message } from '../language/message.js'
 import { USERNAME_INPUT_PATTERN, USERNAME_RULE } from '../profile/profile-rules.js'
-import { VERIFICATION_CODE_PATTERN } from './schemas.js'
+import { RESET_CODE_PATTERN, VERIFICATION_CODE_PATTERN } from './schemas.js'
 
 /**
  * The `x-password` keyword: the password policy itself, so that a request and the account service are refused with
@@ -111,6 +111,7 @@ function patternProblem(pattern: string): Message {
   if (pattern === USERNAME_INPUT_PATTERN) return USERNAME_RULE
   // the same English as any pattern; a language may say it in words (`6 digits`)
   if (pattern === VERIFICATION_CODE_PATTERN) return message('field.verification_code', { pattern })
+  if (pattern === RESET_CODE_PATTERN) return message('field.reset_code')
   return message('field.pattern', { pattern })
 }
 

@@ -26,6 +26,12 @@ export type MailIntent =
       code: string
       /** Epoch milliseconds: when the code stops working (the mail says for how many minutes). */
       expiresAt: number
+      /**
+       * `reset_password`: the reset key mailed beside the code, as the mail shows it (src/auth/reset-key.ts), in the
+       * clear only inside the sealed payload and the mail itself. Absent for the other purposes, and in a reset
+       * queued before reset keys were made.
+       */
+      resetKey?: string
     }
   | {
       kind: 'notice'

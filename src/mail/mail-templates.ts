@@ -30,8 +30,9 @@ export interface RenderedMail {
 export interface MailTemplates {
   /**
    * The message `name` in `language` (the default language when absent or not one the service speaks), with
-   * `values` in place of its placeholders (HTML-escaped in the HTML part); `product` is added. Throws when a
-   * placeholder of the template has no value: the caller gives each template its own.
+   * `values` in place of its placeholders (HTML-escaped in the HTML part), and its sections kept where their value is
+   * not empty; `product` is added. Throws when a placeholder of the template has no value: the caller gives each
+   * template its own (an empty one where a section is to be left out).
    */
   render(name: TemplateName, values: Readonly<Record<string, string>>, language?: string): RenderedMail
 }
@@ -39,8 +40,13 @@ export interface MailTemplates {
 /** The placeholders every message has; `product` is MAIL_PRODUCT_NAME, `email` the address it goes to. */
 const COMMON_PLACEHOLDERS = ['product', 'email'] as const
 
-/** The placeholders a template may use. */
+/**
+ * The placeholders a template may use. The reset mail's `reset_key` and `reset_link` may be empty (a reset queued
+ * before reset keys were made; no PASSWORD_RESET_URL): its texts show them inside sections (SECTION).
+ */
 export function placeholdersOf(name: TemplateName): readonly string[] {
+  if (name === 'code_reset_password')
+    return [...COMMON_PLACEHOLDERS, 'code', 'minutes', 'reset_key', 'reset_link']
   if (name.startsWith('code_')) return [...COMMON_PLACEHOLDERS, 'code', 'minutes']
   if (name === 'email_changed') return [...COMMON_PLACEHOLDERS, 'new_email']
   if (name === 'provider_linked') return [...COMMON_PLACEHOLDERS, 'provider']
@@ -54,6 +60,24 @@ export function placeholdersOf(name: TemplateName): readonly string[] {
 export const BUILT_IN_TEMPLATES_DIR = fileURLToPath(new URL('../../mail-templates/', import.meta.url))
 
 const PLACEHOLDER = /\{\{(.*?)\}\}/g
+/**
+ * A section: `{{#name}}…{{/name}}`, whose text is kept when the placeholder `name` has a value that is not empty, and
+ * left out, with its markers, when it is empty. Sections may hold placeholders and other sections, not one of their
+ * own name.
+ */
+const SECTION = /\{\{\s*#\s*([^{}\s]+)\s*\}\}([\s\S]*?)\{\{\s*\/\s*\1\s*\}\}/g
+/** A section's opening or closing marker. */
+const SECTION_MARKER = /^\s*[#/]\s*(.*?)\s*$/
+
+/** `text` with each section kept or left out as `keep` says of its name, the sections inside it the same way. */
+function resolveSections(text: string, keep: (name: string) => boolean): string {
+  let resolved = text
+  for (;;) {
+    const next = resolved.replace(SECTION, (_, name: string, inner: string) => (keep(name) ? inner : ''))
+    if (next === resolved) return resolved
+    resolved = next
+  }
+}
 /** A `.txt` file: its subject line, an empty line, then the plain-text part. */
 const TEXT_FILE = /^Subject:[ \t]*([^\r\n]*?)[ \t]*\r?\n\r?\n([\s\S]*)$/
 
@@ -106,8 +130,11 @@ export async function loadMailTemplates(settings: {
         if (all[placeholder as keyof typeof all] === undefined)
           throw new Error(`the mail ${name} needs a value for {{${placeholder}}}`)
       }
+      const given = (key: string) => all[key as keyof typeof all] !== ''
       const fill = (text: string, encode: (value: string) => string) =>
-        text.replace(PLACEHOLDER, (_, key: string) => encode(all[key.trim() as keyof typeof all] as string))
+        resolveSections(text, given).replace(PLACEHOLDER, (_, key: string) =>
+          encode(all[key.trim() as keyof typeof all] as string),
+        )
       return {
         // one header line, whatever a value holds
         subject: fill(template.subject, (value) => value.replace(/[\r\n]+/g, ' ')),
@@ -204,12 +231,19 @@ function parseTemplate(
 function checkPlaceholders(name: TemplateName, text: string, problem: (text: string) => Error): void {
   const known = placeholdersOf(name)
   for (const [whole, key] of text.matchAll(PLACEHOLDER)) {
-    if (!known.includes((key as string).trim())) {
+    const placeholder = SECTION_MARKER.exec(key as string)?.[1] ?? (key as string).trim()
+    if (!known.includes(placeholder)) {
       throw problem(
         `uses ${whole}, a placeholder ${name} does not have (its placeholders: ${known.map((k) => `{{${k}}}`).join(', ')})`,
       )
     }
   }
+  // every section closed, in the order it was opened: once each is resolved, no marker is left over
+  const unpaired = [...resolveSections(text, () => true).matchAll(PLACEHOLDER)].find(([, key]) =>
+    SECTION_MARKER.test(key as string),
+  )
+  if (unpaired !== undefined)
+    throw problem(`has ${unpaired[0]} without its other half (a section is {{#name}}…{{/name}})`)
 }
 
 const HTML_ESCAPES: Readonly<Record<string, string>> = {

@@ -64,6 +64,7 @@ export async function openMail(deps: OpenMailDeps): Promise<OpenedMail> {
           transport,
           concurrency: config.mail.sendConnections,
           from: config.mail.from,
+          passwordResetUrl: config.mail.passwordResetUrl,
           retrySeconds: config.mail.retrySeconds,
           clock,
           log,

@@ -25,6 +25,8 @@ export interface OutboxDeliveryDeps {
   transport: Pick<MailTransport, 'send'>
   /** MAIL_FROM. */
   from: string
+  /** PASSWORD_RESET_URL: the link of a reset mail (mail-content.ts); null for none. */
+  passwordResetUrl: string | null
   /** MAIL_RETRY_SECONDS. */
   retrySeconds: number
   clock: Clock
@@ -205,7 +207,7 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
       }
       let content: MailContent
       try {
-        content = await contentOf(mail, now, hasAccount)
+        content = await contentOf(mail, now, hasAccount, deps.passwordResetUrl)
       } catch (error) {
         storeFailures.failed('users.findByEmail', error)
         await release([message], claimant)

@@ -117,7 +117,8 @@ function isIntent(value: unknown): value is MailIntent {
       return (
         (CODE_PURPOSES as readonly unknown[]).includes(intent.purpose) &&
         typeof intent.code === 'string' &&
-        typeof intent.expiresAt === 'number'
+        typeof intent.expiresAt === 'number' &&
+        (intent.resetKey === undefined || typeof intent.resetKey === 'string')
       )
     case 'notice':
       return (

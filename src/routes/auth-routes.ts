@@ -155,7 +155,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
         tags: ['auth'],
         summary: 'Mail a one-time code to an address',
         description:
-          'Mails a six-digit code for registering the address, signing in to its account, or resetting its password. The answer is the same whether or not the address has an account: a `login` or `reset_password` code for an address without one is never sent, and a `register` code for an address that has one is replaced by a mail saying so. A code is good for EMAIL_CODE_TTL_SECONDS, once, for five tries; a new one leaves those sent before it good. At most one send per address and purpose every EMAIL_CODE_RESEND_SECONDS, and a quarter of EMAIL_CODE_HOURLY_LIMIT (rounded up) per address and purpose in each quarter of an hour (429 with Retry-After).',
+          'Mails a six-digit code for registering the address, signing in to its account, or resetting its password. The answer is the same whether or not the address has an account: a `login` or `reset_password` code for an address without one is never sent, and a `register` code for an address that has one is replaced by a mail saying so. A code is good for EMAIL_CODE_TTL_SECONDS, once, for five tries; a new one leaves those sent before it good. A `reset_password` mail also carries a reset key, good as long as its code, which wrong tries do not use up (and, with PASSWORD_RESET_URL, a link with it). At most one send per address and purpose every EMAIL_CODE_RESEND_SECONDS, and a quarter of EMAIL_CODE_HOURLY_LIMIT (rounded up) per address and purpose in each quarter of an hour (429 with Retry-After).',
         security: PUBLIC,
         body: SendCodeBody,
         response: sendCodeResponses(),
@@ -196,9 +196,9 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
       schema: {
         operationId: 'resetPassword',
         tags: ['auth'],
-        summary: 'Set a new password with a code mailed to the address',
+        summary: 'Set a new password with a code or reset key mailed to the address',
         description:
-          'Sets the new password, ends every session of the account, mails a notice, and answers like POST /auth/login with a new session. A code that is wrong, expired or used, or an address without an account, is the same 400.',
+          'Sets the new password, ends every session of the account, mails a notice, and answers like POST /auth/login with a new session. `verification_code` is the code of a reset mail or the reset key beside it: six digits are checked against the codes only (a wrong one counts a try on each), anything else against the reset keys only (a wrong one uses up nothing). The right code or key uses up every code and key of the address. A code or key that is wrong, expired or used, or an address without an account, is the same 400.',
         security: PUBLIC,
         body: ResetPasswordBody,
         response: resetPasswordResponses(),

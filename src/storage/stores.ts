@@ -208,30 +208,46 @@ export interface CodeKey {
  * The most codes one key holds: a code sent past them takes the place of the key's oldest. With the send limits of
  * docs/api.md R8.9 (three sends per address and purpose in a quarter of an hour) and a code's ten minutes, a key
  * never holds more than six; the bound is for the longest EMAIL_CODE_TTL_SECONDS and the highest
- * EMAIL_CODE_HOURLY_LIMIT, and it bounds the row (migration 0007).
+ * EMAIL_CODE_HOURLY_LIMIT, and it bounds the row (migration 0007). A key whose codes carry reset keys
+ * (`reset_password`) holds fewer: as many of its newest as fit the row's 1,024 characters, never fewer than six.
  */
 export const CODES_PER_KEY = 10
 
 /**
  * One-time e-mail codes (docs/api.md §4.14), in the SQL database whatever REDIS_URL says (migrations 0005, 0007). A
- * code is stored only as its keyed digest (HMAC-SHA-256 hex, computed by the caller). Methods throw StorageError when
- * the backend fails.
+ * code is stored only as its keyed digest (HMAC-SHA-256 hex, computed by the caller); a `reset_password` code also
+ * has the keyed digest of the reset key mailed with it (R4.14.2), which wrong tries at the codes never use up. Methods
+ * throw StorageError when the backend fails.
  */
 export interface EmailCodeStore {
   /**
-   * Adds a code to `key`, no try used yet, good until `expiresAt`. The key's other codes stay as they are, but those
-   * that expired at or before `now`, and, past CODES_PER_KEY, the oldest. Of codes put to one key at once, from any
+   * Adds a code to `key`, no try used yet, good until `expiresAt`, with `resetKeyDigest`, the digest of the reset key
+   * mailed with it (null: none). The key's other codes stay as they are, but those that expired at or before `now`,
+   * and, past CODES_PER_KEY or the row's 1,024 characters, the oldest. Of codes put to one key at once, from any
    * number of processes, every one is kept.
    */
-  put(key: CodeKey, digest: string, expiresAt: number, now: number): Promise<void>
+  put(
+    key: CodeKey,
+    digest: string,
+    expiresAt: number,
+    now: number,
+    resetKeyDigest?: string | null,
+  ): Promise<void>
   /**
    * One try with `digest` at the codes of `key` that expire after `now` and have had fewer than `maxTries` tries
    * (the open ones). None open: false, nothing counted. One of them has `digest`: every code of the key is used up
-   * (removed), true. Else one try is counted on each open code, false. Atomic: of concurrent tries, from any number
-   * of processes, at most `maxTries` are ever counted on one code, and at most one resolves true for as long as no
-   * new code is put.
+   * (removed), true. Else one try is counted on each open code, false; reset keys are neither checked nor touched.
+   * Atomic: of concurrent tries, from any number of processes, at most `maxTries` are ever counted on one code, and
+   * at most one resolves true for as long as no new code is put.
    */
   take(key: CodeKey, digest: string, now: number, maxTries: number): Promise<boolean>
+  /**
+   * One try with a reset key's digest at the codes of `key` that expire after `now`, whatever their tries: one of them
+   * was put with `resetKeyDigest`: every code of the key is used up (removed), true. Else false, and nothing is
+   * counted or changed: a wrong reset key uses up nothing. Atomic as `take`: of concurrent tries, at most one resolves
+   * true (with a code of the key or a reset key) for as long as no new code is put.
+   */
+  takeResetKey(key: CodeKey, resetKeyDigest: string, now: number): Promise<boolean>
   /** Removes every code asked for by the account `userId` or sent to `address` (account deletion). */
   deleteFor(userId: string, address: string): Promise<void>
   /** Removes the keys whose every code expired at or before `now`, in bounded batches; resolves with how many. */

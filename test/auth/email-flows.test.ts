@@ -1,13 +1,21 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createEmailCodes } from '../../src/auth/email-codes.js'
+import { createEmailCodes, sendBudget } from '../../src/auth/email-codes.js'
+import { newResetKey } from '../../src/auth/reset-key.js'
 import { createFixedClock } from '../../src/clock.js'
 import { OFF_HTTP } from '../../src/security-event.js'
 import type { Stores } from '../../src/storage/stores.js'
 import { type Backend, backends } from '../support/backends.js'
 import { bearer, call, PASSWORD, type Reply, registerUser, uniqueEmail } from '../support/http.js'
-import { codeIn, emlMailbox, type Mailbox, type ReceivedMail, smtpMailbox } from '../support/mailbox.js'
+import {
+  codeIn,
+  emlMailbox,
+  type Mailbox,
+  type ReceivedMail,
+  resetKeyIn,
+  smtpMailbox,
+} from '../support/mailbox.js'
 import { MESSAGES } from '../support/messages.js'
 import { startSmtpServer } from '../support/smtp-server.js'
 import { startTestService, TEST_SECRET } from '../support/test-service.js'
@@ -139,6 +147,7 @@ describe.each(backends)('accounts by e-mail [$name]', (backend) => {
   describe.each(['smtp', 'outbox'] as const)('mail through %s', (transport) => {
     let h: Harness
     const codesSeen = new Set<string>()
+    const keysSeen = new Set<string>()
     const read = async (email: string): Promise<ReceivedMail> => {
       const mail = await h.mailbox.next(email)
       const code = codeIn(mail)
@@ -276,6 +285,32 @@ describe.each(backends)('accounts by e-mail [$name]', (backend) => {
           body: { email: user.email, verification_code: resetCode, new_password: 'yet another one' },
         }),
       )
+    })
+
+    it('R4.17.1 a reset with the reset key of the mail: the same answer as with its code, and the key works once', async () => {
+      const user = await registerUser(h.service.app)
+      const sent = await sendCode(h, user.email, 'reset_password')
+      expect(sent.status, sent.text).toBe(200)
+      const mail = await read(user.email)
+      const key = resetKeyIn(mail) as string
+      expect(key).toMatch(/^[0-9A-Z]{4}(-[0-9A-Z]{4}){6}$/)
+      keysSeen.add(key)
+      const reset = await h.call('POST', '/auth/password/reset', {
+        body: { email: user.email, verification_code: key, new_password: NEW_PASSWORD },
+      })
+      expect(reset.status, reset.text).toBe(200)
+      expect(reset.body.data).toMatchObject({ id: user.id, email: user.email, email_verified: true })
+      expect((await refresh(h, user.refreshToken)).status).toBe(401)
+      expect((await passwordLogin(h, user.email, NEW_PASSWORD)).status).toBe(200)
+      expect(codeIn(await read(user.email))).toBeNull()
+      // used up, and the code with it
+      for (const used of [key, codeIn(mail) as string]) {
+        expectRefused(
+          await h.call('POST', '/auth/password/reset', {
+            body: { email: user.email, verification_code: used, new_password: 'yet another one' },
+          }),
+        )
+      }
     })
 
     it('R4.14.3 five tries per code: the sixth is refused even when right', async () => {
@@ -495,13 +530,21 @@ describe.each(backends)('accounts by e-mail [$name]', (backend) => {
       expect(events.at(-1)).toMatchObject({ type: 'account_deleted', reason: null, clientAddress: null })
     })
 
-    it('no code appears in any answer or log line', async () => {
+    it('no code or reset key appears in any answer or log line', async () => {
       expect(codesSeen.size).toBeGreaterThan(5)
       const answers = h.replies.map((reply) => reply.text).join('\n')
       const logs = h.service.logLines.join('\n')
       // a code as it would be written: on its own, not six digits inside a time, an id or a hexadecimal value
       for (const seen of codesSeen) {
         const written = new RegExp(`(?<![0-9A-Za-z])${seen}(?![0-9A-Za-z])`)
+        expect(answers).not.toMatch(written)
+        expect(logs).not.toMatch(written)
+      }
+      // nor any reset key, in any form it is read in: its groups, whatever joins them
+      expect(keysSeen.size).toBeGreaterThan(0)
+      for (const seen of keysSeen) {
+        const groups = seen.split('-')
+        const written = new RegExp(groups.join('[^0-9A-Za-z]?'), 'i')
         expect(answers).not.toMatch(written)
         expect(logs).not.toMatch(written)
       }
@@ -559,6 +602,23 @@ describe.each(backends)('code budgets and codes of one key [$name]', (backend) =
     })
   const otherThan = (...codes: string[]) =>
     ['000000', '000001', '000002', '000003'].find((guess) => !codes.includes(guess)) as string
+  /**
+   * Sends a reset to `email` and reads its mail (passing over notices): the code, and the reset key beside it (null
+   * when the mail shows none).
+   */
+  const sentReset = async (email: string) => {
+    const sent = await sendCode(h, email, 'reset_password')
+    expect(sent.status, sent.text).toBe(200)
+    for (;;) {
+      const mail = await h.mailbox.next(email)
+      const code = codeIn(mail)
+      if (code !== null) return { code, key: resetKeyIn(mail) }
+    }
+  }
+  /** The `code_refused` events of resets logged so far (each refusal is recorded, docs/api.md R4.14.5). */
+  const resetRefusals = () =>
+    h.service.logs().filter((line) => line.event === 'code_refused' && line.reason === 'reset_password')
+      .length
 
   it('R8.9 ten register and login sends to an address leave its reset_password and verify_email sends as they were', async () => {
     const owner = await registerUser(h.service.app)
@@ -595,6 +655,104 @@ describe.each(backends)('code budgets and codes of one key [$name]', (backend) =
     await endSendWindow(h, owner.email, 'reset_password')
     const again = await sentCode(owner.email, 'reset_password')
     expect((await reset(owner.email, again, 'yet another password')).status).toBe(200)
+  })
+
+  it('R8.9 a stranger who spends the reset budget and makes five wrong tries after every send, quarter after quarter, keeps the owner from no reset: the reset key of the latest mail works', async () => {
+    const owner = await registerUser(h.service.app)
+    const budget = sendBudget(h.service.config.codes.hourlyLimit)
+    let password = PASSWORD
+    const keys: string[] = []
+    for (let quarter = 1; quarter <= 3; quarter++) {
+      // the stranger: every send of the quarter's budget, each followed by five wrong tries, which use up every code
+      // of the key; each send mails the owner a code and a reset key
+      let latest = { code: '', key: null as string | null }
+      for (let send = 0; send < budget; send++) {
+        latest = await sentReset(owner.email)
+        const wrong = otherThan(latest.code)
+        for (let i = 0; i < 5; i++) expectRefused(await reset(owner.email, wrong))
+      }
+      // the budget is spent: the owner cannot send one of their own this quarter
+      expect((await sendCode(h, owner.email, 'reset_password')).status).toBe(429)
+      // the owner's latest mail: its code was used up by the stranger's tries, its reset key was not
+      expectRefused(await reset(owner.email, latest.code, 'an owner password'))
+      expect(latest.key, 'the reset mail shows a reset key').not.toBeNull()
+      const key = latest.key as string
+      keys.push(key)
+      const chosen = `owner password ${quarter}`
+      const done = await reset(owner.email, key, chosen)
+      expect(done.status, done.text).toBe(200)
+      expect(done.body.data.id).toBe(owner.id)
+      expect((await passwordLogin(h, owner.email, chosen)).status).toBe(200)
+      expect((await passwordLogin(h, owner.email, password)).status).toBe(401)
+      password = chosen
+      // the right key used up the reset's codes and keys
+      expectRefused(await reset(owner.email, key, 'a stranger password'))
+      await endSendWindow(h, owner.email, 'reset_password')
+    }
+    // no key was logged
+    const logs = h.service.logLines.join('\n')
+    for (const key of keys) expect(logs).not.toContain(key.replaceAll('-', '').slice(0, 12))
+    for (const key of keys) expect(logs).not.toContain(key.slice(0, 14))
+  })
+
+  it('R8.9 the longest an owner waits: keys expire with their codes, and the budget is back within the quarter of an hour', async () => {
+    const owner = await registerUser(h.service.app)
+    let latest = { code: '', key: null as string | null }
+    for (let send = 0; send < sendBudget(h.service.config.codes.hourlyLimit); send++) {
+      latest = await sentReset(owner.email)
+      for (let i = 0; i < 5; i++) expectRefused(await reset(owner.email, otherThan(latest.code)))
+    }
+    // the codes' time is over before the quarter is: the reset key is refused with them
+    h.clock.advance(h.service.config.codes.ttlSeconds * 1000 + 1)
+    expectRefused(await reset(owner.email, latest.key as string))
+    const refused = await sendCode(h, owner.email, 'reset_password')
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(15 * 60)
+    // once the quarter ends, whoever sends first, the owner has a key that works
+    await endSendWindow(h, owner.email, 'reset_password')
+    const mine = await sentReset(owner.email)
+    for (let i = 0; i < 5; i++) expectRefused(await reset(owner.email, otherThan(mine.code)))
+    expect((await reset(owner.email, mine.key as string)).status).toBe(200)
+    expect((await passwordLogin(h, owner.email, NEW_PASSWORD)).status).toBe(200)
+  })
+
+  it('R4.17 a wrong reset key uses up nothing: after 100 of them, each refused and recorded, the code has every try', async () => {
+    const owner = await registerUser(h.service.app)
+    const { code, key } = await sentReset(owner.email)
+    const before = resetRefusals()
+    // 140 random bits each: none is the owner's
+    for (let i = 0; i < 100; i++) expectRefused(await reset(owner.email, newResetKey()))
+    await expect.poll(resetRefusals).toBe(before + 100)
+    // a wrong key counted no try: four wrong codes still leave the code good
+    for (let i = 0; i < 4; i++) expectRefused(await reset(owner.email, otherThan(code)))
+    expect((await reset(owner.email, code)).status).toBe(200)
+    expect((await passwordLogin(h, owner.email, NEW_PASSWORD)).status).toBe(200)
+    // the right code used up the reset key too
+    expectRefused(await reset(owner.email, key as string, 'yet another password'))
+  })
+
+  it("R4.17 a reset key works once and for its own address only; each send's key is good beside the others", async () => {
+    const owner = await registerUser(h.service.app)
+    const other = await registerUser(h.service.app)
+    const first = await sentReset(owner.email)
+    const second = await sentReset(owner.email)
+    const theirs = await sentReset(other.email)
+    // another address's key is refused, and takes nothing from either address
+    expectRefused(await reset(owner.email, theirs.key as string))
+    // the key of an earlier mail is as good as the latest's
+    expect((await reset(owner.email, first.key as string)).status).toBe(200)
+    for (const used of [first.key, second.key, second.code]) {
+      expectRefused(await reset(owner.email, used as string, 'yet another password'))
+    }
+    expect((await passwordLogin(h, owner.email, NEW_PASSWORD)).status).toBe(200)
+    // a key typed by hand: lower case, spaces for hyphens, an O for a 0 and an l for a 1
+    const typed = (theirs.key as string)
+      .toLowerCase()
+      .replaceAll('-', ' ')
+      .replaceAll('0', 'O')
+      .replaceAll('1', 'l')
+    expect((await reset(other.email, `  ${typed} `)).status).toBe(200)
+    expect((await passwordLogin(h, other.email, NEW_PASSWORD)).status).toBe(200)
   })
 
   it('R4.14.2 a new code leaves the one sent before it good', async () => {
@@ -667,6 +825,34 @@ describe('codes in the other modes', () => {
       })
       expectRefused(taken)
       expect(free.body).toEqual(taken.body)
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('R4.17.3 PASSWORD_RESET_URL: the reset mail carries a link with the reset key and the address', async () => {
+    const h = await startWithMail(backend, 'outbox', {
+      PASSWORD_RESET_URL: 'https://app.example/reset#key={key}&email={email}',
+    })
+    try {
+      const user = await registerUser(h.service.app)
+      expect((await sendCode(h, user.email, 'reset_password')).status).toBe(200)
+      const mail = await h.mailbox.next(user.email)
+      const key = resetKeyIn(mail) as string
+      const link = `https://app.example/reset#key=${key}&email=${encodeURIComponent(user.email)}`
+      expect(mail.text).toContain(link)
+      expect(mail.html).toContain(`<a href="${link.replace('&', '&amp;')}"`)
+      // what the application does with it: the key and the address from the link, into the reset
+      const fragment = new URLSearchParams(new URL(link).hash.slice(1))
+      const reset = await h.call('POST', '/auth/password/reset', {
+        body: {
+          email: fragment.get('email'),
+          verification_code: fragment.get('key'),
+          new_password: NEW_PASSWORD,
+        },
+      })
+      expect(reset.status, reset.text).toBe(200)
+      expect(reset.body.data.id).toBe(user.id)
     } finally {
       await h.close()
     }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pageResult } from '../providers/provider-harness.js'
 import { backends } from '../support/backends.js'
 import { bearer, call, PASSWORD, type Reply, registerUser, uniqueEmail } from '../support/http.js'
-import { codeIn, type Mailbox, smtpMailbox } from '../support/mailbox.js'
+import { codeIn, type Mailbox, resetKeyIn, smtpMailbox } from '../support/mailbox.js'
 import { exchange } from '../support/raw-http.js'
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js'
 import { apiPath, startTestService, type TestService } from '../support/test-service.js'
@@ -128,6 +128,15 @@ describe('the language of the answers', () => {
       ZH,
     )
     expect(code.body.data.errors).toEqual([{ field: '/verification_code', message: '必须是 6 位数字' }])
+    // a reset takes a reset key too, and says so
+    const reset = await post(
+      '/auth/password/reset',
+      { email: uniqueEmail(), verification_code: '12345', new_password: PASSWORD },
+      ZH,
+    )
+    expect(reset.body.data.errors).toEqual([
+      { field: '/verification_code', message: '必须是 6 位数字的验证码或重置密钥' },
+    ])
     const purpose = await post('/auth/email/send-code', { email: uniqueEmail(), purpose: 'nope' }, ZH)
     expect(purpose.body.data.errors).toEqual([{ field: '/purpose', message: '必须是允许的值之一' }])
     // the same request in English: the texts of docs/api.md
@@ -265,6 +274,51 @@ describe('the language of the answers', () => {
     expect(english.text).toContain('<html lang="en">')
     expect(english.text).toContain('<title>Signing in</title>')
     expect(pageResult(english.text).message.message).toBe('This sign-in provider is not available')
+  })
+
+  it('R1.18 a reset mail shows its reset key in the language of the request, in both parts, and the key resets', async () => {
+    const words = {
+      'zh-CN': {
+        headers: ZH,
+        key: '如果验证码被拒绝，请改为输入以下重置密钥',
+        subject: '你的 Tessera 密码重置验证码',
+      },
+      en: {
+        headers: { 'accept-language': 'en' },
+        key: 'If the code is refused, enter this reset key instead',
+        subject: 'Your code to reset your Tessera password',
+      },
+    }
+    for (const [language, said] of Object.entries(words)) {
+      const user = await registerUser(service.app)
+      const sent = await post(
+        '/auth/email/send-code',
+        { email: user.email, purpose: 'reset_password' },
+        said.headers,
+      )
+      expect(sent.status, sent.text).toBe(200)
+      const mail = await mailbox.next(user.email)
+      expect(mail.subject, language).toBe(said.subject)
+      const key = resetKeyIn(mail)
+      expect(key, language).toMatch(/^[0-9A-Z]{4}(-[0-9A-Z]{4}){6}$/)
+      for (const part of [mail.text, mail.html]) {
+        expect(part, language).toContain(said.key)
+        expect(part, language).toContain(key)
+        expect(part, language).toContain(codeIn(mail))
+      }
+      // no PASSWORD_RESET_URL here: no link
+      expect(mail.html, language).not.toContain('<a ')
+      expect(mail.subject, language).not.toContain(key)
+      const reset = await post(
+        '/auth/password/reset',
+        { email: user.email, verification_code: key, new_password: 'staple battery horse' },
+        said.headers,
+      )
+      expect(reset.status, reset.text).toBe(200)
+      expect(reset.body.data.id).toBe(user.id)
+      // the notice that follows
+      await mailbox.next(user.email)
+    }
   })
 
   it('R1.18 a mail is written in the language of the request that caused it', async () => {

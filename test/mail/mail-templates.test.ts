@@ -1,4 +1,4 @@
-import { chmod, mkdir, readdir } from 'node:fs/promises'
+import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ConfigError } from '../../src/config/config-error.js'
@@ -20,6 +20,8 @@ function valuesFor(name: TemplateName): Record<string, string> {
     minutes: '10',
     new_email: 'new@example.com',
     provider: 'google',
+    reset_key: '7K3M-9QXD-2HNT-W4BV-0RZE-6JPA-C8GS',
+    reset_link: 'https://app.example/reset?key=7K3M-9QXD-2HNT-W4BV-0RZE-6JPA-C8GS',
   }
   return Object.fromEntries(
     placeholdersOf(name).flatMap((key) => (key in values ? [[key, values[key] as string]] : [])),
@@ -84,6 +86,81 @@ describe('the mail templates', () => {
     expect(templates.render('code_register', valuesFor('code_register'), 'en')).toEqual(english)
     // a language the service does not speak (a row queued by a version that spoke it): English
     expect(templates.render('code_register', valuesFor('code_register'), 'fr')).toEqual(english)
+  })
+
+  it('show the reset key, and the link with it, in both parts of a reset mail in every language; neither when empty', async () => {
+    const templates = await loadMailTemplates({ productName: 'Acme', templatesDir: null })
+    const values = valuesFor('code_reset_password')
+    const words = {
+      en: { key: 'If the code is refused, enter this reset key instead', link: 'Or open this link' },
+      'zh-CN': { key: '如果验证码被拒绝，请改为输入以下重置密钥', link: '也可以打开以下链接' },
+    }
+    for (const language of languages()) {
+      const said = words[language as keyof typeof words]
+      const full = templates.render('code_reset_password', values, language)
+      for (const part of [full.text, full.html]) {
+        expect(part, language).toContain(said.key)
+        expect(part, language).toContain(said.link)
+        expect(part, language).toContain('7K3M-9QXD-2HNT-W4BV-0RZE-6JPA-C8GS')
+      }
+      expect(full.html).toContain(`<a href="${values.reset_link}"`)
+      expect(full.subject).not.toContain('7K3M')
+      // no PASSWORD_RESET_URL: the key, no link
+      const keyOnly = templates.render('code_reset_password', { ...values, reset_link: '' }, language)
+      for (const part of [keyOnly.text, keyOnly.html]) {
+        expect(part, language).toContain(said.key)
+        expect(part, language).not.toContain(said.link)
+        expect(part, language).not.toContain('{{')
+      }
+      expect(keyOnly.html).not.toContain('<a ')
+      // a reset queued before reset keys were made: the code alone, as the mail was before them
+      const codeOnly = templates.render(
+        'code_reset_password',
+        { ...values, reset_key: '', reset_link: '' },
+        language,
+      )
+      for (const part of [codeOnly.text, codeOnly.html]) {
+        expect(part, language).toContain('493817')
+        expect(part, language).not.toContain(said.key)
+        expect(part, language).not.toContain('{{')
+      }
+      expect(codeOnly.text).not.toMatch(/\n\n\n/)
+    }
+  })
+
+  it('refuse a section of MAIL_TEMPLATES_DIR without its other half, or of a placeholder the message lacks', async () => {
+    const dir = join(temp.path, 'sections')
+    await mkdir(dir)
+    await writeFile(
+      join(dir, 'code_reset_password.txt'),
+      'Subject: Reset\n\n{{code}} {{#reset_key}}{{reset_key}}\n',
+    )
+    await expect(loadMailTemplates({ productName: 'Acme', templatesDir: dir })).rejects.toThrow(
+      'MAIL_TEMPLATES_DIR has code_reset_password.txt, which has {{#reset_key}} without its other half',
+    )
+    await writeFile(
+      join(dir, 'code_reset_password.txt'),
+      'Subject: Reset\n\n{{code}} {{#new_email}}x{{/new_email}}\n',
+    )
+    await expect(loadMailTemplates({ productName: 'Acme', templatesDir: dir })).rejects.toThrow(
+      'uses {{#new_email}}, a placeholder code_reset_password does not have',
+    )
+    // an operator's own text with sections of its own: kept or left out as the values say
+    await writeFile(
+      join(dir, 'code_reset_password.txt'),
+      'Subject: Reset\n\n{{code}}{{#reset_key}} or {{reset_key}}{{#reset_link}} at {{reset_link}}{{/reset_link}}{{/reset_key}}.\n',
+    )
+    const templates = await loadMailTemplates({ productName: 'Acme', templatesDir: dir })
+    const values = valuesFor('code_reset_password')
+    expect(templates.render('code_reset_password', values).text).toBe(
+      `493817 or ${values.reset_key} at ${values.reset_link}.\n`,
+    )
+    expect(templates.render('code_reset_password', { ...values, reset_link: '' }).text).toBe(
+      `493817 or ${values.reset_key}.\n`,
+    )
+    expect(templates.render('code_reset_password', { ...values, reset_key: '', reset_link: '' }).text).toBe(
+      '493817.\n',
+    )
   })
 
   it('say what each message is for', async () => {

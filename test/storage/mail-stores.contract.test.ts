@@ -208,6 +208,97 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       }
     })
 
+    describe('reset keys (R4.14.2, R8.9)', () => {
+      const resetKey = (n: number) => (1000 + n).toString(16).padStart(64, 'e')
+      /** Puts code `n` of a reset, with reset key `n`, as the service does. */
+      const putReset = (key: CodeKey, n: number, expiresAt = inTenMinutes(), now = Date.now()) =>
+        stores.codes.put(key, digest(n), expiresAt, now, resetKey(n))
+      const takeKey = (key: CodeKey, n: number, now = Date.now()) =>
+        stores.codes.takeResetKey(key, resetKey(n), now)
+      const resetCodeKey = () => codeKey({ purpose: 'reset_password' })
+
+      it('the right reset key: true once, and every code and reset key of the key is used up with it', async () => {
+        const key = resetCodeKey()
+        for (const n of [1, 2, 3]) await putReset(key, n)
+        const other = resetCodeKey()
+        await putReset(other, 1)
+        expect(await takeKey(key, 2)).toBe(true)
+        expect(await takeKey(key, 2)).toBe(false)
+        for (const n of [1, 2, 3]) {
+          expect(await takeKey(key, n)).toBe(false)
+          expect(await take(key, n)).toBe(false)
+        }
+        // another address's reset is another key
+        expect(await takeKey(other, 1)).toBe(true)
+      })
+
+      it('a wrong reset key changes nothing: after 100 of them each code has every try and each reset key works', async () => {
+        const key = resetCodeKey()
+        for (const n of [1, 2]) await putReset(key, n)
+        for (let i = 0; i < 100; i++) expect(await takeKey(key, 9)).toBe(false)
+        // the code's five tries are all there: four wrong ones leave it good
+        for (let i = 0; i < 4; i++) expect(await take(key, 9)).toBe(false)
+        expect(await take(key, 1)).toBe(true)
+        const again = resetCodeKey()
+        await putReset(again, 1)
+        for (let i = 0; i < 100; i++) expect(await takeKey(again, 9)).toBe(false)
+        expect(await takeKey(again, 1)).toBe(true)
+      })
+
+      it('wrong tries that use up every code leave each reset key good; a code is never a reset key, nor one a code', async () => {
+        const key = resetCodeKey()
+        for (const n of [1, 2, 3]) await putReset(key, n)
+        for (let i = 0; i < 5; i++) expect(await take(key, 9)).toBe(false)
+        for (const n of [1, 2, 3]) expect(await take(key, n)).toBe(false)
+        // a code's digest given as a reset key, and a reset key's as a code, are refused
+        expect(await stores.codes.takeResetKey(key, digest(1), Date.now())).toBe(false)
+        expect(await stores.codes.take(key, resetKey(1), Date.now(), 5)).toBe(false)
+        expect(await takeKey(key, 3)).toBe(true)
+        expect(await takeKey(key, 1)).toBe(false)
+      })
+
+      it('a reset key expires with its code, to the millisecond; a code without one has none', async () => {
+        const key = resetCodeKey()
+        const now = Date.now()
+        await putReset(key, 1, now + 1_000, now)
+        await stores.codes.put(key, digest(2), now + 60_000, now)
+        expect(await takeKey(key, 1, now + 1_000)).toBe(false)
+        expect(await takeKey(key, 1, now + 999)).toBe(true)
+        // the code put without a reset key: no reset key opens it, its own code does
+        const plain = resetCodeKey()
+        await stores.codes.put(plain, digest(1), now + 60_000, now)
+        expect(await stores.codes.takeResetKey(plain, digest(1), now)).toBe(false)
+        expect(await take(plain, 1)).toBe(true)
+      })
+
+      it('a key whose codes carry reset keys keeps its newest that fit the row: at least six, the newest always', async () => {
+        const key = resetCodeKey()
+        for (let n = 1; n <= CODES_PER_KEY + 1; n++) await putReset(key, n)
+        const kept: number[] = []
+        for (let n = CODES_PER_KEY + 1; n >= 1; n--) {
+          const other = resetCodeKey()
+          for (let m = 1; m <= CODES_PER_KEY + 1; m++) await putReset(other, m)
+          if (await takeKey(other, n)) kept.push(n)
+        }
+        // the newest ones, without a gap
+        expect(kept.length).toBeGreaterThanOrEqual(6)
+        expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => CODES_PER_KEY + 1 - i))
+        expect(await takeKey(key, CODES_PER_KEY + 1)).toBe(true)
+      })
+
+      it('of 20 concurrent tries with the right reset key, a right code and wrong keys, exactly one is true', async () => {
+        const key = resetCodeKey()
+        for (const n of [1, 2]) await putReset(key, n)
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            i % 5 === 0 ? takeKey(key, 1) : i % 5 === 1 ? take(key, 2) : takeKey(key, 9),
+          ),
+        )
+        expect(results.filter(Boolean)).toHaveLength(1)
+        expect(await takeKey(key, 2)).toBe(false)
+      })
+    })
+
     it("deleteFor removes the account's codes and those sent to the address, no other", async () => {
       const userId = generateUserId()
       const mine = codeKey({ purpose: 'verify_email', userId })

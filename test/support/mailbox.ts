@@ -26,6 +26,11 @@ export function codeIn(mail: ReceivedMail): string | null {
   return /\b(\d{6})\b/.exec(mail.text)?.[1] ?? null
 }
 
+/** The reset key a reset mail carries (docs/api.md R4.17), as it shows it, or null. */
+export function resetKeyIn(mail: ReceivedMail): string | null {
+  return /\b([0-9A-Z]{4}(?:-[0-9A-Z]{4}){6})\b/.exec(mail.text)?.[1] ?? null
+}
+
 /**
  * A mailbox over mails collected by `poll` (called every 20 ms): what both kinds share, so that a test reads its
  * mail the same way whichever way the service sends it.

@@ -1,4 +1,4 @@
-import type { CodeKey, NewOutboxMessage, OutboxMessage } from '../stores.js'
+import { CODES_PER_KEY, type CodeKey, type NewOutboxMessage, type OutboxMessage } from '../stores.js'
 
 /** The user_id of a code that no account asked for (CodeKey.userId null): part of the primary key, so NOT NULL. */
 const NO_USER = ''
@@ -19,17 +19,35 @@ export interface StoredCode {
   expiresAt: number
   /** Tries counted on it. */
   tries: number
+  /**
+   * Keyed digest (HMAC-SHA-256 hex) of the reset key mailed with it (docs/api.md R4.14.2): a `reset_password` code
+   * sent since reset keys were made; absent on every other code.
+   */
+  resetKeyDigest?: string
 }
 
-/** One code in `codes`: its digest, expiry and tries. */
-const STORED_CODE = /^([0-9a-f]{64}):(\d{1,15}):(\d{1,3})$/
+/** One code in `codes`: its digest, expiry and tries, and the digest of its reset key if it has one. */
+const STORED_CODE = /^([0-9a-f]{64}):(\d{1,15}):(\d{1,3})(?::([0-9a-f]{64}))?$/
+
+/**
+ * The most characters of a key's `codes` (migration 0007: VARCHAR(1024) in PostgreSQL and MySQL, a CHECK in SQLite).
+ * CODES_PER_KEY codes without reset keys take at most 849; with reset keys, six take at most 899 (149 each, commas
+ * between them), and EmailCodeStore.put keeps fewer than CODES_PER_KEY when they do not fit.
+ */
+export const CODES_MAX_LENGTH = 1024
 
 /**
  * A key's codes as the `codes` column holds them (migration 0007), oldest first: `<digest>:<expires at>:<tries>`
- * each, separated by commas. CODES_PER_KEY of them take at most 849 characters, within the column's 1,024.
+ * each, followed by `:<reset key digest>` for a code that has one, separated by commas. An entry without a reset key
+ * is what every version since migration 0007 wrote, so a row of before reset keys reads as it did.
  */
 export function encodeCodes(codes: readonly StoredCode[]): string {
-  return codes.map(({ digest, expiresAt, tries }) => `${digest}:${expiresAt}:${tries}`).join(',')
+  return codes.map(encodeCode).join(',')
+}
+
+function encodeCode({ digest, expiresAt, tries, resetKeyDigest }: StoredCode): string {
+  const entry = `${digest}:${expiresAt}:${tries}`
+  return resetKeyDigest === undefined ? entry : `${entry}:${resetKeyDigest}`
 }
 
 /** The codes of an `email_codes.codes` value; throws on a value encodeCodes cannot have written. */
@@ -37,8 +55,19 @@ export function decodeCodes(text: string): StoredCode[] {
   return text.split(',').map((entry) => {
     const match = STORED_CODE.exec(entry)
     if (match === null) throw new Error('email_codes.codes holds a value that is no list of codes')
-    return { digest: match[1] as string, expiresAt: Number(match[2]), tries: Number(match[3]) }
+    const code = { digest: match[1] as string, expiresAt: Number(match[2]), tries: Number(match[3]) }
+    return match[4] === undefined ? code : { ...code, resetKeyDigest: match[4] }
   })
+}
+
+/**
+ * The newest of `codes` (oldest first) that a key keeps: at most CODES_PER_KEY, and no more than fit
+ * CODES_MAX_LENGTH; the newest always fits.
+ */
+export function newestThatFit(codes: readonly StoredCode[]): StoredCode[] {
+  const kept = codes.slice(-CODES_PER_KEY)
+  while (kept.length > 1 && encodeCodes(kept).length > CODES_MAX_LENGTH) kept.shift()
+  return kept
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { StorageCall } from '../storage-call.js'
-import { CODES_PER_KEY, type CodeKey, type EmailCodeStore } from '../stores.js'
-import { decodeCodes, encodeCodes, type StoredCode } from './mail-rows.js'
+import type { CodeKey, EmailCodeStore } from '../stores.js'
+import { decodeCodes, encodeCodes, newestThatFit, type StoredCode } from './mail-rows.js'
 import type { SqlDatabase } from './sql-database.js'
 import type { SqlQuery } from './sql-statements.js'
 
@@ -50,8 +50,11 @@ export function createSqlEmailCodeStore(database: SqlDatabase, call: StorageCall
     write(operation, statements.replaceEmailCodes(key, current, encodeCodes(codes), lastExpiry(codes)))
 
   return {
-    async put(key, digest, expiresAt, now) {
-      const code = { digest, expiresAt, tries: 0 }
+    async put(key, digest, expiresAt, now, resetKeyDigest = null) {
+      const code: StoredCode =
+        resetKeyDigest === null
+          ? { digest, expiresAt, tries: 0 }
+          : { digest, expiresAt, tries: 0, resetKeyDigest }
       for (;;) {
         const current = await read('codes.put', key)
         if (current === null) {
@@ -59,7 +62,7 @@ export function createSqlEmailCodeStore(database: SqlDatabase, call: StorageCall
           continue
         }
         const kept = decodeCodes(current).filter((stored) => stored.expiresAt > now)
-        const codes = [...kept, code].slice(-CODES_PER_KEY)
+        const codes = newestThatFit([...kept, code])
         if ((await replace('codes.put', key, current, codes)) === 1) return
       }
     },
@@ -81,6 +84,20 @@ export function createSqlEmailCodeStore(database: SqlDatabase, call: StorageCall
           .filter((code) => code.expiresAt > now)
           .map((code) => (open(code) ? { ...code, tries: code.tries + 1 } : code))
         if ((await replace('codes.take', key, current, counted)) === 1) return false
+      }
+    },
+
+    async takeResetKey(key, resetKeyDigest, now) {
+      for (;;) {
+        const current = await read('codes.takeResetKey', key)
+        if (current === null) return false
+        const right = decodeCodes(current).some(
+          (code) => code.expiresAt > now && code.resetKeyDigest === resetKeyDigest,
+        )
+        // a wrong reset key writes nothing: it counts no try, on the codes or on the other reset keys
+        if (!right) return false
+        // the right one: every code of the key is used up with it, as with a right code
+        if ((await write('codes.takeResetKey', statements.removeEmailCodes(key, current))) === 1) return true
       }
     },
 
