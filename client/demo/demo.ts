@@ -725,6 +725,12 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
         ? 'We e-mail you a code; with it, you choose a new password and are logged in. Every other session of the account ends.'
         : 'We e-mail you a code that logs you in, without your password.'
     $('code-field').hidden = !withCode || !codeSent
+    // a reset also takes the reset key of its mail, which wrong tries at the code never use up (docs/api.md R4.17)
+    const code = input('code')
+    code.maxLength = mode === 'reset' ? 64 : 6
+    code.inputMode = mode === 'reset' ? 'text' : 'numeric'
+    $('code-label').textContent =
+      mode === 'reset' ? 'Code or reset key from the e-mail' : 'Code from the e-mail'
     $('password-field').hidden = mode === 'code' || (mode === 'reset' && !codeSent)
     $('password-label').textContent = mode === 'reset' ? 'New password' : 'Password'
     input('password').autocomplete = mode === 'login' ? 'current-password' : 'new-password'
