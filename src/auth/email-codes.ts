@@ -75,25 +75,21 @@ export const sendBudget = (hourlyLimit: number) => Math.ceil(hourlyLimit / 4)
 
 export function createEmailCodes(deps: EmailCodesDeps): EmailCodes {
   const { codes, counters, mailer, config, clock, record } = deps
-  const key = Buffer.from(hkdfSync('sha256', deps.secret, '', 'tessera email codes v1', 32))
   /**
-   * The code's digest, bound to its key: a code of one purpose, address or account is no code of another even if
-   * a row were moved. HMAC, not a plain hash: a million codes are hashed in no time, a keyed digest cannot be
-   * reversed without the secret.
+   * A digest of `secret` (a code, or a reset key) bound to its key: a code of one purpose, address or account is no
+   * code of another even if a row were moved. HMAC, not a plain hash: a million codes are hashed in no time, a keyed
+   * digest cannot be reversed without the secret. Codes and reset keys each have an HMAC key of their own (`info`),
+   * so that a reset key is never compared with a code's digest, nor a code with a reset key's.
    */
-  const digest = ({ address, purpose, userId }: CodeKey, code: string) =>
-    createHmac('sha256', key)
-      .update(`${purpose}\0${address}\0${userId ?? ''}\0${code}`)
-      .digest('hex')
-  /**
-   * A reset key's digest, bound to its key as a code's is, under a key of its own: a reset key is never compared with
-   * a code's digest, nor a code with a reset key's.
-   */
-  const resetKeyHmacKey = Buffer.from(hkdfSync('sha256', deps.secret, '', 'tessera reset keys v1', 32))
-  const resetKeyDigest = ({ address, purpose, userId }: CodeKey, resetKey: string) =>
-    createHmac('sha256', resetKeyHmacKey)
-      .update(`${purpose}\0${address}\0${userId ?? ''}\0${resetKey}`)
-      .digest('hex')
+  const keyedDigest = (info: string) => {
+    const hmacKey = Buffer.from(hkdfSync('sha256', deps.secret, '', info, 32))
+    return ({ address, purpose, userId }: CodeKey, secret: string) =>
+      createHmac('sha256', hmacKey)
+        .update(`${purpose}\0${address}\0${userId ?? ''}\0${secret}`)
+        .digest('hex')
+  }
+  const digest = keyedDigest('tessera email codes v1')
+  const resetKeyDigest = keyedDigest('tessera reset keys v1')
   const refused = (codeKey: CodeKey, context: RequestContext) => {
     record('code_refused', codeKey.userId, context, codeKey.purpose)
     deps.metrics?.codeRefused(codeKey.purpose)

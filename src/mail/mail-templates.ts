@@ -94,13 +94,17 @@ export async function loadMailTemplates(settings: {
   templatesDir: string | null
 }): Promise<MailTemplates> {
   const spoken = languages()
-  const files = new Map<string, string>()
-  for (const language of spoken) {
-    for (const name of TEMPLATE_NAMES) {
-      for (const file of [`${language}/${name}.txt`, `${language}/${name}.html`])
-        files.set(file, await readFile(join(BUILT_IN_TEMPLATES_DIR, file), 'utf8'))
-    }
-  }
+  // every built-in file at once: one turn of reads, not one after the other, however many languages there are
+  const builtIn = spoken.flatMap((language) =>
+    TEMPLATE_NAMES.flatMap((name) => [`${language}/${name}.txt`, `${language}/${name}.html`]),
+  )
+  const files = new Map<string, string>(
+    await Promise.all(
+      builtIn.map(
+        async (file) => [file, await readFile(join(BUILT_IN_TEMPLATES_DIR, file), 'utf8')] as const,
+      ),
+    ),
+  )
   const overridden =
     settings.templatesDir === null
       ? new Map<string, string>()
