@@ -31,11 +31,13 @@ import { httpsServerFactory, type TlsMaterial } from './http/tls.js'
 import { type TrustedProxy, trustedProxies } from './http/trusted-proxies.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
 import type { RequestMetrics } from './metrics/request-metrics.js'
+import type { MfaService } from './mfa/mfa-service.js'
 import type { ProfileService } from './profile/profile-service.js'
 import type { SignInFlow } from './providers/sign-in-flow.js'
 import { accountChangeRoutes, protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
 import { avatarImageRoutes, protectedAvatarRoutes } from './routes/avatar-routes.js'
 import { demoRoutes } from './routes/demo-routes.js'
+import { mfaChangeRoutes, protectedMfaRoutes, publicMfaRoutes } from './routes/mfa-routes.js'
 import { protectedOAuthRoutes, publicOAuthRoutes } from './routes/oauth-routes.js'
 import { siteConfigRoutes } from './routes/site-config-routes.js'
 import { statusRoutes } from './routes/status-routes.js'
@@ -59,6 +61,8 @@ export interface AppDeps {
   avatars: AvatarService
   /** Records the security events the routes record themselves (avatar_changed, avatar_removed). */
   recordSecurityEvent: RecordSecurityEvent
+  /** Second factors (docs/api.md §4.25); absent, their routes are not served. */
+  mfa?: MfaService
   /** Sign-in with providers (docs/api.md §4.24); absent, its routes are not served. */
   providerSignIns?: SignInFlow
   tokens: Pick<TokenService, 'verifyAccessSubject'>
@@ -194,6 +198,12 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
       basePath: config.http.basePath,
     }
     await credentials.register(publicAuthRoutes, routeOptions)
+    const mfaOptions = deps.mfa && {
+      mfa: deps.mfa,
+      rateLimit: routeOptions.rateLimit,
+      basePath: config.http.basePath,
+    }
+    if (mfaOptions) await credentials.register(publicMfaRoutes, mfaOptions)
     const oauthOptions = deps.providerSignIns && {
       flow: deps.providerSignIns,
       frontendOrigin: config.providers.frontendOrigin,
@@ -206,11 +216,13 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
       scope.addHook('onRequest', createAuthenticate(deps.tokens))
       const protectedOptions = { ...routeOptions, sessions: deps.sessions, profiles: deps.profiles }
       await scope.register(protectedAuthRoutes, protectedOptions)
+      if (mfaOptions) await scope.register(protectedMfaRoutes, mfaOptions)
       // docs/api.md R5.3.1: what changes the account or its sessions needs the token's session to exist still
       await scope.register(async (changing) => {
         changing.addHook('preValidation', createLiveSessionCheck(deps.sessions))
         await changing.register(accountChangeRoutes, protectedOptions)
         if (oauthOptions) await changing.register(protectedOAuthRoutes, oauthOptions)
+        if (mfaOptions) await changing.register(mfaChangeRoutes, mfaOptions)
         await changing.register(protectedAvatarRoutes, {
           avatars: deps.avatars,
           accounts: deps.accounts,

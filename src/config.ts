@@ -5,6 +5,7 @@ import { createEnvReader, type Env } from './config/env-reader.js'
 import { ENVIRONMENTS, type Environment, LOG_LEVELS, type LogLevel } from './config/environment.js'
 import { type HttpConfig, httpWarnings, readHttpConfig } from './config/http-config.js'
 import { type CodeConfig, type MailConfig, readCodeConfig, readMailConfig } from './config/mail-config.js'
+import { type MfaConfig, readMfaConfig } from './config/mfa-config.js'
 import { type ProviderConfig, readProviderConfig } from './config/provider-config.js'
 import { checkTransport, publicBaseUrl, readServerConfig, type ServerConfig } from './config/server-config.js'
 import { readSessionConfig, type SessionConfig } from './config/session-config.js'
@@ -33,6 +34,8 @@ export interface Config {
   mail: MailConfig
   /** EMAIL_CODE_*, AUTH_REGISTER_CODE: the one-time e-mail codes (docs/api.md §4.14). */
   codes: CodeConfig
+  /** MFA_ISSUER: second factors (docs/api.md §4.25). */
+  mfa: MfaConfig
   http: HttpConfig
   logLevel: LogLevel
   /** A site presentation configuration (spec 2.6) to load and validate at start; null when unset. */
@@ -71,6 +74,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
     audit: readAuditConfig(read),
     mail,
     codes: readCodeConfig(read, mail),
+    mfa: readMfaConfig(read, mail.productName),
     http: readHttpConfig(read, nodeEnv),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     siteConfigFile: read.optional('SITE_CONFIG_FILE'),

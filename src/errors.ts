@@ -39,6 +39,10 @@ export const ERROR_CODES = [
   'exchange_code_refused',
   'provider_not_linked',
   'only_way_in',
+  'second_factor_invalid',
+  'second_factor_required',
+  'email_unverified',
+  'factor_not_found',
   // failures inside the process, never an HTTP answer of their own
   'storage_failed',
   'config_invalid',
@@ -295,6 +299,48 @@ export class OnlyWayInError extends AppError {
   readonly code = 'only_way_in'
   constructor() {
     super(message('error.only_way_in'))
+  }
+}
+
+/**
+ * docs/api.md §4.25: POST /auth/mfa/verify refused: a wrong code or recovery code, a ticket that is unknown, used,
+ * expired or out of tries, an account that can no longer sign in. One answer for all, like a wrong password's.
+ */
+export class SecondFactorInvalidError extends AppError {
+  readonly statusCode = 401
+  readonly code = 'second_factor_invalid'
+  constructor() {
+    super(message('error.second_factor_invalid'))
+  }
+}
+
+/**
+ * docs/api.md §4.25: what needs a session established with the second factor (removing a factor, new recovery
+ * codes) asked by one that was not. A 403: the access token is good, and a client must not take it for a lost session.
+ */
+export class SecondFactorRequiredError extends AppError {
+  readonly statusCode = 403
+  readonly code = 'second_factor_required'
+  constructor() {
+    super(message('error.second_factor_required'))
+  }
+}
+
+/** docs/api.md §4.25: a factor is added only to an account whose address is verified. */
+export class EmailUnverifiedError extends AppError {
+  readonly statusCode = 403
+  readonly code = 'email_unverified'
+  constructor() {
+    super(message('error.email_unverified'))
+  }
+}
+
+/** docs/api.md §4.25: a factor id that is not one of the caller's factors, whether it exists or not. */
+export class FactorNotFoundError extends AppError {
+  readonly statusCode = 404
+  readonly code = 'factor_not_found'
+  constructor() {
+    super(message('error.factor_not_found'))
   }
 }
 

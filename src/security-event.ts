@@ -55,6 +55,26 @@ export type SecurityEventType =
   | 'provider_linked'
   /** The owner unlinked a provider (DELETE /auth/oauth/<provider>). */
   | 'provider_unlinked'
+  /** A second factor was confirmed (docs/api.md §4.25): its reason is `totp`; the account's other sessions ended. */
+  | 'mfa_enabled'
+  /**
+   * A TOTP factor was removed (reason `totp`), or every factor of the account: by an operator (`tessera users
+   * mfa-reset`, reason `operator`) or by the proof of an impostor's address (reason `claimed`).
+   */
+  | 'mfa_disabled'
+  /**
+   * A second step was refused (POST /auth/mfa/verify, a passkey for a challenge): reason `totp`, `recovery_code` or
+   * `passkey` for a wrong proof, `ticket` for a ticket unknown, used, expired or out of tries, `disabled`.
+   */
+  | 'mfa_challenge_failed'
+  /** A recovery code was used up to complete a second step. */
+  | 'recovery_code_used'
+  /** A passkey was registered (POST /auth/passkeys/register/verify); the account's other sessions ended. */
+  | 'passkey_added'
+  /** A passkey was removed (DELETE /auth/mfa/factors/<id>). */
+  | 'passkey_removed'
+  /** A passkey's signature counter went backwards (a cloned authenticator?): the assertion was refused. */
+  | 'passkey_counter_regressed'
   /** A notice mail was queued (docs/api.md §6.4); codes are `code_sent`. */
   | 'mail_queued'
   /** A queued mail was accepted by the mail server (or written to the development outbox); reason as queued. */
@@ -107,6 +127,16 @@ export type SecurityEventReason =
    * made (docs/api.md §4.24)
    */
   | 'unverified_email'
+  /** login_succeeded: completed with a second factor (POST /auth/mfa/verify, or a passkey for a challenge) */
+  | 'mfa'
+  /** login_succeeded: signed in with a passkey alone (docs/api.md §4.25); mfa_*: about a passkey */
+  | 'passkey'
+  /** mfa_enabled, mfa_disabled, mfa_challenge_failed: about an authenticator app's codes */
+  | 'totp'
+  /** mfa_challenge_failed: a wrong recovery code */
+  | 'recovery_code'
+  /** mfa_challenge_failed: the ticket is unknown, used, expired or out of tries */
+  | 'ticket'
   /** email_verified: proved by someone not signed in to the unverified account, whose sessions and password ended */
   | 'claimed'
   /**

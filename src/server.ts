@@ -7,6 +7,7 @@ import { type AuditSink, createAuditSink } from './audit/audit-sink.js'
 import { createAccountService } from './auth/account-service.js'
 import { createEmailAccountService } from './auth/email-account-service.js'
 import { createEmailCodes } from './auth/email-codes.js'
+import { createOneTimeTickets } from './auth/one-time-tickets.js'
 import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS } from './auth/login-throttle.js'
 import { openPasswordHashing } from './auth/password-hasher.js'
 import { createSessionStarter } from './auth/session-starter.js'
@@ -24,6 +25,8 @@ import { createProviderClients } from './providers/provider-clients.js'
 import { createProviderSignIn } from './providers/provider-sign-in.js'
 import { createSignInFlow } from './providers/sign-in-flow.js'
 import { createSignInTickets } from './providers/sign-in-state.js'
+import { createFactorSecrets } from './mfa/factor-secrets.js'
+import { createMfaService } from './mfa/mfa-service.js'
 import { securityEventRecorder } from './security-event.js'
 import { createSessionService } from './sessions/session-service.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
@@ -155,6 +158,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       onReuseDetected: metrics?.sessions.reuseDetected,
       emailCodes,
       registerCode: config.codes.register,
+      secondStep: (user, context, firstFactor, login) => mfa.challenge(user, context, firstFactor, login),
     })
     const sessions = createSessionService({
       store: stores.sessions,
@@ -171,9 +175,32 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       sessionConfig: config.sessions,
       clock,
     })
+    // docs/api.md §4.25: second factors, whose secrets are sealed under a data key kept in the store
+    const factorSecrets = createFactorSecrets({
+      keys: stores.serviceKeys,
+      secret,
+      previousSecrets: config.auth.previousJwtSecrets,
+    })
+    const mfa = createMfaService({
+      users: stores.users,
+      factors: stores.factors,
+      secrets: factorSecrets,
+      tickets: createOneTimeTickets({ tickets: stores.tickets, secret, clock }),
+      sessions,
+      startSession,
+      proveHolder: (user, proof, purpose, context) => emailAccounts.proveHolder(user, proof, purpose, context),
+      throttle,
+      mailer: mail.mailer,
+      clock,
+      record,
+      log: options.logger,
+      issuer: config.mfa.issuer,
+    })
     const emailAccounts = createEmailAccountService({
       users: stores.users,
       providerLinks: stores.providerLinks,
+      factors: stores.factors,
+      secondStep: mfa.challenge,
       codes: emailCodes,
       stores,
       sessions,
@@ -202,6 +229,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         users: stores.users,
         links: stores.providerLinks,
         sessions,
+        factors: stores.factors,
         avatars,
         mailer: mail.mailer,
         record,
@@ -210,6 +238,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       }),
       users: stores.users,
       startSession,
+      secondStep: mfa.challenge,
       record,
       log: options.logger,
       publicBaseUrl: config.providers.publicBaseUrl,
@@ -223,6 +252,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       trustedProxy,
       accounts,
       emailAccounts,
+      mfa,
       profiles,
       avatars,
       recordSecurityEvent: record,

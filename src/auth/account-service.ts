@@ -30,7 +30,7 @@ import type { LoginThrottle } from './login-throttle.js'
 import { type PasswordHasher, verifyAccountPassword } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
 import { createReuseMemory } from './reuse-memory.js'
-import { createSessionStarter, toAccount } from './session-starter.js'
+import { createSessionStarter, type SecondStepGate, type SignIn, toAccount } from './session-starter.js'
 import { refreshTokenDigest, type TokenService, type TokenSubject } from './token-service.js'
 import { generateUserId } from './user-id.js'
 
@@ -61,9 +61,11 @@ export interface AccountService {
   /**
    * spec 4.4: throws InvalidCredentialsError for a wrong e-mail or password alike, RateLimitedError when the
    * throttle refuses the attempt (docs/api.md R8.4, R8.5), and StorageError, whatever the password, when a store
-   * the login needs fails (R4.4.5). The context's address is what the throttle counts and the Argon2 requester.
+   * the login needs fails (R4.4.5). The context's address is what the throttle counts and the Argon2 requester. An
+   * account with a second factor gets its challenge instead of a session, the throttle left as a failed attempt
+   * leaves it until the second step passes (docs/api.md §4.25).
    */
-  login(input: { email: string; password: string }, context: LoginContext): Promise<Session>
+  login(input: { email: string; password: string }, context: LoginContext): Promise<SignIn>
   /**
    * spec 4.5: rotates the refresh token of its session. Throws RefreshTokenInvalidError, TokenWrongTypeError. With
    * a reuse grace, a token rotated within it gets the successor it already got (docs/api.md §3); with reuse
@@ -96,6 +98,8 @@ export interface AccountServiceDeps {
   emailCodes?: Pick<EmailCodes, 'take'> | null
   /** AUTH_REGISTER_CODE; `optional` when absent. */
   registerCode?: RegisterCodeMode
+  /** The second step of a sign-in (docs/api.md §4.25); absent or null: a right password signs in alone. */
+  secondStep?: SecondStepGate | null
 }
 
 /** Attempts at drawing an unused random id; with 9·10⁹ ids a second attempt is already rare. */
@@ -295,6 +299,12 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
             throw error
           })
           if (rehashed !== null) await users.updatePasswordHash(user.id, rehashed)
+        }
+        const login = { email: pass.email, address: pass.address, remembered: pass.remembered }
+        const challenge = await deps.secondStep?.(user, context, 'password', login)
+        if (challenge) {
+          storesFailing = false
+          return challenge
         }
         session = await startSession(user, context)
       } catch (error) {

@@ -13,7 +13,7 @@ import { message } from '../language/message.js'
 import type { Mailer, MailIntent } from '../mail/mail-intent.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
-import type { AuditStore, ProviderLinkStore, UserRecord, UserStore } from '../storage/stores.js'
+import type { AuditStore, FactorStore, ProviderLinkStore, UserRecord, UserStore } from '../storage/stores.js'
 import type { Account, Session } from './account.js'
 import { type AccountRemovalStores, removeAccount } from './account-removal.js'
 import type { SecurityLog } from './account-service.js'
@@ -23,7 +23,7 @@ import type { EmailCodes } from './email-codes.js'
 import type { LoginThrottle } from './login-throttle.js'
 import { type PasswordHasher, verifyAccountPassword } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
-import { type StartSession, toAccount } from './session-starter.js'
+import { type SecondStepGate, type SignIn, type StartSession, toAccount } from './session-starter.js'
 
 /** A code as a request gives it (http/schemas.ts); at a reset, anything else is read as a reset key. */
 const SIX_DIGITS = /^[0-9]{6}$/
@@ -32,12 +32,16 @@ export interface EmailAccountServiceDeps {
   users: UserStore
   /** The provider links an impostor's setup may hold (docs/api.md §4.15). */
   providerLinks: Pick<ProviderLinkStore, 'unlinkAll'>
+  /** The second factors an impostor's setup may hold (docs/api.md §4.15, §4.25). */
+  factors: Pick<FactorStore, 'removeAll'>
   codes: EmailCodes
   /** The stores an account's deletion empties besides the account (docs/api.md §4.21). */
   stores: Omit<AccountRemovalStores, 'users'> & { audit: Pick<AuditStore, 'eraseClientAddresses'> }
   /** Ends sessions: the one way access is ended (docs/api.md §3). */
-  sessions: Pick<SessionService, 'endAccountSessions'>
+  sessions: Pick<SessionService, 'endAccountSessions' | 'live'>
   startSession: StartSession
+  /** The second step of a sign-in (docs/api.md §4.25); null: every first factor signs in alone. */
+  secondStep: SecondStepGate | null
   hasher: PasswordHasher
   /** A password given to confirm a change or a deletion is guessed at the pace of a login (docs/api.md R8.4 to R8.6). */
   throttle: LoginThrottle
@@ -64,16 +68,21 @@ export interface EmailAccountService {
     newEmail: string | null,
     context: RequestContext,
   ): Promise<void>
-  /** POST /auth/login/email-code: a wrong or expired code and an unknown address get the same 401. */
-  loginWithCode(email: string, code: string, context: RequestContext): Promise<Session>
+  /**
+   * POST /auth/login/email-code: a wrong or expired code and an unknown address get the same 401. An account with a
+   * second factor gets its challenge instead of a session (docs/api.md §4.25).
+   */
+  loginWithCode(email: string, code: string, context: RequestContext): Promise<SignIn>
   /**
    * POST /auth/password/reset: the new password, every session ended, a new one answered, a notice mailed. `code` is
-   * the six digits of a code or the reset key mailed with it, each checked only against its own kind.
+   * the six digits of a code or the reset key mailed with it, each checked only against its own kind. An account with a
+   * second factor gets its challenge instead of the new session: the password is changed and the sessions end all
+   * the same (docs/api.md §4.25).
    */
   resetPassword(
     input: { email: string; code: string; newPassword: string },
     context: RequestContext,
-  ): Promise<Session>
+  ): Promise<SignIn>
   /** POST /auth/password/change: the new password, every other session ended, a notice mailed. */
   changePassword(
     caller: Caller,
@@ -88,6 +97,17 @@ export interface EmailAccountService {
   ): Promise<Account>
   /** POST /auth/email/verify. */
   verifyEmail(caller: Caller, code: string, context: RequestContext): Promise<Account>
+  /**
+   * Proves that the holder of the account is present, for a change an access token alone may not make (docs/api.md
+   * §4.25: adding a second factor): the account's password, checked at a login's pace, or a code of `purpose` sent to
+   * its address. Throws PasswordIncorrectError or CodeRefusedError.
+   */
+  proveHolder(
+    user: UserRecord,
+    proof: { password: string } | { code: string },
+    purpose: 'delete_account' | 'manage_factors',
+    context: RequestContext,
+  ): Promise<void>
   /** POST /auth/delete: the account, its sessions, codes and queued mail. */
   deleteAccount(
     caller: Caller,
@@ -120,7 +140,11 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
 
   /** docs/api.md §4.15: the first proof of an unverified account's address ends what was set up before it. */
   const proveAddress = (user: UserRecord, context: RequestContext): Promise<UserRecord> =>
-    claimUnverifiedAddress({ users, providerLinks: deps.providerLinks, sessions, record, log }, user, context)
+    claimUnverifiedAddress(
+      { users, providerLinks: deps.providerLinks, factors: deps.factors, sessions, record, log },
+      user,
+      context,
+    )
 
   /**
    * A notice about what was done (docs/api.md §6.4). The change it tells of is made and answered whether or not the
@@ -147,13 +171,21 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
   }
 
   /** A new session for the account, every other one ended: the end of a reset and of a password change. */
-  const startOnly = async (user: UserRecord, context: RequestContext) => {
-    const session = await startSession(user, context)
+  const startOnly = async (user: UserRecord, context: RequestContext, secondFactor = false) => {
+    const session = await startSession(user, context, { secondFactor })
     await sessions.endAccountSessions(user.id, session.sessionId)
     return session
   }
 
+  const proveHolder: EmailAccountService['proveHolder'] = async (user, proof, purpose, context) => {
+    if ('password' in proof) return confirmPassword(user, proof.password, context)
+    const key = { address: user.email, purpose, userId: user.id } as const
+    if (!(await codes.take(key, proof.code, context))) throw new CodeRefusedError()
+  }
+
   return {
+    proveHolder,
+
     async sendPublicCode(email, purpose, context) {
       await codes.send({ address: address(email, '/email'), purpose, userId: null }, context)
     },
@@ -182,7 +214,10 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
         record('login_failed', user.id, context, 'disabled')
         throw new InvalidCredentialsError()
       }
-      const session = await startSession(await proveAddress(user, context), context)
+      const proved = await proveAddress(user, context)
+      const challenge = await deps.secondStep?.(proved, context, 'email_code')
+      if (challenge) return challenge
+      const session = await startSession(proved, context)
       record('login_succeeded', user.id, context, 'email_code')
       return session
     },
@@ -206,22 +241,38 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
       const passwordHash = await hasher.hash(newPassword, requester(context))
       const proved = await proveAddress(user, context)
       await users.updatePasswordHash(user.id, passwordHash)
-      const session = await startOnly({ ...proved, passwordHash }, context)
-      record('password_reset', user.id, context)
-      // the address that chose the password is one its owner uses (R8.6)
       const from = requester(context)
-      if (from !== undefined) await throttle.remember(user.email, from)
+      // a second factor: the password is changed and every session ends, but only the second step signs in, and
+      // only it makes the address one the owner uses (R8.6), so a reset cannot exempt a guesser's address
+      const challenge = await deps.secondStep?.(
+        { ...proved, passwordHash },
+        context,
+        'reset',
+        from === undefined ? undefined : { email: user.email, address: from, remembered: false },
+      )
+      let signIn: SignIn
+      if (challenge) {
+        await sessions.endAccountSessions(user.id, null)
+        signIn = challenge
+      } else {
+        signIn = await startOnly({ ...proved, passwordHash }, context)
+        // the address that chose the password is one its owner uses (R8.6)
+        if (from !== undefined) await throttle.remember(user.email, from)
+      }
+      record('password_reset', user.id, context)
       await notify(user.email, { kind: 'notice', notice: 'password_reset', values: {} }, user.id, context)
-      return session
+      return signIn
     },
 
     async changePassword(caller, { currentPassword, newPassword }, context) {
       checkNewPassword(newPassword)
       const user = await callerAccount(caller)
       await confirmPassword(user, currentPassword, context)
+      // the new session is established as the caller's was (docs/api.md §4.25)
+      const { secondFactor } = await sessions.live(caller)
       const passwordHash = await hasher.hash(newPassword, requester(context))
       await users.updatePasswordHash(user.id, passwordHash)
-      const session = await startOnly({ ...user, passwordHash }, context)
+      const session = await startOnly({ ...user, passwordHash }, context, secondFactor)
       record('password_changed', user.id, context)
       await notify(user.email, { kind: 'notice', notice: 'password_changed', values: {} }, user.id, context)
       return session
@@ -255,11 +306,7 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
 
     async deleteAccount(caller, proof, context) {
       const user = await callerAccount(caller)
-      if ('password' in proof) await confirmPassword(user, proof.password, context)
-      else {
-        const key = { address: user.email, purpose: 'delete_account', userId: user.id } as const
-        if (!(await codes.take(key, proof.code, context))) throw new CodeRefusedError()
-      }
+      await proveHolder(user, proof, 'delete_account', context)
       const retiredUntil = deps.clock.now() + deps.refreshTokenTtlMs
       if (!(await removeAccount({ ...deps.stores, users }, user, retiredUntil)))
         throw new AccessTokenInvalidError()

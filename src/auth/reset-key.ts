@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomInt } from 'node:crypto'
 
 /**
  * The reset key (docs/api.md R4.14.2, R4.17): a second secret mailed beside each `reset_password` code, which wrong
@@ -22,14 +22,7 @@ export const RESET_KEY_INPUT_PATTERN = `[\\s-]*(?:[0-9A-TV-Za-tv-z][\\s-]*){${RE
 
 /** A new reset key, as the mail shows it: seven groups of four characters joined by hyphens. */
 export function newResetKey(): string {
-  const bytes = randomBytes(Math.ceil((RESET_KEY_LENGTH * 5) / 8))
-  let bits = 0n
-  for (const byte of bytes) bits = (bits << 8n) | BigInt(byte)
-  // the first 140 of the 144 bits, five to a character
-  bits >>= BigInt(bytes.length * 8 - RESET_KEY_LENGTH * 5)
-  let key = ''
-  for (let i = RESET_KEY_LENGTH - 1; i >= 0; i--) key += ALPHABET[Number((bits >> BigInt(i * 5)) & 31n)]
-  return (key.match(new RegExp(`.{${GROUP}}`, 'g')) as string[]).join('-')
+  return newCrockfordKey(RESET_KEY_LENGTH, GROUP)
 }
 
 /**
@@ -37,12 +30,30 @@ export function newResetKey(): string {
  * 1, O as 0, no hyphens or white space): what its digest is made of. Null when the text is no reset key.
  */
 export function readResetKey(text: string): string | null {
+  return readCrockfordKey(text, RESET_KEY_LENGTH)
+}
+
+/**
+ * `length` characters of Crockford's base32 from the system's cryptographic random source (5 bits each), in groups
+ * of `group` joined by hyphens: a reset key, a recovery code (mfa/recovery-codes.ts).
+ */
+export function newCrockfordKey(length: number, group: number): string {
+  let key = ''
+  for (let i = 0; i < length; i++) key += ALPHABET[randomInt(ALPHABET.length)]
+  return (key.match(new RegExp(`.{1,${group}}`, 'g')) as string[]).join('-')
+}
+
+/**
+ * The key of `length` characters a text is, read as Crockford's base32 is read (either case, hyphens and white
+ * space anywhere ignored, I and L as 1, O as 0), in one form: upper case, no separators. Null when it is none.
+ */
+export function readCrockfordKey(text: string, length: number): string | null {
   const key = text
     .replace(/[\s-]+/g, '')
     .toUpperCase()
     .replace(/[IL]/g, '1')
     .replace(/O/g, '0')
-  if (key.length !== RESET_KEY_LENGTH) return null
+  if (key.length !== length) return null
   for (const character of key) if (!ALPHABET.includes(character)) return null
   return key
 }

@@ -19,8 +19,49 @@ export interface SessionStarterDeps {
   clock: Clock
 }
 
+/** How a session starts beside its account. */
+export interface SessionStart {
+  /**
+   * Established with a second factor (docs/api.md §4.25): a sign-in completed by POST /auth/mfa/verify or a passkey,
+   * or a password change by a session that was. What removing a factor asks of the live session.
+   */
+  secondFactor?: boolean
+}
+
 /** Starts a session for an account that just proved who it is, and answers it with its token pair. */
-export type StartSession = (user: UserRecord, context: RequestContext) => Promise<Session>
+export type StartSession = (user: UserRecord, context: RequestContext, start?: SessionStart) => Promise<Session>
+
+/** How an account proved itself before a second factor is asked for (docs/api.md §4.25). */
+export type FirstFactor = 'password' | 'email_code' | 'provider' | 'reset'
+
+/** The kinds of proof that complete a second-factor challenge. */
+export type SecondFactorKind = 'totp' | 'passkey' | 'recovery_code'
+
+/**
+ * docs/api.md §4.25: what a first factor alone answers for an account with a confirmed second factor, instead of a
+ * session: a one-time ticket for POST /auth/mfa/verify (or a passkey), and the kinds of proof the account can give.
+ */
+export interface SecondFactorChallenge {
+  mfaTicket: string
+  factors: readonly SecondFactorKind[]
+}
+
+/** A sign-in's outcome: a session, or, for an account with a second factor, the challenge that completes it. */
+export type SignIn = Session | SecondFactorChallenge
+
+export const isChallenge = (outcome: SignIn): outcome is SecondFactorChallenge => 'mfaTicket' in outcome
+
+/**
+ * The second step (mfa/mfa-service.ts): null when the account has no confirmed factor, so the first factor suffices
+ * and the caller starts the session; else the challenge, stored as a ticket bound to the account and `firstFactor`.
+ * `login` is the password login's throttle pass (R8.5, R8.6), settled only when the second step passes.
+ */
+export type SecondStepGate = (
+  user: UserRecord,
+  context: RequestContext,
+  firstFactor: FirstFactor,
+  login?: { email: string; address: string; remembered: boolean },
+) => Promise<SecondFactorChallenge | null>
 
 /**
  * spec 3: a new session and its token pair, for every way of logging in (password, code, reset, change, provider).
@@ -32,7 +73,12 @@ export type StartSession = (user: UserRecord, context: RequestContext) => Promis
 export function createSessionStarter(deps: SessionStarterDeps): StartSession {
   const { sessions, users, tokens, sessionConfig, clock } = deps
   const sessionLimit = sessionConfig.mode === 'single' ? 'single' : sessionConfig.maxSessions
-  const start = async (user: UserRecord, context: RequestContext, again: boolean): Promise<Session> => {
+  const start = async (
+    user: UserRecord,
+    context: RequestContext,
+    options: SessionStart,
+    again: boolean,
+  ): Promise<Session> => {
     if (user.status !== 'active') throw new InvalidCredentialsError()
     const id = randomBytes(16).toString('hex')
     const pair = tokens.issuePair(
@@ -53,6 +99,7 @@ export function createSessionStarter(deps: SessionStarterDeps): StartSession {
         clientAddress: context.clientAddress === null ? null : coarseNetwork(context.clientAddress),
         previousDigest: null,
         rotatedAt: null,
+        secondFactor: options.secondFactor === true,
       },
       sessionLimit,
       now,
@@ -64,7 +111,7 @@ export function createSessionStarter(deps: SessionStarterDeps): StartSession {
     if (current === null || current.status !== 'active' || current.role !== user.role) {
       await sessions.end(user.id, id, clock.now())
       if (current === null || current.status !== 'active' || again) throw new InvalidCredentialsError()
-      return start(current, context, true)
+      return start(current, context, options, true)
     }
     return {
       account: toAccount(current),
@@ -72,7 +119,7 @@ export function createSessionStarter(deps: SessionStarterDeps): StartSession {
       sessionId: id,
     }
   }
-  return (user, context) => start(user, context, false)
+  return (user, context, options = {}) => start(user, context, options, false)
 }
 
 /** The account as the API shows it. */

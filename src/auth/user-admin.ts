@@ -5,6 +5,8 @@ import type { SecurityEvent, SecurityEventType } from '../security-event.js'
 import {
   type AuditStore,
   type EmailCodeStore,
+  type FactorStore,
+  type FactorType,
   type OutboxStore,
   ROLE_NAME,
   type SessionStore,
@@ -29,6 +31,8 @@ export interface UserDetails {
   sessions: number
   /** When the latest of its sessions' refresh tokens expires (epoch ms); null when it has none. */
   refreshTokenExpiresAt: number | null
+  /** Its confirmed second factors (docs/api.md §4.25), oldest first. */
+  factors: { id: string; type: FactorType; name: string }[]
 }
 
 /** What `set-role`, `disable` or `enable` did: the account as it is now, and whether this call changed it. */
@@ -48,6 +52,8 @@ export interface UserAdminDeps {
   /** The account's codes and queued mail go with it (docs/api.md R6.4.6). */
   codes: Pick<EmailCodeStore, 'deleteFor'>
   outbox: Pick<OutboxStore, 'deleteFor'>
+  /** The second factors `show` lists and `mfa-reset` removes (docs/api.md §4.25). */
+  factors: Pick<FactorStore, 'list' | 'removeAll'>
   clock: Clock
   /** The refresh-token lifetime: how long a deleted account's user is kept retired (SessionStore.retire). */
   refreshTokenTtlMs: number
@@ -65,6 +71,11 @@ export interface UserAdmin {
   sessions(user: UserRecord): Promise<StoredSession[]>
   /** Replaces the password hash, ends every session of the user and records `password_reset`. */
   resetPassword(user: UserRecord, passwordHash: string): Promise<void>
+  /**
+   * Removes every second factor and recovery code of the account (a lost phone), records `mfa_disabled`, and ends
+   * every session; resolves with how many factors and sessions there were.
+   */
+  mfaReset(user: UserRecord): Promise<{ factorsRemoved: number; sessionsEnded: number }>
   /** Ends every session of the user and records `sessions_revoked`; resolves with how many there were. */
   revoke(user: UserRecord): Promise<number>
   /**
@@ -98,7 +109,7 @@ export function parseUserRef(value: string): UserRef | null {
  * refresh-token lifetime and whether events are recorded come from the configuration.
  */
 export function userAdminOn(
-  stores: Pick<Stores, 'users' | 'sessions' | 'audit' | 'codes' | 'outbox'>,
+  stores: Pick<Stores, 'users' | 'sessions' | 'audit' | 'codes' | 'outbox' | 'factors'>,
   config: Pick<Config, 'auth' | 'audit'>,
   clock: Clock,
 ): UserAdmin {
@@ -108,6 +119,7 @@ export function userAdminOn(
     audit: stores.audit,
     codes: stores.codes,
     outbox: stores.outbox,
+    factors: stores.factors,
     clock,
     refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
     recordEvents: config.audit.retentionDays > 0,
@@ -171,6 +183,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
 
     async details(user) {
       const current = await step('the sessions could not be read', () => sessions.list(user.id, clock.now()))
+      const factors = await step('the second factors could not be read', () => deps.factors.list(user.id))
       const expiries = current.map((session) => session.expiresAt)
       return {
         id: user.id,
@@ -178,6 +191,9 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         createdAt: user.createdAt,
         sessions: current.length,
         refreshTokenExpiresAt: expiries.length === 0 ? null : Math.max(...expiries),
+        factors: factors
+          .filter((factor) => factor.confirmed)
+          .map(({ id, type, name }) => ({ id, type, name })),
       }
     },
 
@@ -190,6 +206,19 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         () => sessions.endAll(user.id, clock.now()),
       )
       await recordEvent(operatorEvent('password_reset', user.id), 'the password was reset')
+    },
+
+    async mfaReset(user) {
+      const factorsRemoved = await step('the second factors were not removed', () =>
+        deps.factors.removeAll(user.id),
+      )
+      const sessionsEnded = await recordThenEnd(
+        user.id,
+        'mfa_disabled',
+        'the second factors were removed',
+        `the second factors were removed, but the sessions were not ended (run tessera users revoke ${user.id})`,
+      )
+      return { factorsRemoved, sessionsEnded }
     },
 
     async revoke(user) {

@@ -25,13 +25,15 @@ Commands:
   show <email|id>                    the account: id, e-mail, whether the e-mail is verified, username, nickname,
                                      bio (its first 80 characters; all with --json), role, status, whether a
                                      password is set, linked providers, whether it has an avatar, created_at,
-                                     updated_at, how many sessions it has
+                                     updated_at, how many sessions it has, its second factors
   sessions <email|id>                the account's sessions, most recently used first: id, device, client network,
                                      started, last used, refresh token expiry
   reset-password <email|id>          sets a new password, asked twice without echo on a terminal, otherwise the
                                      first line of stdin; registration's rules apply (8 to 100 characters); every
                                      session is ended
   revoke <email|id>                  ends every session: the user is logged out at the next refresh
+  mfa-reset <email|id>               removes every second factor and recovery code (a lost phone) and ends every
+                                     session: the user signs in with the first factor alone again
   set-role <email|id> <role>         gives the account a role (user, the default, or 1 to 32 of a-z 0-9 _ -
                                      starting with a letter) and ends every session: access tokens carry the
                                      role from the user's next login (a token without one is a user's)
@@ -47,7 +49,7 @@ Options:
   -h, --help             show this text
 
 Access tokens already issued still read until they expire (AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES, 15 by default),
-but change nothing: reset-password, revoke, set-role, disable and delete end the account's sessions, so the user is
+but change nothing: reset-password, revoke, mfa-reset, set-role, disable and delete end the account's sessions, so the user is
 logged out at the next refresh, and a token issued before set-role keeps the role it had until then.
 
 Exit codes: 0 done; 1 failed (one line on stderr: no such account, a refused password, a store that fails);
@@ -67,6 +69,7 @@ const VERBS = [
   'sessions',
   'reset-password',
   'revoke',
+  'mfa-reset',
   'set-role',
   'disable',
   'enable',
@@ -81,6 +84,7 @@ const VERB_OPTIONS: Record<Verb, readonly string[]> = {
   sessions: [],
   'reset-password': [],
   revoke: [],
+  'mfa-reset': [],
   'set-role': [],
   disable: [],
   enable: [],
@@ -240,6 +244,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
           sessions: details.sessions,
           refresh_token_stored: expiresAt !== null,
           refresh_token_expires_at: expiresAt,
+          factors: details.factors,
         },
         [
           `id             ${details.id}`,
@@ -257,6 +262,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
           `created at     ${details.createdAt}`,
           `updated at     ${user.updatedAt}`,
           `sessions       ${details.sessions === 0 ? 'none (logged out)' : `${details.sessions}, the last expiring ${expiresAt}`}`,
+          `factors        ${details.factors.length === 0 ? 'none' : details.factors.map((factor) => `${factor.type} ${quoted(factor.name)}`).join(', ')}`,
         ].join('\n'),
       )
       return
@@ -297,6 +303,14 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
       printLoggedOut(
         { refresh_token_revoked: true, sessions_ended: ended },
         `${ended === 1 ? '1 session' : `${ended} sessions`} of ${named} ended: the user is logged out at the next refresh.`,
+      )
+      return
+    }
+    case 'mfa-reset': {
+      const { factorsRemoved, sessionsEnded } = await admin.mfaReset(user)
+      printLoggedOut(
+        { factors_removed: factorsRemoved, refresh_token_revoked: true, sessions_ended: sessionsEnded },
+        `${factorsRemoved === 1 ? '1 second factor' : `${factorsRemoved} second factors`} of ${named} removed, and its sessions ended: the user signs in with the first factor alone.`,
       )
       return
     }

@@ -1,4 +1,5 @@
 import type { Account, Session } from '../auth/account.js'
+import { isChallenge, type SignIn } from '../auth/session-starter.js'
 
 /** The path of an avatar (GET /avatars/<id>) under BASE_PATH, relative to the service's origin (docs/api.md §4.23). */
 export function avatarPath(basePath: string, avatarId: string): string {
@@ -31,4 +32,13 @@ export function loginData({ account, tokens }: Session, basePath: string) {
     access_token: tokens.accessToken,
     refresh_token: tokens.refreshToken,
   }
+}
+
+/**
+ * The answer of a first factor (docs/api.md §4.25): a login answer, or for an account with a second factor its
+ * challenge, with no tokens.
+ */
+export function signInData(outcome: SignIn, basePath: string) {
+  if (!isChallenge(outcome)) return loginData(outcome, basePath)
+  return { mfa_required: true as const, mfa_ticket: outcome.mfaTicket, factors: [...outcome.factors] }
 }

@@ -27,7 +27,7 @@ import {
   tooLarge,
   unauthorized,
 } from './response-parts.js'
-import { AccountResponse, LoginResponse } from './schemas.js'
+import { AccountResponse, SignInResponse } from './schemas.js'
 
 // The requests and answers of docs/api.md §4.24, made of the parts in response-parts.ts. The
 // start and the callback are browser navigations: they answer redirects and small HTML pages (DECISIONS "Beyond the
@@ -210,7 +210,11 @@ export const callbackResponses = () => ({
 
 /** POST /auth/oauth/exchange. */
 export const exchangeResponses = () => ({
-  200: answer(LoginResponse, 'Logged in: the account the sign-in found and a new token pair', LIMITED),
+  200: answer(
+    SignInResponse,
+    'Logged in: the account the sign-in found and a new token pair; for an account with a second factor, its challenge instead (§4.25)',
+    LIMITED,
+  ),
   400: refusal(
     'The code is wrong, used, expired, or its account can no longer sign in; the verifier is missing or wrong; or the body is not valid',
     [

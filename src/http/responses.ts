@@ -47,6 +47,7 @@ import {
   RefreshResponse,
   RegisterResponse,
   SessionsResponse,
+  SignInResponse,
   VERIFICATION_CODE_PATTERN,
 } from './schemas.js'
 
@@ -83,7 +84,7 @@ const ALLOW: Headers = {
 }
 
 /** One refusal that stands for the errors of both: `extra`'s examples added to `base`'s, `base`'s description first. */
-function withExamples(extra: ReturnType<typeof refusal>, base: ReturnType<typeof refusal>) {
+export function withExamples(extra: ReturnType<typeof refusal>, base: ReturnType<typeof refusal>) {
   const content = (response: ReturnType<typeof refusal>) => response.content['application/json']
   return {
     ...base,
@@ -97,9 +98,9 @@ function withExamples(extra: ReturnType<typeof refusal>, base: ReturnType<typeof
   }
 }
 
-const invalid = (field: string, problem: Message) => new ValidationError([{ field, message: problem }])
+export const invalid = (field: string, problem: Message) => new ValidationError([{ field, message: problem }])
 
-const badBody = (fieldErrors: readonly ValidationError[], headers: Headers) =>
+export const badBody = (fieldErrors: readonly ValidationError[], headers: Headers) =>
   refusal(
     'The body is not JSON in UTF-8 or not an object, or a field is not valid: `data.errors` names it (R1.4 to R1.7)',
     [...fieldErrors, new MalformedBodyError(), new BodyNotUtf8Error()],
@@ -110,7 +111,7 @@ const badBody = (fieldErrors: readonly ValidationError[], headers: Headers) =>
  * The refusals that every endpoint taking a JSON body under the limits of R8.1 shares beside its own: 403 (HTTPS
  * required), 413, 415, 429 (`tooMany` says what was counted) and 500, each with the rate-limit headers.
  */
-const limitedJsonRefusals = (tooMany: string) => ({
+export const limitedJsonRefusals = (tooMany: string) => ({
   403: httpsRequired(),
   413: tooLarge(LIMITED),
   415: notJson(LIMITED),
@@ -158,7 +159,7 @@ export const registerResponses = () => ({
 
 /** POST /auth/login (§4.4). No rate-limit headers: they would tell the count of failures (R8.4). */
 export const loginResponses = () => ({
-  200: answer(LoginResponse, 'Logged in: the account and a new token pair', NO_STORE),
+  200: answer(SignInResponse, SIGNED_IN, NO_STORE),
   400: badBody([EMAIL_ERROR, invalid('/password', message('field.not_empty'))], NO_STORE),
   401: refusal(
     'Unknown e-mail or wrong password: one answer for both (R4.4.3)',
@@ -179,6 +180,10 @@ export const loginResponses = () => ({
   ),
   503: retryLater('The Argon2 queue is full (R8.2)', [new ServiceBusyError()], NO_STORE),
 })
+
+/** The 200 of every first factor (§4.25). */
+export const SIGNED_IN =
+  'Logged in: the account and a new token pair; for an account with a second factor, `mfa_required` and a ticket instead (§4.25)'
 
 /** POST /auth/refresh (§4.5). */
 export const refreshResponses = () => ({
@@ -255,7 +260,7 @@ const CODE_ERROR = invalid(
 const RESET_CODE_ERROR = invalid('/verification_code', message('field.reset_code'))
 const NEW_PASSWORD_ERROR = invalid('/new_password', NEW_PASSWORD_RULE)
 const PER_ADDRESS = ' or more than RATE_LIMIT_PER_MINUTE requests from this client address in a minute (R8.1)'
-const codeRefused = (
+export const codeRefused = (
   where: string,
   what = 'The code is wrong, expired, used, of another purpose, or out of its five tries',
 ) => refusal(`${what}: one answer for all (${where})`, [new CodeRefusedError()], LIMITED)
@@ -267,7 +272,7 @@ const mailUnavailable = () =>
     LIMITED,
   )
 /** A write whose outcome is unknown (R7.3), with the Argon2 queue full (R8.2) where the operation hashes. */
-const mayHaveChanged = (hashes: boolean) =>
+export const mayHaveChanged = (hashes: boolean) =>
   retryLater(
     hashes
       ? 'The Argon2 queue is full (R8.2), or a write may or may not have been applied (R7.3): retry'
@@ -275,7 +280,7 @@ const mayHaveChanged = (hashes: boolean) =>
     hashes ? [new ServiceBusyError(), new WriteOutcomeUnknownError()] : [new WriteOutcomeUnknownError()],
     LIMITED,
   )
-const passwordIncorrect = () =>
+export const passwordIncorrect = () =>
   refusal(
     "The password is not the account's (or the account has none: set one by reset). A 400: the access token is good",
     [new PasswordIncorrectError()],
@@ -310,7 +315,7 @@ export const sendAccountCodeResponses = () => ({
 /** POST /auth/login/email-code (§4.16). */
 export const codeLoginResponses = () => ({
   ...limitedJsonRefusals(`More than RATE_LIMIT_PER_MINUTE tries from this client address in a minute (R8.1)`),
-  200: answer(LoginResponse, 'Logged in: the account and a new token pair', LIMITED),
+  200: answer(SignInResponse, SIGNED_IN, LIMITED),
   400: badBody([EMAIL_ERROR, CODE_ERROR], LIMITED),
   401: refusal(
     'A wrong, expired or used code, or an address without an account: one answer, the same as a wrong password',
@@ -326,8 +331,8 @@ export const resetPasswordResponses = () => ({
     `More than RATE_LIMIT_PER_MINUTE resets from this client address in a minute (R8.1)`,
   ),
   200: answer(
-    LoginResponse,
-    'The new password is set, every other session ended: the account and a new token pair',
+    SignInResponse,
+    'The new password is set, every session ended: the account and a new token pair; for an account with a second factor, its challenge and no tokens (§4.25)',
     LIMITED,
   ),
   400: withExamples(

@@ -106,11 +106,11 @@ export const SendCodeBody = Type.Object({
 export type SendCodeBody = Static<typeof SendCodeBody>
 
 export const SendAccountCodeBody = Type.Object({
-  purpose: Type.Unsafe<'verify_email' | 'change_email' | 'delete_account'>({
+  purpose: Type.Unsafe<'verify_email' | 'change_email' | 'delete_account' | 'manage_factors'>({
     type: 'string',
-    enum: ['verify_email', 'change_email', 'delete_account'],
+    enum: ['verify_email', 'change_email', 'delete_account', 'manage_factors'],
     description:
-      "What the code is for: POST /auth/email/verify, /auth/email/change (sent to new_email) or /auth/delete (sent to the account's address)",
+      "What the code is for: POST /auth/email/verify, /auth/email/change (sent to new_email), /auth/delete, or adding a second factor without a password (POST /auth/mfa/totp/setup, /auth/passkeys/register/options); all but change_email are sent to the account's address",
   }),
   new_email: Type.Optional({
     ...Email,
@@ -232,8 +232,33 @@ export const LoginData = Type.Object({
   refresh_token: RefreshToken,
 })
 
+/**
+ * docs/api.md §4.25: what a first factor alone answers for an account with a second factor, instead of a login
+ * answer: no tokens, a ticket that POST /auth/mfa/verify (or a passkey) completes.
+ */
+export const ChallengeData = Type.Object({
+  mfa_required: Type.Literal(true),
+  mfa_ticket: Type.String({
+    pattern: '^[A-Za-z0-9_-]{43}$',
+    description: 'Good for five minutes, once, for five tries; bound to the account and its first factor',
+  }),
+  factors: Type.Array(
+    Type.Unsafe<'totp' | 'passkey' | 'recovery_code'>({ type: 'string', enum: ['totp', 'passkey', 'recovery_code'] }),
+    { description: 'The kinds of proof the account can give' },
+  ),
+})
+
 export const RegisterResponse = Envelope(LoginData)
 export const LoginResponse = Envelope(LoginData)
+/**
+ * The answer of a first factor (login, code, reset, provider exchange): a login answer, or for an account with a
+ * second factor its challenge (docs/api.md §4.25).
+ */
+export const SignInResponse = Envelope(
+  Type.Union([LoginData, ChallengeData], {
+    description: 'A login answer, or `mfa_required: true` with a ticket for an account with a second factor',
+  }),
+)
 export const RefreshResponse = Envelope(
   Type.Object({ access_token: AccessToken, refresh_token: RefreshToken }),
 )
@@ -320,3 +345,82 @@ export const InfoResponse = Type.Object({
   status: Type.Literal('running'),
   timestamp: Type.Integer({ description: 'current time, Unix seconds' }),
 })
+
+/** A factor's id: 32 lowercase hexadecimal digits. */
+const FactorId = Type.String({ pattern: '^[0-9a-f]{32}$', examples: ['5f0c3e2a9b1d4c6e8a7b2d1e0f3c4a5b'] })
+const MfaTicket = Type.String({
+  pattern: '^[A-Za-z0-9_-]{43}$',
+  description: 'The `mfa_ticket` of the challenge',
+})
+
+/**
+ * What proves the account holder present before a factor is added (docs/api.md §4.25): the password, or a code of
+ * purpose `manage_factors` for an account without one.
+ */
+export const HolderProofBody = Type.Object(
+  {
+    password: Type.Optional(GivenPassword("The account's password")),
+    verification_code: Type.Optional({
+      ...VerificationCode,
+      description: 'Instead of the password: a code of purpose manage_factors (POST /auth/me/send-code)',
+    }),
+  },
+  { description: 'Exactly one of `password` and `verification_code`' },
+)
+export type HolderProofBody = Static<typeof HolderProofBody>
+
+export const TotpSetupResponse = Envelope(
+  Type.Object({
+    factor_id: FactorId,
+    secret: Type.String({ description: 'The secret in base32, to type into the app by hand' }),
+    uri: Type.String({ description: 'The otpauth://totp/ URI (issuer MFA_ISSUER, the account\'s address)' }),
+    qr_code: Type.String({ description: 'The URI as a QR code: an image/svg+xml data URL' }),
+  }),
+)
+
+export const TotpConfirmBody = Type.Object({
+  factor_id: FactorId,
+  code: Type.String({ pattern: '^[0-9]{6}$', description: "The app's current six digits", examples: ['492039'] }),
+})
+export type TotpConfirmBody = Static<typeof TotpConfirmBody>
+
+export const RecoveryCodesResponse = Envelope(
+  Type.Object({
+    recovery_codes: Type.Array(Type.String({ pattern: '^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$' }), {
+      description: 'Ten codes, each good once; shown this once (any earlier set is void)',
+    }),
+  }),
+)
+
+export const MfaVerifyBody = Type.Object(
+  {
+    mfa_ticket: MfaTicket,
+    code: Type.Optional(
+      Type.String({ pattern: '^[0-9]{6}$', description: 'The six digits of the authenticator app' }),
+    ),
+    recovery_code: Type.Optional(
+      Type.String({
+        minLength: 12,
+        maxLength: 64,
+        description: 'Instead of `code`: one of the recovery codes (hyphens, spaces and case do not matter)',
+      }),
+    ),
+  },
+  { description: 'The ticket and exactly one of `code` and `recovery_code`' },
+)
+export type MfaVerifyBody = Static<typeof MfaVerifyBody>
+
+/** GET /auth/mfa/factors: the confirmed factors, oldest first. */
+export const FactorsResponse = Envelope(
+  Type.Array(
+    Type.Object({
+      id: FactorId,
+      type: Type.Unsafe<'totp' | 'passkey'>({ type: 'string', enum: ['totp', 'passkey'] }),
+      name: Type.String({ description: '`Authenticator app`, or the name a passkey was given' }),
+      created_at: Instant('When it was added'),
+      last_used_at: Type.Union([Instant('When it last signed in'), Type.Null()]),
+    }),
+  ),
+)
+
+export const FactorParams = Type.Object({ id: Type.String({ description: 'The factor\'s id' }) })

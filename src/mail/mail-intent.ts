@@ -6,6 +6,8 @@ export const NOTICE_NAMES = [
   'password_changed',
   'email_changed',
   'provider_linked',
+  'factor_added',
+  'factor_removed',
 ] as const
 export type NoticeName = (typeof NOTICE_NAMES)[number]
 
@@ -36,7 +38,7 @@ export type MailIntent =
   | {
       kind: 'notice'
       notice: NoticeName
-      /** The notice's values: `email_changed` has `new_email`, `provider_linked` has `provider`. */
+      /** The notice's values: `email_changed` has `new_email`, `provider_linked` has `provider`, `factor_added` and `factor_removed` have `factor` (its name). */
       values: Readonly<Record<string, string>>
     }
   /** `tessera mail test <address>`. */

@@ -50,6 +50,7 @@ export function placeholdersOf(name: TemplateName): readonly string[] {
   if (name.startsWith('code_')) return [...COMMON_PLACEHOLDERS, 'code', 'minutes']
   if (name === 'email_changed') return [...COMMON_PLACEHOLDERS, 'new_email']
   if (name === 'provider_linked') return [...COMMON_PLACEHOLDERS, 'provider']
+  if (name === 'factor_added' || name === 'factor_removed') return [...COMMON_PLACEHOLDERS, 'factor']
   return COMMON_PLACEHOLDERS
 }
 

@@ -16,6 +16,8 @@ export interface ProviderSignInDeps {
   links: Pick<ProviderLinkStore, 'find' | 'link' | 'unlink' | 'unlinkAll'>
   /** Ends an impostor's sessions when a provider proves an unverified account's address. */
   sessions: AddressClaimDeps['sessions']
+  /** Removes an impostor's second factors when a provider proves an unverified account's address. */
+  factors: AddressClaimDeps['factors']
   /** Copies a new account's provider picture into its avatar (never throws); null when there are no avatars. */
   avatars: { importPicture(userId: string, url: string): Promise<string | null> } | null
   mailer: Mailer
@@ -82,7 +84,7 @@ export function createProviderSignIn(deps: ProviderSignInDeps): ProviderSignIn {
     if (user.status !== 'active') return refuse(user, context)
     // an unverified account is taken over: its earlier password and sessions may be an impostor's (§4.15)
     const proved = await claimUnverifiedAddress(
-      { users, providerLinks: links, sessions: deps.sessions, record, log },
+      { users, providerLinks: links, factors: deps.factors, sessions: deps.sessions, record, log },
       user,
       context,
     )

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Account, Session } from '../auth/account.js'
-import { type StartSession, toAccount } from '../auth/session-starter.js'
+import type { Account } from '../auth/account.js'
+import { type SecondStepGate, type SignIn, type StartSession, toAccount } from '../auth/session-starter.js'
 import {
   AccessTokenInvalidError,
   ExchangeCodeRefusedError,
@@ -25,6 +25,8 @@ export interface SignInFlowDeps {
   accounts: ProviderSignIn
   users: Pick<UserStore, 'findById'>
   startSession: StartSession
+  /** The second step (docs/api.md §4.25): an account with a second factor gets its challenge, not a session. */
+  secondStep: SecondStepGate | null
   record: RecordSecurityEvent
   log: { warn(fields: Record<string, unknown>, message: string): void }
   /** The service's public base URL, BASE_PATH included; null only when no provider is configured. */
@@ -55,7 +57,7 @@ export interface CallbackInput {
  * `redirect_to` of its sign-in when one was found).
  */
 export type CallbackOutcome =
-  | { session: Session }
+  | { session: SignIn }
   | { redirectTo: string; code: string }
   | { failure: SignInFailure; redirectTo: string | null }
 
@@ -71,7 +73,7 @@ export interface SignInFlow {
    * POST /auth/oauth/exchange: the login answer a one-time code stands for, given the verifier of the challenge its
    * sign-in started with; ExchangeCodeRefusedError otherwise. The code is used up either way.
    */
-  exchange(code: string, codeVerifier: string | null, context: RequestContext): Promise<Session>
+  exchange(code: string, codeVerifier: string | null, context: RequestContext): Promise<SignIn>
   /** DELETE /auth/oauth/<provider>: the account as it is now; ProviderNotLinkedError, OnlyWayInError. */
   unlink(userId: string, provider: string, context: RequestContext): Promise<Account>
 }
@@ -88,9 +90,15 @@ export function createSignInFlow(deps: SignInFlowDeps): SignInFlow {
   const { clients, tickets, accounts, users, record, log } = deps
   const redirectUri = (provider: string) => `${deps.publicBaseUrl}/auth/oauth/${provider}/callback`
 
-  /** A session for the account, recorded as a login; null when it can no longer log in (disabled, deleted). */
-  const startSession = async (user: UserRecord, context: RequestContext): Promise<Session | null> => {
+  /**
+   * A session for the account, recorded as a login, or its second-factor challenge; null when it can no longer log
+   * in (disabled, deleted).
+   */
+  const startSession = async (user: UserRecord, context: RequestContext): Promise<SignIn | null> => {
     try {
+      if (user.status !== 'active') return null
+      const challenge = await deps.secondStep?.(user, context, 'provider')
+      if (challenge) return challenge
       const session = await deps.startSession(user, context)
       record('login_succeeded', user.id, context, 'provider')
       return session

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto'
+import { createOneTimeTickets, randomSecret } from '../auth/one-time-tickets.js'
 import type { Clock } from '../clock.js'
 import type { TicketKind, TicketStore } from '../storage/stores.js'
 
@@ -57,12 +57,6 @@ export const SIGN_IN_TTL_SECONDS = 600
 /** How long an exchange code is good: the application redeems it as soon as its page loads. */
 export const EXCHANGE_CODE_TTL_SECONDS = 60
 
-const DIGEST_INFO = 'tessera oauth tickets v1'
-const SEAL_INFO = 'tessera oauth ticket seal v1'
-const PREFIX = 'v1.'
-const IV_BYTES = 12
-const TAG_BYTES = 16
-
 /**
  * DECISIONS "Secrets never leave the service readable": a ticket is stored under HMAC-SHA-256 of its secret (the
  * state, the code) with a key derived from AUTH_JWT_SECRET, and its payload sealed by AES-256-GCM under a key derived
@@ -72,35 +66,11 @@ const TAG_BYTES = 16
  * instances, one gets it.
  */
 export function createSignInTickets(deps: SignInTicketsDeps): SignInTickets {
-  const { tickets, clock } = deps
-  const digestKey = Buffer.from(hkdfSync('sha256', deps.secret, '', DIGEST_INFO, 32))
-  const digest = (kind: TicketKind, secret: string) =>
-    createHmac('sha256', digestKey).update(`${kind}:${secret}`).digest('hex')
-
-  const put = async (kind: TicketKind, payload: object, ttlSeconds: number): Promise<string> => {
-    const secret = randomSecret()
-    await tickets.put({
-      digest: digest(kind, secret),
-      kind,
-      payload: seal(kind, secret, JSON.stringify(payload)),
-      expiresAt: clock.now() + ttlSeconds * 1000,
-    })
-    return secret
-  }
-  const take = async (kind: TicketKind, secret: string): Promise<Record<string, unknown> | null> => {
-    // a value no ticket could have is not looked up (a secret is 43 characters of base64url)
-    if (!SECRET.test(secret)) return null
-    const payload = await tickets.take(digest(kind, secret), kind, clock.now())
-    if (payload === null) return null
-    const text = open(kind, secret, payload)
-    if (text === null) return null
-    try {
-      const value: unknown = JSON.parse(text)
-      return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : null
-    } catch {
-      return null
-    }
-  }
+  const { clock } = deps
+  const tickets = createOneTimeTickets(deps)
+  const put = (kind: TicketKind, payload: object, ttlSeconds: number): Promise<string> =>
+    tickets.put(kind, payload, clock.now() + ttlSeconds * 1000)
+  const take = tickets.take
 
   return {
     async begin(provider, back) {
@@ -142,44 +112,5 @@ export function createSignInTickets(deps: SignInTicketsDeps): SignInTickets {
         return null
       return { userId: value.userId, provider: value.provider, exchangeChallenge: value.exchangeChallenge }
     },
-  }
-}
-
-/** 256 random bits as base64url (43 characters): a state, a nonce, a PKCE verifier, an exchange code. */
-function randomSecret(): string {
-  return randomBytes(32).toString('base64url')
-}
-const SECRET = /^[A-Za-z0-9_-]{43}$/
-
-/** The key a ticket's payload is sealed with: derived from its own secret, which the store never holds. */
-function sealKey(kind: TicketKind, secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, kind, SEAL_INFO, 32))
-}
-
-function seal(kind: TicketKind, secret: string, text: string): string {
-  const iv = randomBytes(IV_BYTES)
-  const cipher = createCipheriv('aes-256-gcm', sealKey(kind, secret), iv, { authTagLength: TAG_BYTES })
-  cipher.setAAD(Buffer.from(kind, 'utf8'))
-  const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()])
-  return PREFIX + Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')
-}
-
-/** The sealed text, or null when it does not authenticate under the secret's key. */
-function open(kind: TicketKind, secret: string, payload: string): string | null {
-  if (!payload.startsWith(PREFIX)) return null
-  const bytes = Buffer.from(payload.slice(PREFIX.length), 'base64url')
-  if (bytes.length < IV_BYTES + TAG_BYTES) return null
-  const decipher = createDecipheriv('aes-256-gcm', sealKey(kind, secret), bytes.subarray(0, IV_BYTES), {
-    authTagLength: TAG_BYTES,
-  })
-  decipher.setAAD(Buffer.from(kind, 'utf8'))
-  decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES))
-  try {
-    return Buffer.concat([
-      decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
-      decipher.final(),
-    ]).toString('utf8')
-  } catch {
-    return null
   }
 }

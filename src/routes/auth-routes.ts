@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { Account, Session } from '../auth/account.js'
+import type { SignIn } from '../auth/session-starter.js'
 import type { AccountService, LoginContext } from '../auth/account-service.js'
 import type { EmailAccountService } from '../auth/email-account-service.js'
 import { SessionNotFoundError, ValidationError } from '../errors.js'
-import { accountData, loginData } from '../http/account-data.js'
+import { accountData, loginData, signInData } from '../http/account-data.js'
 import { languageOf } from '../http/answer-language.js'
 import { callerOf } from '../http/authenticate.js'
 import { success } from '../http/envelope.js'
@@ -83,6 +84,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
 ) => {
   const config = { rateLimit: rateLimit ?? false }
   const loggedIn = (session: Session) => success(loginData(session, basePath))
+  const signedIn = (outcome: SignIn) => success(signInData(outcome, basePath))
 
   app.post(
     '/auth/register',
@@ -116,13 +118,13 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
         tags: ['auth'],
         summary: 'Log in with e-mail and password',
         description:
-          'Checks the password and answers the account and a new token pair; the new refresh token replaces any stored one. A wrong e-mail and a wrong password get the same 401, so no account can be found out. Failed logins are limited per client address and slowed per e-mail (429 with Retry-After).',
+          'Checks the password and answers the account and a new token pair; the new refresh token replaces any stored one. A wrong e-mail and a wrong password get the same 401, so no account can be found out. Failed logins are limited per client address and slowed per e-mail (429 with Retry-After). An account with a second factor gets `mfa_required: true` and a ticket instead of tokens: POST /auth/mfa/verify completes the sign-in.',
         security: PUBLIC,
         body: LoginBody,
         response: loginResponses(),
       },
     },
-    async (request) => loggedIn(await accounts.login(request.body, requestContext(request))),
+    async (request) => signedIn(await accounts.login(request.body, requestContext(request))),
   )
 
   app.post(
@@ -185,7 +187,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
     },
     async (request) => {
       const { email, verification_code: code } = request.body
-      return loggedIn(await emailAccounts.loginWithCode(email, code, requestContext(request)))
+      return signedIn(await emailAccounts.loginWithCode(email, code, requestContext(request)))
     },
   )
 
@@ -198,7 +200,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
         tags: ['auth'],
         summary: 'Set a new password with a code or reset key mailed to the address',
         description:
-          'Sets the new password, ends every session of the account, mails a notice, and answers like POST /auth/login with a new session. `verification_code` is the code of a reset mail or the reset key beside it: six digits are checked against the codes only (a wrong one counts a try on each), anything else against the reset keys only (a wrong one uses up nothing). The right code or key uses up every code and key of the address. A code or key that is wrong, expired or used, or an address without an account, is the same 400.',
+          'Sets the new password, ends every session of the account, mails a notice, and answers like POST /auth/login with a new session. `verification_code` is the code of a reset mail or the reset key beside it: six digits are checked against the codes only (a wrong one counts a try on each), anything else against the reset keys only (a wrong one uses up nothing). The right code or key uses up every code and key of the address. A code or key that is wrong, expired or used, or an address without an account, is the same 400. For an account with a second factor, the password is set and every session ended all the same, but the answer is the challenge of POST /auth/login, without tokens.',
         security: PUBLIC,
         body: ResetPasswordBody,
         response: resetPasswordResponses(),
@@ -207,7 +209,7 @@ export const publicAuthRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = as
     async (request) => {
       const { email, verification_code: code, new_password: newPassword } = request.body
       const input = { email, code, newPassword }
-      return loggedIn(await emailAccounts.resetPassword(input, requestContext(request)))
+      return signedIn(await emailAccounts.resetPassword(input, requestContext(request)))
     },
   )
 }

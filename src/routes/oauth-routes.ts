@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { accountData, loginData } from '../http/account-data.js'
+import { isChallenge } from '../auth/session-starter.js'
+import { accountData, signInData } from '../http/account-data.js'
 import { languageOf, markLanguage } from '../http/answer-language.js'
 import { success } from '../http/envelope.js'
 import {
@@ -18,6 +19,7 @@ import {
 } from '../http/provider-schemas.js'
 import { render } from '../language/catalogues.js'
 import { CALLBACK_PAGE_HEADERS, callbackPage } from '../providers/callback-page.js'
+import { message } from '../language/message.js'
 import { SIGN_IN_FAILURES, SIGNED_IN, type SignInFailure } from '../providers/sign-in-failure.js'
 import type { SignInFlow } from '../providers/sign-in-flow.js'
 import { SIGN_IN_TTL_SECONDS } from '../providers/sign-in-state.js'
@@ -67,7 +69,12 @@ export const publicOAuthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = 
     result: PageResult,
   ) => {
     const language = languageOf(request.headers)
-    const text = result.failure === null ? SIGNED_IN : SIGN_IN_FAILURES[result.failure]
+    const text =
+      result.failure !== null
+        ? SIGN_IN_FAILURES[result.failure]
+        : result.secondFactor
+          ? SECOND_FACTOR_REQUIRED
+          : SIGNED_IN
     return markLanguage(reply.code(status).headers(CALLBACK_PAGE_HEADERS), language)
       .type('text/html; charset=utf-8')
       .send(
@@ -176,7 +183,8 @@ export const publicOAuthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = 
       if ('session' in outcome)
         return sendPage(request, reply, 200, provider, {
           failure: null,
-          data: loginData(outcome.session, basePath),
+          secondFactor: isChallenge(outcome.session),
+          data: signInData(outcome.session, basePath),
         })
       if ('code' in outcome) return redirectBack(reply, outcome.redirectTo, { code: outcome.code })
       if (outcome.redirectTo !== null)
@@ -209,7 +217,7 @@ export const publicOAuthRoutes: FastifyPluginAsyncTypebox<OAuthRoutesOptions> = 
     async (request) => {
       const { code, code_verifier: codeVerifier } = request.body
       return success(
-        loginData(await flow.exchange(code, codeVerifier ?? null, requestContext(request)), basePath),
+        signInData(await flow.exchange(code, codeVerifier ?? null, requestContext(request)), basePath),
       )
     },
   )
@@ -261,7 +269,12 @@ function startQueryFailure(error: { validation?: Array<{ instancePath?: string }
 }
 
 /** A page's result: the failure, or null with the login answer's data. */
-type PageResult = { failure: SignInFailure; data: null } | { failure: null; data: unknown }
+/** docs/api.md §4.25: the popup of an account with a second factor posts `success: true`, this and the challenge. */
+const SECOND_FACTOR_REQUIRED = message('error.second_factor_required')
+
+type PageResult =
+  | { failure: SignInFailure; data: null }
+  | { failure: null; secondFactor: boolean; data: unknown }
 
 /**
  * The state cookie: HttpOnly (no script reads it), SameSite=Lax (sent on the provider's top-level redirect back, not

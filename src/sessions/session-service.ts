@@ -49,6 +49,10 @@ export interface SessionService {
    * store no longer has it, on every instance.
    */
   requireLive(caller: Caller): Promise<void>
+  /** The caller's session, as requireLive finds it: what a check of its second factor reads (docs/api.md §4.25). */
+  live(caller: Caller): Promise<StoredSession>
+  /** Marks the caller's live session as established with the second factor (a TOTP factor confirmed by it). */
+  markSecondFactor(caller: Caller): Promise<void>
   /** Ends the caller's session `sessionId`; false when the caller has no such session (whether it exists or not). */
   end(caller: Caller, sessionId: string, context: RequestContext): Promise<boolean>
   /**
@@ -71,6 +75,22 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
   const isCurrent = (caller: Caller, session: StoredSession) =>
     caller.sessionId === null ? mode === 'single' : session.id === caller.sessionId
 
+  const live = async (caller: Caller): Promise<StoredSession> => {
+    const { userId, sessionId, sessionTag: tag } = caller
+    const now = clock.now()
+    // a sid names the session; without one, the tag of the jti is compared with the user's sessions' (at most one in
+    // single mode): whole-session identities, so a token minted in the same second as a newer session's is not taken
+    // for it
+    const session =
+      sessionId !== null
+        ? await store.find(userId, { id: sessionId }, now)
+        : tag === null
+          ? null
+          : ((await store.list(userId, now)).find((each) => sessionTag(each.id) === tag) ?? null)
+    if (session === null) throw new AccessTokenInvalidError()
+    return session
+  }
+
   return {
     async list(caller) {
       const sessions = await store.list(caller.userId, clock.now())
@@ -88,16 +108,15 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
     },
 
     async requireLive(caller) {
-      const { userId, sessionId, sessionTag: tag } = caller
-      const now = clock.now()
-      // a sid names the session; without one, the tag of the jti is compared with the user's sessions' (at most
-      // one in single mode): whole-session identities, so a token minted in the same second as a newer session's
-      // is not taken for it
-      const live =
-        sessionId !== null
-          ? (await store.find(userId, { id: sessionId }, now)) !== null
-          : tag !== null && (await store.list(userId, now)).some((session) => sessionTag(session.id) === tag)
-      if (!live) throw new AccessTokenInvalidError()
+      await live(caller)
+    },
+
+    live,
+
+    async markSecondFactor(caller) {
+      const session = await live(caller)
+      if (!(await store.markSecondFactor(caller.userId, session.id, clock.now())))
+        throw new AccessTokenInvalidError()
     },
 
     async end(caller, sessionId, context) {

@@ -132,6 +132,8 @@ export interface StoredSession {
   previousDigest: string | null
   /** Epoch milliseconds: when the current token replaced `previousDigest`'s; null before the first rotation. */
   rotatedAt: number | null
+  /** Whether the session was established with a second factor (or a passkey). */
+  secondFactor: boolean
 }
 
 /** What a rotation writes into the session whose current token it replaces. */
@@ -175,6 +177,8 @@ export interface SessionStore {
   ): Promise<StoredSession | null>
   /** The user's unexpired sessions, most recently used first: the latest lastUsedAt, then createdAt, then by id. */
   list(userId: string, now: number): Promise<StoredSession[]>
+  /** Sets the flag secondFactor of the user's unexpired session; true when the user had it. */
+  markSecondFactor(userId: string, sessionId: string, now: number): Promise<boolean>
   /** Ends the user's session `sessionId`; true when the user had it (unexpired at `now`). */
   end(userId: string, sessionId: string, now: number): Promise<boolean>
   /** Ends every session of the user, but `except` when given; resolves with how many unexpired ones ended. */
@@ -322,8 +326,11 @@ export interface ProviderLinkStore {
   unlinkAll(userId: string): Promise<number>
 }
 
-/** What a one-time ticket is for (docs/api.md §4.24): a sign-in in progress, or a code to exchange for its answer. */
-export type TicketKind = 'oauth_state' | 'oauth_exchange'
+/**
+ * What a one-time ticket is for: a provider sign-in in progress, or a code to exchange for its answer (docs/api.md
+ * §4.24); a second-factor challenge, or a passkey ceremony's challenge (§4.25).
+ */
+export type TicketKind = 'oauth_state' | 'oauth_exchange' | 'mfa_challenge' | 'passkey_challenge'
 
 /**
  * One-time tickets (migration 0006: `oauth_tickets`), in the SQL database, shared by every instance: the state of a
@@ -344,6 +351,50 @@ export interface TicketStore {
   take(digest: string, kind: TicketKind, now: number): Promise<string | null>
   /** Removes the tickets that expired at or before `now`; resolves with how many. */
   prune(now: number): Promise<number>
+}
+
+/** The kinds of second factor (docs/api.md §4.25). */
+export type FactorType = 'totp' | 'passkey'
+
+/** A second factor of an account. */
+export interface StoredFactor {
+  id: string
+  userId: string
+  type: FactorType
+  name: string
+  confirmed: boolean
+  secret: string | null
+  lastStep: number | null
+  credentialId: string | null
+  publicKey: string | null
+  counter: number
+  backedUp: boolean
+  transports: readonly string[]
+  createdAt: number
+  lastUsedAt: number | null
+}
+
+/** Second factors and recovery codes (migration 0009). PLACEHOLDER: the storage branch brings the contract. */
+export interface FactorStore {
+  add(factor: StoredFactor): Promise<'added' | 'missing' | 'taken'>
+  list(userId: string): Promise<StoredFactor[]>
+  findPasskey(credentialId: string): Promise<StoredFactor | null>
+  confirm(userId: string, id: string, step: number, now: number): Promise<boolean>
+  useStep(userId: string, id: string, step: number, now: number): Promise<boolean>
+  usePasskey(id: string, expected: number, next: number, backedUp: boolean, now: number): Promise<boolean>
+  remove(userId: string, id: string): Promise<{ removed: boolean; remaining: number }>
+  removeAll(userId: string): Promise<number>
+  prunePending(before: number): Promise<number>
+  replaceRecoveryCodes(userId: string, digests: readonly string[]): Promise<void>
+  useRecoveryCode(userId: string, digest: string): Promise<boolean>
+  recoveryCodesLeft(userId: string): Promise<number>
+}
+
+/** Keys the service keeps in its SQL store. PLACEHOLDER. */
+export interface ServiceKeyStore {
+  get(name: string): Promise<string | null>
+  putIfAbsent(name: string, value: string): Promise<string>
+  replace(name: string, expected: string, value: string): Promise<boolean>
 }
 
 /** A message waiting in the outbox (docs/api.md §6.4). */
@@ -546,6 +597,8 @@ export interface Stores {
   providerLinks: ProviderLinkStore
   /** Provider sign-in states and exchange codes, in the SQL database (migration 0006). */
   tickets: TicketStore
+  factors: FactorStore
+  serviceKeys: ServiceKeyStore
   /** Login attempts shared by every instance (in Redis); null when each process counts for itself. */
   loginAttempts: LoginAttemptStore | null
   /** Which engine holds each of these stores. */

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Session } from '../../src/auth/account.js'
 import { createAccountService } from '../../src/auth/account-service.js'
 import { createArgon2Threads } from '../../src/auth/argon2-threads.js'
 import { createConcurrencyLimiter } from '../../src/auth/concurrency-limiter.js'
@@ -154,7 +155,7 @@ describe.each(backends)('createAccountService [$name]', (backend) => {
     // the login replaced the registration's token: reused
     expect(fresh).toBeInstanceOf(Error)
     await expect(accounts.refresh('not.a.token', context(6))).rejects.toBeInstanceOf(Error)
-    const session = await accounts.login({ email, password: 'correct horse' }, context(7))
+    const session = (await accounts.login({ email, password: 'correct horse' }, context(7))) as Session
     await accounts.refresh(session.tokens.refreshToken, context(8))
     const sessionService = createSessionService({
       store: stores.sessions,

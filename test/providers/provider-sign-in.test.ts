@@ -35,6 +35,7 @@ describe.each(backends.filter((backend) => !backend.redis))('provider sign-in ru
         events: sink,
         mode: 'single',
       }),
+      factors: stores.factors,
       avatars: null,
       mailer: { available: false, queue: async () => {} },
       record: securityEventRecorder(sink, systemClock),
