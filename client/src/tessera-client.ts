@@ -5,10 +5,20 @@ import {
   type Registration,
   toAccount,
 } from './account.js'
+import { camelCased } from './camel-cased.js'
 import type { CodeRequest, DeletionProof } from './email-code.js'
 import { readEnvelope } from './envelope.js'
 import { type PopupOpener, type ProviderLoginOptions, providerResult } from './provider-popup.js'
 import { isMarkedReplaced, markReplaced, type RefreshLocks, withRefreshLock } from './refresh-lock.js'
+import type {
+  Factor,
+  HolderProof,
+  MfaChallenge,
+  PasskeyCeremonies,
+  SecondFactorProof,
+  SignIn,
+  TotpSetup,
+} from './second-factor.js'
 import { type LogoutScope, type Session, toSessions } from './session.js'
 import { TesseraError } from './tessera-error.js'
 import {
@@ -48,6 +58,11 @@ export interface TesseraClientOptions {
   locks?: RefreshLocks | null
   /** How long a refresh waits for another tab's refresh before going on without the lock; 10 s by default. */
   lockTimeoutMs?: number
+  /**
+   * The WebAuthn ceremonies that `registerPasskey` and `loginWithPasskey` need: `passkeys` of
+   * `@tessera/client/passkeys`, the browser's own. Without them, those two reject with a TypeError.
+   */
+  passkeys?: PasskeyCeremonies
 }
 
 export interface TesseraClient {
@@ -56,13 +71,17 @@ export interface TesseraClient {
    * the purpose `register`, the address is verified at once; a refused code is a TesseraError 400.
    */
   register(registration: Registration): Promise<Account>
-  /** `POST /auth/login`. A wrong password is a TesseraError 401 and never causes a refresh. */
-  login(credentials: Credentials): Promise<Account>
+  /**
+   * `POST /auth/login`. A wrong password is a TesseraError 401 and never causes a refresh. For an account with a
+   * second factor, it resolves with the challenge (`mfaRequired: true`) and stores no tokens: `verifyMfa` completes
+   * it. So do `loginWithCode`, `resetPassword`, `loginWithProvider` and `exchangeProviderCode`.
+   */
+  login(credentials: Credentials): Promise<SignIn>
   /**
    * Asks the service to mail a six-digit code. A public purpose (`register`, `login`, `reset_password`) names the
    * address, `POST /auth/email/send-code`, and needs no login: the answer is the same whether or not the address has
    * an account. The account's purposes are protected calls (`POST /auth/me/send-code`, refreshing once on a 401):
-   * `verify_email` and `delete_account` mail the account's address, `change_email` the new one. Asked again too soon
+   * `verify_email`, `delete_account` and `manage_factors` mail the account's address, `change_email` the new one. Asked again too soon
    * or too often: a TesseraError 429 whose `retryAfter` says how long to wait; a service that cannot send mail: 503.
    */
   sendCode(request: CodeRequest): Promise<void>
@@ -70,12 +89,13 @@ export interface TesseraClient {
    * `POST /auth/login/email-code`: logs in with a code mailed for the purpose `login`. A wrong, expired or used code
    * is the same TesseraError 401 as a wrong password, and never causes a refresh.
    */
-  loginWithCode(email: string, code: string): Promise<Account>
+  loginWithCode(email: string, code: string): Promise<SignIn>
   /**
    * `POST /auth/password/reset`: sets a new password with a code mailed for the purpose `reset_password`, and logs in.
-   * The service ends every other session of the account. A refused code is a TesseraError 400.
+   * The service ends every other session of the account. A refused code is a TesseraError 400. For an account with a
+   * second factor, the password is set and the sessions end all the same, but it resolves with the challenge.
    */
-  resetPassword(email: string, code: string, newPassword: string): Promise<Account>
+  resetPassword(email: string, code: string, newPassword: string): Promise<SignIn>
   /**
    * `POST /auth/password/change`, a protected call: the service ends every other session of the account and answers
    * a new pair, which the client keeps. A wrong current password is a TesseraError 400 (`Password is incorrect`),
@@ -112,13 +132,13 @@ export interface TesseraClient {
   providers(): Promise<string[]>
   /**
    * Signs in with a provider in a popup (`<baseUrl>/auth/oauth/<provider>/start`), and resolves with the account,
-   * logged in as by `login`. The popup is opened at once, before anything is awaited: call it from the click that
+   * logged in as by `login` (or, for an account with a second factor, with its challenge). The popup is opened at once, before anything is awaited: call it from the click that
    * asks for it, or the browser blocks the popup (a TesseraError 0). The answer is the message that the service's
    * callback page posts: only one from the service's origin and from this popup counts. A sign-in the service
    * refused (the user declined at the provider, say) is a TesseraError 401 with the service's message; a popup
    * closed without an answer, or no answer within `timeoutMs` (120 s), a TesseraError 0, and the popup is closed.
    */
-  loginWithProvider(provider: string, options?: ProviderLoginOptions): Promise<Account>
+  loginWithProvider(provider: string, options?: ProviderLoginOptions): Promise<SignIn>
   /**
    * Starts a sign-in without a popup, back to `redirectTo` (a page of the service's FRONTEND_ORIGIN): makes a PKCE
    * verifier with Web Crypto (a secure context: HTTPS or localhost), keeps it in the tab's `sessionStorage` (this
@@ -129,10 +149,60 @@ export interface TesseraClient {
   providerRedirectUrl(provider: string, redirectTo: string): Promise<string>
   /**
    * `POST /auth/oauth/exchange`: logs in with the one-time `code` that a sign-in started by `providerRedirectUrl` in
-   * this tab added to `redirectTo`, sending the verifier kept for it (forgotten once the code is exchanged). The code
+   * this tab added to `redirectTo`, sending the verifier kept for it (forgotten once the code is exchanged), as
+   * `login` does (a challenge for an account with a second factor). The code
    * of a sign-in that this tab did not start (a link someone sent) is refused as a used one: a TesseraError 400.
    */
-  exchangeProviderCode(code: string): Promise<Account>
+  exchangeProviderCode(code: string): Promise<SignIn>
+  /**
+   * `POST /auth/mfa/verify`: completes the challenge of a first factor with the six digits of the authenticator app
+   * (`{ code }`) or one of the recovery codes (`{ recoveryCode }`), and resolves with the account, logged in as by
+   * `login`. Any refusal (a wrong or replayed code, a used, expired or worn-out ticket) is one TesseraError 401,
+   * `Second factor invalid or expired`, which never causes a refresh; after five wrong tries, or five minutes, the
+   * ticket is spent and the sign-in starts again from its first factor.
+   */
+  verifyMfa(mfaTicket: string, proof: SecondFactorProof): Promise<Account>
+  /**
+   * `POST /auth/mfa/totp/setup`, a protected call: starts adding an authenticator app, proved by the password or a
+   * code mailed for the purpose `manage_factors`, and resolves with what the app needs (the QR code, its URI and the
+   * secret). A wrong password or code is a TesseraError 400; an address not verified yet, a 403.
+   */
+  setupTotp(proof: HolderProof): Promise<TotpSetup>
+  /**
+   * `POST /auth/mfa/totp/confirm`, a protected call: the app's current six digits confirm the factor of `setupTotp`.
+   * Resolves with the ten recovery codes, each good once, which the service shows this once. From then on, every
+   * first factor of the account asks for the second step; this session counts as established with both, and every
+   * other session of the account has ended. A code that is not the app's is a TesseraError 400.
+   */
+  confirmTotp(factorId: string, code: string): Promise<string[]>
+  /** `GET /auth/mfa/factors`, a protected call: the account's confirmed factors, oldest first. */
+  factors(): Promise<Factor[]>
+  /**
+   * `DELETE /auth/mfa/factors/<id>`, a protected call: removes the factor (the last one turns the second step off and
+   * voids the recovery codes) and ends every other session of the account. A session not established with the second
+   * factor is refused with a TesseraError 403 (`Second factor required`): log in again with it.
+   */
+  removeFactor(id: string): Promise<void>
+  /**
+   * `POST /auth/mfa/recovery-codes`, a protected call: ten new recovery codes, shown this once; the old ones no
+   * longer work. Needs a session established with the second factor, as `removeFactor` does.
+   */
+  newRecoveryCodes(): Promise<string[]>
+  /**
+   * Adds a passkey, a protected call: `POST /auth/passkeys/register/options` with the proof (as `setupTotp` takes
+   * it), the browser's ceremony (the `passkeys` option) and `POST /auth/passkeys/register/verify`, named `name` when
+   * given. Resolves with the new factor; every other session of the account has ended. A person who cancels the
+   * browser's dialog is the browser's DOMException (`NotAllowedError`), as it is.
+   */
+  registerPasskey(proof: HolderProof, name?: string): Promise<Factor>
+  /**
+   * Signs in with a passkey (`POST /auth/passkeys/login/options`, the browser's ceremony, then
+   * `POST /auth/passkeys/login/verify`), and resolves with the account, logged in as by `login`. Without
+   * `mfaTicket`, it needs no address: the person picks one of the passkeys this site has on the device, which is
+   * both factors at once. With the `mfaTicket` of a challenge, it completes that challenge, with a passkey of that
+   * account. A refused assertion is a TesseraError 401 that never causes a refresh.
+   */
+  loginWithPasskey(mfaTicket?: string): Promise<Account>
   /** The names of the providers linked to the account: `GET /auth/me`'s `providers`. */
   linkedProviders(): Promise<string[]>
   /**
@@ -176,6 +246,13 @@ export interface TesseraClient {
 interface PairData {
   access_token: string
   refresh_token: string
+}
+
+/** A first factor's challenge as the API names it (docs/api.md §4.25). */
+interface ChallengeData {
+  mfa_required: true
+  mfa_ticket: string
+  factors: string[]
 }
 
 /** RFC 4648's base64url without padding: a PKCE verifier and its challenge (RFC 7636). */
@@ -339,9 +416,11 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
 
   /**
    * Stores the pair of a login answer, in place of `held` (the pair stored before the call), and answers its account;
-   * called holding the refresh lock.
+   * called holding the refresh lock. A challenge (an account with a second factor) carries no pair: it is answered as
+   * it is, and the stored pair, if any, stays.
    */
-  const keep = async (data: PairData, held = tokens.read()) => {
+  const keep = async (data: PairData | ChallengeData, held = tokens.read()): Promise<SignIn> => {
+    if ('mfa_required' in data) return camelCased(data) as unknown as MfaChallenge
     tokens.write(toPair(data))
     if (lockName && held) await markReplaced(locks, replacedMarker(held), 2_000)
     return account(data)
@@ -356,19 +435,19 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
    * session: a login replaces the stored refresh token in single mode, R3.2; a password change or reset ends every
    * other session); and another tab that got a 401 with the replaced pair waits for this one's write, as after a
    * refresh. With `bearer`, a protected call: on a 401, it leaves the lock to the refresh (spec 5.6), which takes
-   * it, and is sent once again.
+   * it, and is sent once again. A first factor's challenge (docs/api.md §4.25) is answered as it is, nothing stored.
    */
-  const logIn = async (path: string, body: unknown, bearer = false): Promise<Account> => {
+  const logIn = async (path: string, body: unknown, bearer = false): Promise<SignIn> => {
     // as a protected call does: a pair discarded by another tab is noticed before its absence is reported
     if (bearer) sync()
     for (let retried = false; ; retried = true) {
-      let loggedIn: Account | undefined
+      let loggedIn: SignIn | undefined
       const refused = await withRefreshLock(locks, lockName, lockTimeoutMs, async () => {
         const held = tokens.read()
         if (bearer && !held) throw notLoggedIn()
         const response = await request(jsonPost(path, body, bearer ? held?.accessToken : undefined))
         if (bearer && !retried && response.status === 401) return held
-        loggedIn = await keep((await readEnvelope(response)) as PairData, held)
+        loggedIn = await keep((await readEnvelope(response)) as PairData | ChallengeData, held)
         return null
       })
       if (loggedIn) {
@@ -379,9 +458,22 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     }
   }
 
+  /** The body of a holder's proof (`deleteAccount`, `setupTotp`, `registerPasskey`): the password or the code. */
+  const proofBody = (proof: HolderProof) =>
+    'code' in proof ? { verification_code: proof.code } : { password: proof.password }
+
+  /** The WebAuthn ceremonies of the `passkeys` option; a TypeError without them. */
+  const ceremonies = () => {
+    if (!options.passkeys) throw new TypeError('Passkeys need the passkeys option (@tessera/client/passkeys)')
+    return options.passkeys
+  }
+
+  /** The recovery codes of an answer (docs/api.md §4.25). */
+  const recoveryCodes = (data: unknown) => (data as { recovery_codes: string[] }).recovery_codes
+
   return {
     register: ({ email, password, code }) =>
-      logIn('/auth/register', { email, password, verification_code: code }),
+      logIn('/auth/register', { email, password, verification_code: code }) as Promise<Account>,
     login: ({ email, password }) => logIn('/auth/login', { email, password }),
     async sendCode(codeRequest) {
       const { purpose } = codeRequest
@@ -397,16 +489,17 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
     resetPassword: (email, code, newPassword) =>
       logIn('/auth/password/reset', { email, verification_code: code, new_password: newPassword }),
     changePassword: (currentPassword, newPassword) =>
-      logIn('/auth/password/change', { current_password: currentPassword, new_password: newPassword }, true),
+      logIn(
+        '/auth/password/change',
+        { current_password: currentPassword, new_password: newPassword },
+        true,
+      ) as Promise<Account>,
     changeEmail: async (newEmail, code) =>
       account(await protectedPost('/auth/email/change', { new_email: newEmail, verification_code: code })),
     verifyEmail: async (code) =>
       account(await protectedPost('/auth/email/verify', { verification_code: code })),
     async deleteAccount(proof) {
-      await protectedPost(
-        '/auth/delete',
-        'code' in proof ? { verification_code: proof.code } : { password: proof.password },
-      )
+      await protectedPost('/auth/delete', proofBody(proof))
       tokens.clear()
       sync('account_deleted')
     },
@@ -436,8 +529,10 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
       if (!popup) throw new TesseraError(0, 'The popup was blocked')
       const origin = base ? new URL(base).origin : opener.location.origin
       const data = await providerResult(opener, popup, origin, options.timeoutMs ?? 120_000)
-      // stored as a login stores its pair (logIn), holding the refresh lock
-      const loggedIn = await withRefreshLock(locks, lockName, lockTimeoutMs, () => keep(data as PairData))
+      // stored as a login stores its pair (logIn), holding the refresh lock; a challenge stores nothing
+      const loggedIn = await withRefreshLock(locks, lockName, lockTimeoutMs, () =>
+        keep(data as PairData | ChallengeData),
+      )
       sync()
       return loggedIn
     },
@@ -455,6 +550,46 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
       })
       verifiers().removeItem(verifierKey)
       return loggedIn
+    },
+    verifyMfa: (mfaTicket, proof) =>
+      logIn(
+        '/auth/mfa/verify',
+        'code' in proof
+          ? { mfa_ticket: mfaTicket, code: proof.code }
+          : { mfa_ticket: mfaTicket, recovery_code: proof.recoveryCode },
+      ) as Promise<Account>,
+    setupTotp: async (proof) =>
+      camelCased(
+        (await protectedPost('/auth/mfa/totp/setup', proofBody(proof))) as object,
+      ) as unknown as TotpSetup,
+    confirmTotp: async (factorId, code) =>
+      recoveryCodes(await protectedPost('/auth/mfa/totp/confirm', { factor_id: factorId, code })),
+    factors: async () =>
+      ((await protectedCall('/auth/mfa/factors')) as object[]).map(camelCased) as unknown as Factor[],
+    async removeFactor(id) {
+      await protectedCall(`/auth/mfa/factors/${encodeURIComponent(id)}`, { method: 'DELETE' })
+    },
+    newRecoveryCodes: async () =>
+      recoveryCodes(await protectedCall('/auth/mfa/recovery-codes', { method: 'POST' })),
+    async registerPasskey(proof, name) {
+      const { create } = ceremonies()
+      const creationOptions = await protectedPost('/auth/passkeys/register/options', proofBody(proof))
+      const credential = await create(creationOptions as PublicKeyCredentialCreationOptionsJSON)
+      return camelCased(
+        (await protectedPost('/auth/passkeys/register/verify', { credential, name })) as object,
+      ) as unknown as Factor
+    },
+    async loginWithPasskey(mfaTicket) {
+      const { get } = ceremonies()
+      const { ticket, options: requestOptions } = (await postJson('/auth/passkeys/login/options', {
+        mfa_ticket: mfaTicket,
+      })) as { ticket: string; options: PublicKeyCredentialRequestOptionsJSON }
+      const credential = await get(requestOptions)
+      return logIn('/auth/passkeys/login/verify', {
+        ticket,
+        credential,
+        mfa_ticket: mfaTicket,
+      }) as Promise<Account>
     },
     linkedProviders: async () => (await me()).providers,
     unlinkProvider: async (provider) =>

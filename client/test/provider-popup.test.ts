@@ -122,7 +122,7 @@ describe('loginWithProvider', () => {
     expect(fake.popup.closed).toBe(false)
 
     fake.post(result, { origin: service.baseUrl, source: fake.popup })
-    expect((await signingIn).id).toBe(data.id)
+    expect(await signingIn).toMatchObject({ id: data.id })
     expect(client.isLoggedIn()).toBe(true)
   })
 
@@ -135,7 +135,7 @@ describe('loginWithProvider', () => {
     const result = { type: RESULT, success: true, provider: 'acme corp', message: 'Signed in', data }
     fake.post(result, { origin: 'http://page.example', source: fake.popup })
     fake.post(result, { origin: service.baseUrl, source: fake.popup })
-    expect((await signingIn).id).toBe(data.id)
+    expect(await signingIn).toMatchObject({ id: data.id })
   })
 
   it('a failure that the callback page reports is a TesseraError 401 with its message; nothing is stored', async () => {
@@ -156,6 +156,46 @@ describe('loginWithProvider', () => {
     expect(storage.items.size).toBe(0)
     expect(fake.listeners.size).toBe(0)
     expect(fake.popup.closed).toBe(true)
+  })
+
+  it("an account with a second factor: the popup's challenge (docs/api.md §4.25) is the result, and nothing is stored", async () => {
+    const storage = createSharedStorage()
+    const onChange = vi.fn()
+    const client = createTesseraClient({ baseUrl: service.baseUrl, storage, locks: createLockManager() })
+    client.onChange(onChange)
+    // a session of this client already (a first sign-in, answered by a login): a challenge leaves it as it is
+    const first = fakeWindow()
+    const signingInFirst = client.loginWithProvider('google', { window: first.window })
+    first.post(
+      { type: RESULT, success: true, provider: 'google', message: 'Signed in', data: await loginAnswer() },
+      { origin: service.baseUrl, source: first.popup },
+    )
+    await signingInFirst
+    const pair = storage.getItem('tessera.tokens')
+    expect(pair).not.toBeNull()
+    onChange.mockClear()
+
+    const fake = fakeWindow()
+    const signingIn = client.loginWithProvider('google', { window: fake.window })
+    const challenge = {
+      mfa_required: true,
+      mfa_ticket: 'T'.repeat(43),
+      factors: ['totp', 'passkey', 'recovery_code'],
+    }
+    fake.post(
+      { type: RESULT, success: true, provider: 'google', message: 'Second factor required', data: challenge },
+      { origin: service.baseUrl, source: fake.popup },
+    )
+    expect(await signingIn).toEqual({
+      mfaRequired: true,
+      mfaTicket: 'T'.repeat(43),
+      factors: ['totp', 'passkey', 'recovery_code'],
+    })
+    expect(storage.getItem('tessera.tokens')).toBe(pair)
+    await Promise.resolve()
+    expect(onChange).not.toHaveBeenCalled()
+    expect(fake.popup.closed).toBe(true)
+    expect(fake.listeners.size).toBe(0)
   })
 
   it('no answer in time is a TesseraError 0, and the popup is closed', async () => {
@@ -191,7 +231,7 @@ describe('loginWithProvider', () => {
       { type: RESULT, success: true, provider: 'google', message: 'Signed in', data },
       { origin: service.baseUrl, source: again.popup },
     )
-    expect((await signingInAgain).id).toBe(data.id)
+    expect(await signingInAgain).toMatchObject({ id: data.id })
   })
 
   it('a popup the browser blocked is a TesseraError 0 at once', async () => {
