@@ -3,10 +3,12 @@
 // built library as /demo/client.js, which it imports. The browser tests (test/demo/*.browser.test.ts) run it in
 // Chromium.
 
-import type { Account, ProfileChanges, Session } from './client.js'
+import type { Account, Factor, MfaChallenge, ProfileChanges, Session, SignIn, TotpSetup } from './client.js'
 
 /** The library as the page loads it: `/demo/client.js`, the built dist/index.js. */
 type Library = typeof import('./client.js')
+/** Its passkeys, the second entry point: `/demo/passkeys.js`, the built dist/passkeys.js. */
+type Passkeys = typeof import('./passkeys.js')
 /** What the form of a logged-out tab does: log in, register, or reset the password or log in with a mailed code. */
 type Mode = 'login' | 'register' | 'reset' | 'code'
 type NoticeKind = 'ok' | 'error' | 'info'
@@ -36,6 +38,22 @@ interface PageState {
   sessionsProblem: string | null
   /** The providers the service signs in with (GET /auth/oauth/providers), listed when the page opens. */
   providers: string[]
+  /** The second step that a first factor asked for, until it is completed or given up; null when none is. */
+  challenge: MfaChallenge | null
+  /** Whether the second step takes one of the recovery codes rather than the authenticator app's code. */
+  recoveryCode: boolean
+  /** The account's second factors as the service last listed them for this tab; null before the first list. */
+  factors: Factor[] | null
+  /** Why the last list of the factors failed; null when it did not. */
+  factorsProblem: string | null
+  /** What is being added, while the form asks for the proof that it is the account's holder; null otherwise. */
+  adding: 'totp' | 'passkey' | null
+  /** Whether that proof is a mailed code (an account without a password) rather than the password. */
+  proofByCode: boolean
+  /** The authenticator app being added, until its first code turns it on. */
+  totp: TotpSetup | null
+  /** The recovery codes the service just gave, shown this once, until the reader says they are kept. */
+  recoveryCodes: string[] | null
   /** How many requests this tab has sent: whether a failed action reached the service at all. */
   sent: number
   busy: boolean
@@ -87,6 +105,8 @@ const CHANGING_PATHS = [
   '/auth/refresh',
   '/auth/delete-refresh-token',
   '/auth/delete',
+  '/auth/mfa/verify',
+  '/auth/passkeys/login/verify',
 ]
 /** The inputs of the form of a logged-out tab: the reset's new password goes in the password input. */
 const AUTH_FIELDS: FieldInputs = {
@@ -94,6 +114,15 @@ const AUTH_FIELDS: FieldInputs = {
   '/password': 'password',
   '/new_password': 'password',
   '/verification_code': 'code',
+}
+/** The input of the second step of a sign-in. */
+const MFA_FIELDS: FieldInputs = { '/code': 'mfa-code', '/recovery_code': 'mfa-code' }
+/** The inputs of the forms that add a factor. */
+const FACTOR_FIELDS: FieldInputs = {
+  '/password': 'factor-password',
+  '/verification_code': 'factor-code',
+  '/name': 'passkey-name',
+  '/code': 'totp-code',
 }
 /** The inputs of the profile's form. */
 const PROFILE_FIELDS: FieldInputs = { '/username': 'username', '/nickname': 'nickname', '/bio': 'bio' }
@@ -107,6 +136,11 @@ const FIELD_INPUTS = [
   'nickname',
   'bio',
   'avatar-file',
+  'mfa-code',
+  'factor-password',
+  'factor-code',
+  'passkey-name',
+  'totp-code',
 ]
 
 /** An element of the page, which has it: a missing one is a mistake of this script or of index.html. */
@@ -140,7 +174,13 @@ async function start() {
     await showClientMissing()
     return
   }
-  createPage(library)
+  // the passkeys, where this browser has WebAuthn and the service serves them: the page goes without them otherwise
+  let passkeys: Passkeys | null = null
+  try {
+    const loaded = await import('./passkeys.js')
+    if (loaded.passkeysSupported()) passkeys = loaded
+  } catch {}
+  createPage(library, passkeys)
 }
 
 /** The built client could not be loaded: say why, with the service's own message when it gave one. */
@@ -160,11 +200,12 @@ async function showClientMissing() {
   setPill('out', 'Client not loaded')
 }
 
-function createPage({ createTesseraClient, TesseraError }: Library) {
+function createPage({ createTesseraClient, TesseraError }: Library, passkeys: Passkeys | null) {
   const client = createTesseraClient({
     baseUrl,
     storage: window.localStorage,
     fetch: recordingFetch,
+    passkeys: passkeys?.passkeys,
     onSessionEnd: (reason) => {
       state.loggedIn = false
       state.account = null
@@ -190,6 +231,14 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     sessions: null,
     sessionsProblem: null,
     providers: [],
+    challenge: null,
+    recoveryCode: false,
+    factors: null,
+    factorsProblem: null,
+    adding: null,
+    proofByCode: false,
+    totp: null,
+    recoveryCodes: null,
     sent: 0,
     busy: false,
   }
@@ -261,6 +310,18 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
   }
 
   function failed(label: string, error: unknown, reachedService: boolean, fields: FieldInputs) {
+    if (error instanceof DOMException) {
+      // the browser refused a passkey's ceremony: nothing the service said
+      showResult(null, `${error.name}: ${error.message}`)
+      notice(
+        'error',
+        `${label} failed`,
+        error.name === 'NotAllowedError'
+          ? 'The browser found no passkey to use, or its dialog was cancelled or timed out.'
+          : error.message,
+      )
+      return
+    }
     if (!(error instanceof TesseraError)) throw error
     if (!reachedService) {
       showResult(null, `Nothing was sent: ${error.message}.`)
@@ -294,8 +355,8 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     switch (state.mode) {
       case 'login':
         run('Login', async () => {
-          const account = await client.login({ email, password })
-          await loggedIn(account, 'Logged in', `Welcome, ${account.email}.`)
+          const signIn = await client.login({ email, password })
+          await signedIn(signIn, 'Logged in', (account) => `Welcome, ${account.email}.`)
         })
         break
       case 'register':
@@ -308,11 +369,11 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
         if (!state.codeSent) mailCode('reset_password', email)
         else
           run('Setting the password', async () => {
-            const account = await client.resetPassword(email, code, password)
-            await loggedIn(
-              account,
+            const signIn = await client.resetPassword(email, code, password)
+            await signedIn(
+              signIn,
               'Password changed',
-              `Welcome back, ${account.email}. Every other session of the account has ended.`,
+              (account) => `Welcome back, ${account.email}. Every other session of the account has ended.`,
             )
           })
         break
@@ -320,12 +381,39 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
         if (!state.codeSent) mailCode('login', email)
         else
           run('Login with the code', async () => {
-            const account = await client.loginWithCode(email, code)
-            await loggedIn(account, 'Logged in', `Welcome, ${account.email}.`)
+            const signIn = await client.loginWithCode(email, code)
+            await signedIn(signIn, 'Logged in', (account) => `Welcome, ${account.email}.`)
           })
         break
     }
   })
+
+  /**
+   * After a first factor: logged in, or, for an account with a second factor, the second step that it asks for
+   * (`text` says what the login says, of the account).
+   */
+  async function signedIn(signIn: SignIn, title: string, text: (account: Account) => string) {
+    if ('mfaRequired' in signIn) askSecondFactor(signIn, title === 'Password changed')
+    else await loggedIn(signIn, title, text(signIn))
+  }
+
+  /** The second step: the form that takes the app's code, a recovery code, or a passkey. */
+  function askSecondFactor(challenge: MfaChallenge, passwordChanged: boolean) {
+    state.challenge = challenge
+    // an account whose only factors are passkeys has no app to take a code from
+    state.recoveryCode = !challenge.factors.includes('totp')
+    state.codeSent = false
+    // no pair came: the next change of the pair is not this answer's
+    state.ownChange = false
+    input('password').value = ''
+    input('code').value = ''
+    input('mfa-code').value = ''
+    showResult(200, challenge)
+    const changed = passwordChanged ? 'The password is changed and every session has ended. ' : ''
+    notice('info', 'Second step', `${changed}This account has a second factor: one more step signs in.`)
+    render()
+    $($('mfa-code-field').hidden ? 'mfa-title' : 'mfa-code').focus()
+  }
 
   /** After any way of logging in: the account, the form emptied for the next time, and the sessions listed. */
   async function loggedIn(account: Account, title: string, text: string) {
@@ -334,8 +422,11 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     state.mode = 'login'
     state.codeSent = false
     state.verifying = false
+    state.challenge = null
+    state.recoveryCode = false
     input('password').value = ''
     input('code').value = ''
+    input('mfa-code').value = ''
     showResult(200, account)
     notice('ok', title, text)
     await relistSessions()
@@ -527,11 +618,11 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     clearFieldErrors()
     // the action's first step, in this click's own task: the client opens the popup there, or the browser blocks it
     run(`Signing in with ${name}`, async () => {
-      let account: Account
+      let signIn: SignIn
       // the pair comes from the popup's message, not from a request of this page: the change is this tab's own
       state.ownChange = true
       try {
-        account = await client.loginWithProvider(provider)
+        signIn = await client.loginWithProvider(provider)
       } catch (error) {
         state.ownChange = false
         if (!(error instanceof TesseraError)) throw error
@@ -540,7 +631,7 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
         notice('error', `Signing in with ${name} failed`, error.message)
         return
       }
-      await loggedIn(account, 'Logged in', `Welcome, ${account.email}: signed in with ${name}.`)
+      await signedIn(signIn, 'Logged in', (account) => `Welcome, ${account.email}: signed in with ${name}.`)
     })
   })
 
@@ -560,6 +651,256 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
       if (document.activeElement === document.body) $('profile-title').focus()
     })
   })
+
+  // ---- the second step of a sign-in, and the passkeys' sign-in
+
+  $('mfa-form').addEventListener('submit', (event) => {
+    event.preventDefault()
+    const challenge = state.challenge
+    if (challenge === null) return
+    const typed = input('mfa-code').value.trim()
+    const withRecoveryCode = state.recoveryCode
+    clearFieldErrors()
+    run(
+      'The second step',
+      async () => {
+        const account = await client.verifyMfa(
+          challenge.mfaTicket,
+          withRecoveryCode ? { recoveryCode: typed } : { code: typed },
+        )
+        const how = withRecoveryCode ? 'a recovery code, now used up' : 'the authenticator app'
+        await loggedIn(account, 'Logged in', `Welcome, ${account.email}: signed in with ${how}.`)
+      },
+      MFA_FIELDS,
+    ).then(() => {
+      // refused: another try, until the ticket's five are used up (then "Back to log in" starts again)
+      if (state.challenge !== null) $('mfa-code').focus()
+    })
+  })
+
+  $('mfa-switch').addEventListener('click', () => {
+    state.recoveryCode = !state.recoveryCode
+    input('mfa-code').value = ''
+    clearFieldErrors()
+    render()
+    $('mfa-code').focus()
+  })
+
+  $('mfa-cancel').addEventListener('click', () => {
+    state.challenge = null
+    clearFieldErrors()
+    clearNotice()
+    render()
+    $('email').focus()
+  })
+
+  $('mfa-use-passkey').addEventListener('click', () => {
+    const challenge = state.challenge
+    if (challenge === null) return
+    clearFieldErrors()
+    run('Signing in with a passkey', async () => {
+      const account = await client.loginWithPasskey(challenge.mfaTicket)
+      await loggedIn(account, 'Logged in', `Welcome, ${account.email}: signed in with a passkey.`)
+    })
+  })
+
+  // no address and no password: the browser offers the passkeys it has for this site, and the one chosen says whose
+  $('passkey-login').addEventListener('click', () => {
+    clearFieldErrors()
+    run('Signing in with a passkey', async () => {
+      const account = await client.loginWithPasskey()
+      await loggedIn(account, 'Logged in', `Welcome, ${account.email}: signed in with a passkey.`)
+    })
+  })
+
+  // ---- the account's second factors
+
+  $('add-totp').addEventListener('click', () => startAdding('totp'))
+  $('add-passkey').addEventListener('click', () => startAdding('passkey'))
+
+  /**
+   * Opens the form that proves the account's holder present before a factor is added: the password, or, for an
+   * account without one (made by a provider's sign-in), a code mailed for the purpose `manage_factors`.
+   */
+  function startAdding(kind: 'totp' | 'passkey') {
+    clearFieldErrors()
+    run('Adding a factor', async () => {
+      // whether the account has a password: a tab opened logged in asks the service first
+      const account = state.account ?? (await client.me())
+      state.account = account
+      state.proofByCode = !account.passwordSet
+      if (state.proofByCode) {
+        await client.sendCode({ purpose: 'manage_factors' })
+        notice('ok', 'Code sent', `A six-digit code is on its way to ${account.email}.`)
+      }
+      state.adding = kind
+      state.totp = null
+      state.recoveryCodes = null
+      for (const id of ['factor-password', 'factor-code', 'passkey-name']) input(id).value = ''
+    }).then(() => {
+      if (state.adding === kind) $(state.proofByCode ? 'factor-code' : 'factor-password').focus()
+    })
+  }
+
+  $('factor-proof-form').addEventListener('submit', (event) => {
+    event.preventDefault()
+    const kind = state.adding
+    if (kind === null) return
+    const proofInput = state.proofByCode ? 'factor-code' : 'factor-password'
+    const proof = state.proofByCode
+      ? { code: input('factor-code').value.trim() }
+      : { password: input('factor-password').value }
+    const name = input('passkey-name').value.trim()
+    clearFieldErrors()
+    run(
+      kind === 'totp' ? 'Adding an authenticator app' : 'Adding a passkey',
+      async () => {
+        try {
+          if (kind === 'totp') {
+            const setup = await client.setupTotp(proof)
+            state.adding = null
+            state.totp = setup
+            input('totp-code').value = ''
+            // the QR code's data URL is the image below: its first characters say what it is
+            showResult(200, { ...setup, qrCode: `${setup.qrCode.slice(0, 40)}…` })
+            notice('info', 'Scan the QR code', 'The app is not on yet: its first code turns it on.')
+          } else {
+            const factor = await client.registerPasskey(proof, name === '' ? undefined : name)
+            state.adding = null
+            showResult(200, factor)
+            notice(
+              'ok',
+              'Passkey added',
+              `“${factor.name}” signs in to this account now, without the address. Every other session of the account has ended.`,
+            )
+            await relistFactors()
+          }
+        } catch (error) {
+          // a wrong password or code is a 400 without a field: said under the input that took it
+          if (error instanceof TesseraError && error.status === 400 && error.errors.length === 0) {
+            showFieldError(proofInput, error.message)
+          }
+          throw error
+        }
+      },
+      FACTOR_FIELDS,
+    ).then(() => {
+      if (state.totp !== null) $('totp-code').focus()
+      else if (state.adding === null && document.activeElement === document.body) $('factors-title').focus()
+    })
+  })
+
+  $('totp-form').addEventListener('submit', (event) => {
+    event.preventDefault()
+    const setup = state.totp
+    if (setup === null) return
+    const code = input('totp-code').value.trim()
+    clearFieldErrors()
+    run(
+      'Turning on the authenticator app',
+      async () => {
+        let codes: string[]
+        try {
+          codes = await client.confirmTotp(setup.factorId, code)
+        } catch (error) {
+          // not the app's code for now: said under the input
+          if (error instanceof TesseraError && error.status === 400 && error.errors.length === 0) {
+            showFieldError('totp-code', error.message)
+          }
+          throw error
+        }
+        state.totp = null
+        state.recoveryCodes = codes
+        showResult(200, { recoveryCodes: codes })
+        notice(
+          'ok',
+          'Authenticator app on',
+          'Every sign-in of this account now asks for its code. Every other session of the account has ended.',
+        )
+        await relistFactors()
+      },
+      FACTOR_FIELDS,
+    ).then(() => {
+      if (state.recoveryCodes !== null) $('recovery-done').focus()
+    })
+  })
+
+  for (const cancel of ['factor-proof-cancel', 'totp-cancel']) {
+    $(cancel).addEventListener('click', () => {
+      // an app not turned on counts for nothing, and the service forgets it
+      state.adding = null
+      state.totp = null
+      clearFieldErrors()
+      render()
+      $('factors-title').focus()
+    })
+  }
+
+  $('new-recovery-codes').addEventListener('click', () =>
+    run('New recovery codes', async () => {
+      state.recoveryCodes = await client.newRecoveryCodes()
+      showResult(200, { recoveryCodes: state.recoveryCodes })
+      notice('ok', 'New recovery codes', 'The codes given before no longer work.')
+    }).then(() => {
+      if (state.recoveryCodes !== null) $('recovery-done').focus()
+    }),
+  )
+
+  $('recovery-done').addEventListener('click', () => {
+    state.recoveryCodes = null
+    render()
+    $('factors-title').focus()
+  })
+
+  $('refresh-factors').addEventListener('click', () =>
+    run('Listing the factors', async () => {
+      showResult(200, await listFactors())
+    }),
+  )
+
+  $('factors').addEventListener('click', (event) => {
+    const id = buttonData(event, 'factor')
+    const factor = state.factors?.find((listed) => listed.id === id)
+    if (factor === undefined) return
+    run('Removing the factor', async () => {
+      try {
+        await client.removeFactor(factor.id)
+      } finally {
+        // also after a 404: the factor was removed meanwhile, and the list shows it gone
+        await relistFactors()
+      }
+      showResult(200, { code: 200, message: 'Success', data: null })
+      const after =
+        state.factors?.length === 0
+          ? 'Signing in no longer asks for a second step.'
+          : 'Every other session of the account has ended.'
+      notice('ok', 'Factor removed', `“${factor.name}” is removed. ${after}`)
+    }).then(() => {
+      if (document.activeElement === document.body) $('factors-title').focus()
+    })
+  })
+
+  /** Lists the factors into the page; a failure shows in the list too, and is thrown. */
+  async function listFactors(): Promise<Factor[]> {
+    try {
+      state.factors = await client.factors()
+      state.factorsProblem = null
+      return state.factors
+    } catch (error) {
+      state.factors = null
+      state.factorsProblem = error instanceof TesseraError ? error.message : String(error)
+      throw error
+    }
+  }
+
+  /** The list again after an action on the factors, which is done whether or not the list follows (as the sessions'). */
+  async function relistFactors() {
+    try {
+      await listFactors()
+    } catch (error) {
+      if (!(error instanceof TesseraError) || !client.isLoggedIn()) throw error
+    }
+  }
 
   /** The providers the service signs in with; none when it cannot say (an older service, say). */
   async function listProviders() {
@@ -708,16 +1049,21 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     $('tokens-changed').textContent = state.changedAt ? timeFormat.format(state.changedAt) : '—'
     $('tokens-changed-why').textContent = state.changedAt ? `(${state.changedWhy})` : ''
     renderSessions()
+    renderFactors()
     renderClock()
   }
 
   /** The form of a logged-out tab, as its mode and step ask. */
   function renderAuthForm() {
-    const { mode, codeSent } = state
+    const { mode, codeSent, challenge } = state
     const withCode = mode === 'reset' || mode === 'code'
     $('mode-login').setAttribute('aria-selected', String(mode === 'login'))
     $('mode-register').setAttribute('aria-selected', String(mode === 'register'))
-    $('auth-tabs').hidden = withCode
+    // the second step takes the place of the form, until it is completed or given up
+    $('auth-form').hidden = challenge !== null
+    $('mfa-form').hidden = challenge === null
+    renderSecondStep()
+    $('auth-tabs').hidden = withCode || challenge !== null
     $('flow-head').hidden = !withCode
     $('flow-title').textContent = mode === 'reset' ? 'Reset your password' : 'Log in with a code'
     $('flow-lead').textContent =
@@ -744,11 +1090,124 @@ function createPage({ createTesseraClient, TesseraError }: Library) {
     $('login-alternatives').hidden = mode !== 'login'
     $('code-alternatives').hidden = !withCode
     $('resend-code').hidden = !codeSent
-    $('provider-sign-in').hidden = withCode || state.providers.length === 0
+    $('provider-sign-in').hidden =
+      withCode || challenge !== null || (state.providers.length === 0 && passkeys === null)
+    $('passkey-login').hidden = passkeys === null
     if (state.providers !== shownProviders) {
       $('provider-buttons').replaceChildren(...state.providers.map(providerButton))
       shownProviders = state.providers
     }
+  }
+
+  /** The second step's form: the app's code, or a recovery code; a passkey where the account has one. */
+  function renderSecondStep() {
+    const factors = state.challenge?.factors ?? []
+    const recovery = state.recoveryCode
+    $('mfa-lead').textContent = recovery
+      ? 'Enter one of the recovery codes you kept when you added the factor: each works once.'
+      : 'Enter the six digits that your authenticator app shows for this account.'
+    $('mfa-code-label').textContent = recovery ? 'Recovery code' : 'Code from the authenticator app'
+    const code = input('mfa-code')
+    code.maxLength = recovery ? 64 : 6
+    code.inputMode = recovery ? 'text' : 'numeric'
+    code.autocomplete = recovery ? 'off' : 'one-time-code'
+    $('mfa-switch').textContent = recovery ? 'Use the authenticator app' : 'Use a recovery code'
+    // an account whose only factors are passkeys, without recovery codes, takes no code at all
+    const takesCode = factors.includes('totp') || factors.includes('recovery_code')
+    $('mfa-code-field').hidden = !takesCode
+    $('mfa-submit').hidden = !takesCode
+    $('mfa-switch').hidden = !factors.includes('totp') || !factors.includes('recovery_code')
+    $('mfa-use-passkey').hidden = !factors.includes('passkey') || passkeys === null
+  }
+
+  /** The account's factors, and the forms that add one or show the recovery codes. */
+  let shownFactors: Factor[] | null = null
+  let shownQrCode: string | null = null
+  let shownCodes: string[] | null = null
+  function renderFactors() {
+    // the list and the forms are the stored session's: gone with the tokens, whichever tab discarded them
+    if (!client.isLoggedIn()) {
+      state.factors = null
+      state.factorsProblem = null
+      state.adding = null
+      state.totp = null
+      state.recoveryCodes = null
+    }
+    const { factors, factorsProblem, adding, totp, recoveryCodes } = state
+    $('factors-card').hidden = !state.loggedIn
+    if (factors !== shownFactors) {
+      $('factors').replaceChildren(...(factors ?? []).map(factorItem))
+      shownFactors = factors
+    }
+    const status =
+      factorsProblem !== null
+        ? `The factors could not be listed: ${factorsProblem}.`
+        : factors === null
+          ? 'Not listed in this tab yet: press Refresh.'
+          : factors.length === 0
+            ? 'None: signing in takes one step.'
+            : ''
+    $('factors-state').textContent = status
+    $('factors-state').hidden = status === ''
+    $('factor-actions').hidden = adding !== null || totp !== null
+    $('add-passkey').hidden = passkeys === null
+    // new codes replace the set of a confirmed factor; without one there is none to replace
+    $('new-recovery-codes').hidden = factors === null || factors.length === 0
+
+    $('factor-proof-form').hidden = adding === null
+    $('factor-proof-lead').textContent = state.proofByCode
+      ? `To add ${adding === 'passkey' ? 'a passkey' : 'an authenticator app'}, enter the code just sent to ${state.account?.email ?? 'your address'}.`
+      : `To add ${adding === 'passkey' ? 'a passkey' : 'an authenticator app'}, enter your password.`
+    $('factor-password-field').hidden = state.proofByCode
+    $('factor-code-field').hidden = !state.proofByCode
+    $('passkey-name-field').hidden = adding !== 'passkey'
+    $('factor-proof-submit').textContent = adding === 'passkey' ? 'Create the passkey' : 'Show the QR code'
+
+    $('totp-form').hidden = totp === null
+    if (totp !== null && totp.qrCode !== shownQrCode) {
+      const qr = $('totp-qr')
+      if (!(qr instanceof HTMLImageElement)) throw new Error('#totp-qr is not an image')
+      // an image/svg+xml data URL, which the page's policy allows (img-src data:)
+      qr.src = totp.qrCode
+      $('totp-secret').textContent = totp.secret.replace(/(.{4})(?=.)/g, '$1 ')
+    }
+    shownQrCode = totp?.qrCode ?? null
+
+    $('recovery-box').hidden = recoveryCodes === null
+    if (recoveryCodes !== shownCodes) {
+      $('recovery-codes').replaceChildren(...(recoveryCodes ?? []).map((code) => element('li', '', code)))
+      shownCodes = recoveryCodes
+    }
+  }
+
+  function factorItem(factor: Factor): HTMLLIElement {
+    const item = element('li')
+    item.dataset.factor = factor.id
+    const head = element('div', 'session-head')
+    head.append(
+      element('span', 'factor-name', factor.name),
+      element('span', 'factor-type', factor.type === 'totp' ? 'Authenticator app' : 'Passkey'),
+    )
+    const facts = element('dl', 'session-facts')
+    const rows: [term: string, value: string | HTMLElement][] = [
+      ['Added', moment(factor.createdAt)],
+      ['Last used', factor.lastUsedAt === null ? 'never' : moment(factor.lastUsedAt)],
+    ]
+    for (const [term, value] of rows) {
+      const row = element('div')
+      const detail = element('dd')
+      detail.append(value)
+      row.append(element('dt', '', term), detail)
+      facts.append(row)
+    }
+    const remove = element('button', 'quiet', 'Remove')
+    remove.type = 'button'
+    remove.dataset.factor = factor.id
+    // "Remove" alone would not say which, read out of its row
+    remove.setAttribute('aria-label', `Remove ${factor.name}`)
+    remove.disabled = state.busy
+    item.append(head, facts, remove)
+    return item
   }
 
   let shownProviders: string[] = []

@@ -10,7 +10,10 @@ import { ownFilesOnlyPolicy } from '../http/security-headers.js'
  */
 export const DEMO_CSP = ownFilesOnlyPolicy()
 
-/** What `GET /demo/client.js` answers while client/dist/index.js does not exist (R1.2's envelope). */
+/**
+ * What `GET /demo/client.js` (and `/demo/passkeys.js`) answers while client/dist/index.js (client/dist/passkeys.js)
+ * does not exist (R1.2's envelope).
+ */
 export const CLIENT_NOT_BUILT =
   'The client library is not built: run "npm run build -w @tessera/client", then restart the service'
 
@@ -26,12 +29,15 @@ export interface DemoRoutesOptions {
   pageFolder?: URL
   /** The built client, one ES module without imports; by default client/dist/index.js. */
   clientFile?: URL
+  /** The client's second entry point, its passkeys (`@tessera/client/passkeys`); by default client/dist/passkeys.js. */
+  passkeysFile?: URL
 }
 
 // from src/routes/ and dist/routes/ alike, two levels up is the repository (as migrations/ is found)
 const CLIENT_PACKAGE = new URL('../../client/', import.meta.url)
 const PAGE_FOLDER = new URL('dist/demo/', CLIENT_PACKAGE)
 const CLIENT_FILE = new URL('dist/index.js', CLIENT_PACKAGE)
+const PASSKEYS_FILE = new URL('dist/passkeys.js', CLIENT_PACKAGE)
 /** The demo's sources: not-built.html, and the style it shares with the page. */
 const SOURCE_FOLDER = new URL('demo/', CLIENT_PACKAGE)
 
@@ -67,8 +73,8 @@ async function readPage(folder: URL): Promise<{ page: Buffer; script: Buffer | n
  * protected endpoint and log out, showing the tokens' state. Served when DEMO_PAGE is on (outside production by
  * default). The page is the client package's (client/demo/), served as the client's build writes it:
  * client/dist/demo/ (index.html, demo.js from demo.ts, demo.css) and the library client/dist/index.js as
- * `/demo/client.js`, beside the page's script, which imports it from there. Every file is read once, when the app
- * is built, and each request is sent that same buffer.
+ * `/demo/client.js`, beside the page's script, which imports it from there, with its passkeys (client/dist/passkeys.js)
+ * as `/demo/passkeys.js`. Every file is read once, when the app is built, and each request is sent that same buffer.
  *
  * When the client is not built, the page still loads and says so. Not built means one of two things:
  * - client/dist/demo/ lacks a file (the client never built, or built before the demo was part of its build): `/demo`
@@ -76,11 +82,13 @@ async function readPage(folder: URL): Promise<{ page: Buffer; script: Buffer | n
  *   demo.css (`/demo/demo.css`); `/demo/demo.js` answers 503 with the envelope and DEMO_NOT_BUILT.
  * - client/dist/index.js does not exist (the page is built): the page loads, its script fails to import
  *   `/demo/client.js`, which answers 503 with the envelope and CLIENT_NOT_BUILT, and the page shows that message.
+ *   Without client/dist/passkeys.js alone, `/demo/passkeys.js` answers the same, and the page goes without passkeys.
  */
 export const demoRoutes: FastifyPluginAsync<DemoRoutesOptions> = async (app, options) => {
-  const [{ page, script, style }, client] = await Promise.all([
+  const [{ page, script, style }, client, passkeys] = await Promise.all([
     readPage(options.pageFolder ?? PAGE_FOLDER),
     readBuilt(options.clientFile ?? CLIENT_FILE),
+    readBuilt(options.passkeysFile ?? PASSKEYS_FILE),
   ])
 
   const send = (reply: FastifyReply, type: string, body: Buffer) =>
@@ -102,5 +110,8 @@ export const demoRoutes: FastifyPluginAsync<DemoRoutesOptions> = async (app, opt
   app.get('/demo/demo.css', hide, (_request, reply) => send(reply, CSS, style))
   app.get('/demo/client.js', hide, (_request, reply) =>
     client !== null ? send(reply, JAVASCRIPT, client) : notBuilt(reply, CLIENT_NOT_BUILT),
+  )
+  app.get('/demo/passkeys.js', hide, (_request, reply) =>
+    passkeys !== null ? send(reply, JAVASCRIPT, passkeys) : notBuilt(reply, CLIENT_NOT_BUILT),
   )
 }

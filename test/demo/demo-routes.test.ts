@@ -19,6 +19,7 @@ describe('GET /demo and its files', () => {
     ['/demo/demo.js', 'text/javascript; charset=utf-8', 'client/dist/demo/demo.js'],
     ['/demo/demo.css', 'text/css; charset=utf-8', 'client/dist/demo/demo.css'],
     ['/demo/client.js', 'text/javascript; charset=utf-8', 'client/dist/index.js'],
+    ['/demo/passkeys.js', 'text/javascript; charset=utf-8', 'client/dist/passkeys.js'],
   ])('%s is served as it is, under the strict policy', async (url, type, path) => {
     const response = await service.app.inject({ url })
     expect(response.statusCode).toBe(200)
@@ -55,7 +56,13 @@ describe('DEMO_PAGE turns the page on or off (off by default in production)', ()
   ])('%j: %i', async (env, status) => {
     const service = await startTestService(backends[0]!, { env })
     try {
-      for (const url of ['/demo', '/demo/demo.js', '/demo/demo.css', '/demo/client.js']) {
+      for (const url of [
+        '/demo',
+        '/demo/demo.js',
+        '/demo/demo.css',
+        '/demo/client.js',
+        '/demo/passkeys.js',
+      ]) {
         expect((await service.app.inject({ url })).statusCode).toBe(status)
       }
     } finally {
@@ -77,6 +84,19 @@ describe('without the built client', () => {
       expect(CLIENT_NOT_BUILT).toBe(
         'The client library is not built: run "npm run build -w @tessera/client", then restart the service',
       )
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('GET /demo/passkeys.js, the passkeys entry point, answers the same 503 while it is not built', async () => {
+    const app = Fastify()
+    await app.register(demoRoutes, { passkeysFile: new URL('./no-such-client/passkeys.js', import.meta.url) })
+    try {
+      expect((await app.inject({ url: '/demo/client.js' })).statusCode).toBe(200)
+      const response = await app.inject({ url: '/demo/passkeys.js' })
+      expect(response.statusCode).toBe(503)
+      expect(response.json()).toEqual({ code: 503, message: CLIENT_NOT_BUILT, data: null })
     } finally {
       await app.close()
     }
