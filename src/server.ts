@@ -195,6 +195,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       record,
       log: options.logger,
       issuer: config.mfa.issuer,
+      observer: metrics?.mfa ?? null,
     })
     const emailAccounts = createEmailAccountService({
       users: stores.users,
