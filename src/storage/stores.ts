@@ -395,8 +395,8 @@ export interface StoredFactor {
 export interface FactorStore {
   /**
    * Stores a new factor. 'missing' when there is no such account (a foreign key); 'taken' when a passkey with that
-   * credential id is stored already, for any account (the unique index on the digest of the credential id). Nothing
-   * is stored in either case.
+   * credential id is stored already, for any account (the unique index on the digest of the credential id), or when
+   * its id is another factor's (which random ids of 128 bits never are). Nothing is stored in either case.
    */
   add(factor: StoredFactor): Promise<'added' | 'missing' | 'taken'>
   /** The account's factors, confirmed and pending, oldest first (createdAt, then id). */
@@ -439,7 +439,8 @@ export interface FactorStore {
   /**
    * Replaces the account's recovery codes with `digests` (each 64 lowercase hexadecimal digits, distinct; none leaves
    * the account without codes), in one transaction: useRecoveryCode sees the old set or the new one, never both or
-   * neither, and of concurrent replacements one set remains. Fails (StorageError) when there is no such account.
+   * neither, and of concurrent replacements one set remains. Fails (StorageError, nothing changed) when there is no
+   * such account and `digests` is not empty (a foreign key).
    */
   replaceRecoveryCodes(userId: string, digests: readonly string[]): Promise<void>
   /**
