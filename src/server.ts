@@ -88,11 +88,13 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     retentionMs: config.audit.retentionDays * 86_400_000,
     clock,
   })
-  // expired e-mail codes, ended counter windows and sign-in tickets: removed at start and every minute, mail or none
+  // expired e-mail codes, ended counter windows, sign-in tickets and second factors left pending: removed at start
+  // and every minute, mail or none
   const pruner = createExpiryPruner({
     codes: stores.codes,
     counters: stores.sharedCounters,
     tickets: stores.tickets,
+    factors: stores.factors,
     clock,
     log: options.logger,
   })

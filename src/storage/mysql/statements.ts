@@ -119,4 +119,27 @@ export const mysqlStatements: SqlStatements = {
     sql: 'DELETE FROM oauth_tickets WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
     parameters: [now, batch],
   }),
+  lockAccount: (userId) => ({
+    sql: 'SELECT id FROM users WHERE id = ? FOR UPDATE',
+    parameters: [userId],
+  }),
+  // the single-table DELETE takes ORDER BY and LIMIT itself, and checks its condition on the rows it locks
+  prunePendingFactors: (before, batch) => ({
+    sql: 'DELETE FROM mfa_factors WHERE confirmed = FALSE AND created_at <= ? ORDER BY created_at LIMIT ?',
+    parameters: [before, batch],
+  }),
+  insertRecoveryCodes: (userId, digests) => ({
+    sql: `INSERT INTO mfa_recovery_codes (user_id, digest) VALUES ${digests.map(() => '(?, ?)').join(', ')}`,
+    parameters: digests.flatMap((digest) => [userId, digest]),
+  }),
+  // no INSERT IGNORE, which would also turn a value too long into a truncated one: an update that changes nothing
+  insertServiceKeyIfAbsent: (name, value) => ({
+    sql: 'INSERT INTO service_keys (name, value) VALUES (?, ?) ON DUPLICATE KEY UPDATE name = name',
+    parameters: [name, value],
+  }),
+  // compared as bytes: the binary collation of migration 0009 pads with spaces ('a' = 'a '), bytes do not
+  replaceServiceKey: (name, expected, value) => ({
+    sql: 'UPDATE service_keys SET value = ? WHERE name = ? AND CAST(value AS BINARY) = CAST(? AS BINARY)',
+    parameters: [value, name, expected],
+  }),
 }

@@ -6,6 +6,7 @@ import {
   questionMarkAccountStatements,
   questionMarkUserReads,
 } from '../sql/question-mark-account-statements.js'
+import { questionMarkFactorStatements } from '../sql/question-mark-factor-statements.js'
 import { questionMarkMailStatements } from '../sql/question-mark-mail-statements.js'
 import {
   SESSION_COLUMNS,
@@ -22,6 +23,7 @@ export const postgresStatements: SqlStatements = {
   // the e-mail codes' and the outbox's statements that SQLite and MySQL share, numbered, and the accounts'
   ...withNumberedPlaceholders(questionMarkMailStatements),
   ...withNumberedPlaceholders(questionMarkAccountStatements),
+  ...withNumberedPlaceholders(questionMarkFactorStatements),
   ...withNumberedPlaceholders(
     questionMarkUserReads(
       "SELECT string_agg(provider, ',' ORDER BY provider) FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
@@ -201,5 +203,31 @@ export const postgresStatements: SqlStatements = {
     sql: `DELETE FROM oauth_tickets WHERE digest IN (
       SELECT digest FROM oauth_tickets WHERE expires_at <= $1 LIMIT $2)`,
     parameters: [now, batch],
+  }),
+  // NO KEY UPDATE: the account's factor writes wait for each other, but not the foreign-key checks of rows that name
+  // the account (KEY SHARE), which a session's start or a factor's addition takes
+  lockAccount: (userId) => ({
+    sql: 'SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE',
+    parameters: [userId],
+  }),
+  // the outer condition again: a factor confirmed between the subquery's snapshot and the deletion's lock is read
+  // again as committed, and kept
+  prunePendingFactors: (before, batch) => ({
+    sql: `DELETE FROM mfa_factors WHERE NOT confirmed AND created_at <= $1 AND id IN (
+      SELECT id FROM mfa_factors WHERE NOT confirmed AND created_at <= $1 ORDER BY created_at LIMIT $2)`,
+    parameters: [before, batch],
+  }),
+  // the digests as one array: one text whatever their number
+  insertRecoveryCodes: (userId, digests) => ({
+    sql: 'INSERT INTO mfa_recovery_codes (user_id, digest) SELECT $1::text, unnest($2::text[])',
+    parameters: [userId, digests],
+  }),
+  insertServiceKeyIfAbsent: (name, value) => ({
+    sql: 'INSERT INTO service_keys (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+    parameters: [name, value],
+  }),
+  replaceServiceKey: (name, expected, value) => ({
+    sql: 'UPDATE service_keys SET value = $1 WHERE name = $2 AND value = $3',
+    parameters: [value, name, expected],
   }),
 }

@@ -1,5 +1,6 @@
 import { AUDIT_COLUMNS, auditRowValues, auditValuesList } from './audit-rows.js'
 import { questionMarkAccountStatements } from './question-mark-account-statements.js'
+import { questionMarkFactorStatements } from './question-mark-factor-statements.js'
 import { questionMarkMailStatements } from './question-mark-mail-statements.js'
 import { SESSION_COLUMNS, SESSION_ORDER, SINGLE_SLOT } from './session-rows.js'
 import type { SqlStatements } from './sql-statements.js'
@@ -30,9 +31,15 @@ export const questionMarkStatements: Omit<
   | 'putAvatar'
   | 'unlinkProvider'
   | 'pruneTickets'
+  | 'lockAccount'
+  | 'prunePendingFactors'
+  | 'insertRecoveryCodes'
+  | 'insertServiceKeyIfAbsent'
+  | 'replaceServiceKey'
 > = {
   ...questionMarkMailStatements,
   ...questionMarkAccountStatements,
+  ...questionMarkFactorStatements,
   updatePasswordHash: (id, passwordHash) => ({
     sql: 'UPDATE users SET password_hash = ? WHERE id = ?',
     parameters: [passwordHash, id],

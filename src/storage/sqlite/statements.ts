@@ -108,4 +108,25 @@ export const sqliteStatements: SqlStatements = {
       SELECT digest FROM oauth_tickets WHERE expires_at <= ? LIMIT ?)`,
     parameters: [now, batch],
   }),
+  // the one writer runs each transaction whole: nothing to lock
+  lockAccount: () => null,
+  // `confirmed = 0`, the partial index's own condition, so that the index serves it
+  prunePendingFactors: (before, batch) => ({
+    sql: `DELETE FROM mfa_factors WHERE id IN (
+      SELECT id FROM mfa_factors WHERE confirmed = 0 AND created_at <= ? ORDER BY created_at LIMIT ?)`,
+    parameters: [before, batch],
+  }),
+  // the digests as one JSON array: one text whatever their number, prepared once
+  insertRecoveryCodes: (userId, digests) => ({
+    sql: 'INSERT INTO mfa_recovery_codes (user_id, digest) SELECT ?, value FROM json_each(?)',
+    parameters: [userId, JSON.stringify(digests)],
+  }),
+  insertServiceKeyIfAbsent: (name, value) => ({
+    sql: 'INSERT INTO service_keys (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+    parameters: [name, value],
+  }),
+  replaceServiceKey: (name, expected, value) => ({
+    sql: 'UPDATE service_keys SET value = ? WHERE name = ? AND value = ?',
+    parameters: [value, name, expected],
+  }),
 }

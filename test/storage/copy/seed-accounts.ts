@@ -93,10 +93,23 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
 }
 
 /**
+ * Turns a seeded SQLite store (`connection`, open on it) into one as version 8 left it: without the second factors,
+ * recovery codes and service keys, and no record of 0009.
+ */
+export function undoMigration0009(connection: { exec(sql: string): unknown }): void {
+  connection.exec(`
+    DROP TABLE mfa_factors;
+    DROP TABLE mfa_recovery_codes;
+    DROP TABLE service_keys;
+    DELETE FROM schema_migrations WHERE version = 9`)
+}
+
+/**
  * Turns a seeded SQLite store (`connection`, open on it) into one as the version before 0008 left it: an outbox
- * without the codes' expiries, and no record of 0008.
+ * without the codes' expiries, and no record of 0008 (nor of 0009's tables).
  */
 export function undoMigration0008(connection: { exec(sql: string): unknown }): void {
+  undoMigration0009(connection)
   connection.exec(`
     DROP INDEX outbox_others;
     DROP INDEX outbox_codes;

@@ -456,3 +456,105 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0008 [$na
     }
   })
 })
+
+/**
+ * Migration 0009 adds the second factors, the recovery codes and the service keys (issue 32): the accounts of a store
+ * of version 8 take factors and codes at once, and an account's deletion removes its own.
+ */
+describe.each(backends.filter((backend) => !backend.redis))('migration 0009 [$name]', (backend) => {
+  let instance: BackendInstance
+  beforeEach(async () => {
+    instance = await backend.setup()
+  })
+  afterEach(() => instance.teardown())
+
+  it("the accounts take factors and codes; a service key is kept; an account's deletion removes its own", async () => {
+    const storage = loadConfig(instance.env).storage
+    const now = Date.now()
+    const database = await openAtVersion(storage, 8)
+    try {
+      for (const id of ['1000000001', '1000000002']) {
+        await sql`INSERT INTO users (id, email, password_hash, created_at, updated_at)
+          VALUES (${id}, ${`${id}@example.com`}, ${'$argon2id$hash'}, ${new Date(now).toISOString()},
+            ${new Date(now).toISOString()})`.execute(database.db)
+      }
+    } finally {
+      await database.close()
+    }
+
+    const stores = await openStores(storage, systemClock)
+    try {
+      const passkey = (userId: string, id: string) => ({
+        id: id.repeat(32),
+        userId,
+        type: 'passkey' as const,
+        name: 'Phone',
+        confirmed: true,
+        secret: null,
+        lastStep: null,
+        credentialId: `credential-${id}`,
+        publicKey: 'pQECAyYgASFYIA',
+        counter: 0,
+        backedUp: true,
+        transports: ['hybrid'],
+        createdAt: now,
+        lastUsedAt: null,
+      })
+      for (const [userId, id] of [
+        ['1000000001', 'a'],
+        ['1000000002', 'b'],
+      ] as const) {
+        expect(await stores.factors.add(passkey(userId, id))).toBe('added')
+        await stores.factors.replaceRecoveryCodes(userId, [id.repeat(64)])
+      }
+      expect(await stores.serviceKeys.putIfAbsent('totp_seal', 'v1.sealed')).toBe('v1.sealed')
+      expect(await stores.users.delete('1000000001')).toBe(true)
+      expect(await stores.factors.list('1000000001')).toEqual([])
+      expect(await stores.factors.findPasskey('credential-a')).toBeNull()
+      expect(await stores.factors.recoveryCodesLeft('1000000001')).toBe(0)
+      expect(await stores.factors.list('1000000002')).toEqual([passkey('1000000002', 'b')])
+      expect(await stores.factors.recoveryCodesLeft('1000000002')).toBe(1)
+      expect(await stores.serviceKeys.get('totp_seal')).toBe('v1.sealed')
+    } finally {
+      await stores.close()
+    }
+  })
+
+  it("the table's check refuses a factor whose columns are another kind's", async () => {
+    const stores = await openStores(loadConfig(instance.env).storage, systemClock)
+    try {
+      const user = newUserRecord({
+        id: '1000000003',
+        email: 'shape@example.com',
+        passwordHash: null,
+        emailVerified: true,
+        createdAt: new Date().toISOString(),
+      })
+      expect(await stores.users.create(user)).toBe('created')
+      const totp = {
+        id: 'c'.repeat(32),
+        userId: user.id,
+        type: 'totp' as const,
+        name: 'Authenticator app',
+        confirmed: false,
+        secret: 'v1.sealed',
+        lastStep: null,
+        credentialId: null,
+        publicKey: null,
+        counter: 0,
+        backedUp: false,
+        transports: [],
+        createdAt: Date.now(),
+        lastUsedAt: null,
+      }
+      // a TOTP factor with a credential, a passkey without one: the table's check refuses both
+      await expect(stores.factors.add({ ...totp, credentialId: 'x', publicKey: 'y' })).rejects.toThrow()
+      await expect(
+        stores.factors.add({ ...totp, id: 'd'.repeat(32), type: 'passkey', secret: null }),
+      ).rejects.toThrow()
+      expect(await stores.factors.list(user.id)).toEqual([])
+    } finally {
+      await stores.close()
+    }
+  })
+})
