@@ -337,7 +337,12 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       const rotated = await sessions.rotate(
         userId,
         digest,
-        { digest: refreshTokenDigest(next.token), expiresAt: next.expiresAt, clientAddress: address },
+        {
+          digest: refreshTokenDigest(next.token),
+          expiresAt: next.expiresAt,
+          clientAddress: address,
+          lifetimeMs: null,
+        },
         now,
       )
       if (rotated) {

@@ -53,6 +53,7 @@ export function createSessionStarter(deps: SessionStarterDeps): StartSession {
         clientAddress: context.clientAddress === null ? null : coarseNetwork(context.clientAddress),
         previousDigest: null,
         rotatedAt: null,
+        secondFactor: false,
       },
       sessionLimit,
       now,
