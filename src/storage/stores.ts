@@ -132,7 +132,11 @@ export interface StoredSession {
   previousDigest: string | null
   /** Epoch milliseconds: when the current token replaced `previousDigest`'s; null before the first rotation. */
   rotatedAt: number | null
-  /** Whether the session was established with a second factor (or a passkey). */
+  /**
+   * Whether the session was established with a second factor (or a passkey): set by `start` or later by
+   * `markSecondFactor`, kept by every rotation. A session stored before migration 0010 (or by an earlier version in
+   * Redis) has it false.
+   */
   secondFactor: boolean
 }
 
@@ -143,6 +147,13 @@ export interface SessionRotation {
   expiresAt: number
   /** The client's network now (coarsened, as StoredSession.clientAddress). */
   clientAddress: string | null
+  /**
+   * AUTH_SESSION_LIFETIME_DAYS in milliseconds, or null for none (a session lives while it is refreshed). When set,
+   * a session whose createdAt + lifetimeMs is at or before the rotation's `now` is not rotated, and the one rotated
+   * stores the earlier of `expiresAt` and createdAt + lifetimeMs as its expiry: both in the rotation's one atomic
+   * write, which reads the session's createdAt itself.
+   */
+  lifetimeMs: number | null
 }
 
 /** How many sessions a user may have: `single` (the specification: a start replaces every other) or at most n. */
@@ -165,8 +176,10 @@ export interface SessionStore {
   /**
    * The atomic compare-and-swap of a refresh (spec 3): in the user's session whose current token has digest
    * `currentDigest` and has not expired at `now`, makes `next` the current token, `currentDigest` its
-   * previousDigest, `now` its rotatedAt and lastUsedAt. Of any number of concurrent calls with the same
-   * `currentDigest`, from any number of processes, at most one returns true.
+   * previousDigest, `now` its rotatedAt and lastUsedAt; secondFactor stays as it is. With `next.lifetimeMs`, a
+   * session that has reached its absolute lifetime is not rotated, and the rotated one expires at its end at the
+   * latest (SessionRotation.lifetimeMs). Of any number of concurrent calls with the same `currentDigest`, from any
+   * number of processes, at most one returns true.
    */
   rotate(userId: string, currentDigest: string, next: SessionRotation, now: number): Promise<boolean>
   /** The user's unexpired session with this id, with this current digest, or with this previous digest; else null. */
@@ -177,7 +190,10 @@ export interface SessionStore {
   ): Promise<StoredSession | null>
   /** The user's unexpired sessions, most recently used first: the latest lastUsedAt, then createdAt, then by id. */
   list(userId: string, now: number): Promise<StoredSession[]>
-  /** Sets the flag secondFactor of the user's unexpired session; true when the user had it. */
+  /**
+   * Sets the secondFactor flag of the user's session `sessionId` (a second factor was proved in it); true when the
+   * user had it (unexpired at `now`), whether or not the flag was set already. Nothing else of the session changes.
+   */
   markSecondFactor(userId: string, sessionId: string, now: number): Promise<boolean>
   /** Ends the user's session `sessionId`; true when the user had it (unexpired at `now`). */
   end(userId: string, sessionId: string, now: number): Promise<boolean>

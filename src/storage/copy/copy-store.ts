@@ -27,6 +27,7 @@ import {
   type Read,
   SESSIONS_PER_INSERT,
   type SessionRow,
+  sessionColumnsOf,
   toAccountRow,
   toSessionRow,
 } from './copy-statements.js'
@@ -119,7 +120,8 @@ export interface CopyReport {
  * SQL store before migration 0004, Redis keys of one refresh token per user) is read as sessions, as the service
  * would read it; one before migration 0005 as unverified accounts, without codes or outbox; one before 0006 as
  * accounts without profile, avatar or provider; one before 0008 as an outbox none of whose messages is known to be a
- * code; one before 0009 as accounts without second factors. Then every account and session of the source is read again, from the same snapshot, and compared
+ * code; one before 0009 as accounts without second factors; one before 0010 as sessions none of which was
+ * established with a second factor. Then every account and session of the source is read again, from the same snapshot, and compared
  * with the target's: counts and SHA-256 digests (the other tables' rows are compared batch by batch as they are
  * copied).
  */
@@ -162,7 +164,11 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       : null
 
     return await withSnapshot(source, async (readSource) => {
-      const from = copyStatements(source.engine, accountColumnsOf(sourceSchema))
+      const from = copyStatements(
+        source.engine,
+        accountColumnsOf(sourceSchema),
+        sessionColumnsOf(sourceSchema),
+      )
       // a batch is every source account from its first id to its last, so a range read is exactly its rows on the
       // source; on the target, which may hold other accounts (--force), only the batch's ids are kept
       const sourceSessions = async (ids: readonly string[]): Promise<SessionRow[]> => {
@@ -389,6 +395,7 @@ function sessionLines(rows: readonly SessionRow[]): string[] {
           row.clientAddress,
           row.previousDigest,
           row.rotatedAt,
+          row.secondFactor,
         ])}\n`,
     )
     .sort()

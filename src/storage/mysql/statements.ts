@@ -1,7 +1,7 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
 import { OUTBOX_COLUMNS, OUTBOX_LANES } from '../sql/mail-rows.js'
 import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
-import { questionMarkStatements } from '../sql/question-mark-statements.js'
+import { questionMarkSessionRotation, questionMarkStatements } from '../sql/question-mark-statements.js'
 import { PACKED_COUNT_FACTOR } from '../sql/rate-counter-rows.js'
 import { SESSION_INSERT_COLUMNS, SESSION_ORDER, sessionValues } from '../sql/session-rows.js'
 import type { SqlStatements } from '../sql/sql-statements.js'
@@ -15,6 +15,7 @@ import type { SqlStatements } from '../sql/sql-statements.js'
  */
 export const mysqlStatements: SqlStatements = {
   ...questionMarkStatements,
+  ...questionMarkSessionRotation('LEAST'),
   ...questionMarkUserReads(
     "SELECT GROUP_CONCAT(provider ORDER BY provider SEPARATOR ',') FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
   ),
@@ -22,9 +23,9 @@ export const mysqlStatements: SqlStatements = {
   startSession: (session, slot) => {
     const values = sessionValues(session, slot)
     return {
-      sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON DUPLICATE KEY UPDATE id = ?, token_digest = ?, expires_at = ?, created_at = ?, last_used_at = ?,
-          device = ?, client_address = ?, previous_digest = ?, rotated_at = ?`,
+          device = ?, client_address = ?, previous_digest = ?, rotated_at = ?, second_factor = ?`,
       parameters: [...values, values[0], ...values.slice(3)],
     }
   },

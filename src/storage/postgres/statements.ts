@@ -50,7 +50,7 @@ export const postgresStatements: SqlStatements = {
     parameters: [id],
   }),
   startSession: (session, slot) => ({
-    sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
       ON CONFLICT (user_id, slot) DO UPDATE SET ${SESSION_UPSERT_SET}`,
     parameters: sessionValues(session, slot),
   }),
@@ -71,12 +71,30 @@ export const postgresStatements: SqlStatements = {
       SELECT id FROM sessions WHERE user_id = $1 AND expires_at > $2 ORDER BY ${SESSION_ORDER} OFFSET $3))`,
     parameters: [userId, now, keep],
   }),
-  rotateSession: (userId, currentDigest, next, now) => ({
-    sql: `UPDATE sessions SET token_digest = $1, expires_at = $2, previous_digest = $3, rotated_at = $4,
+  // with a lifetime, the same single UPDATE capped by the row's own created_at (question-mark-statements.ts)
+  rotateSession: (userId, currentDigest, next, now) =>
+    next.lifetimeMs === null
+      ? {
+          sql: `UPDATE sessions SET token_digest = $1, expires_at = $2, previous_digest = $3, rotated_at = $4,
         last_used_at = $4, client_address = $5
       WHERE user_id = $6 AND token_digest = $3 AND expires_at > $4`,
-    parameters: [next.digest, next.expiresAt, currentDigest, now, next.clientAddress, userId],
-  }),
+          parameters: [next.digest, next.expiresAt, currentDigest, now, next.clientAddress, userId],
+        }
+      : {
+          sql: `UPDATE sessions SET token_digest = $1, expires_at = LEAST($2, created_at + $7), previous_digest = $3,
+        rotated_at = $4, last_used_at = $4, client_address = $5
+      WHERE user_id = $6 AND token_digest = $3 AND expires_at > $4 AND created_at > $8`,
+          parameters: [
+            next.digest,
+            next.expiresAt,
+            currentDigest,
+            now,
+            next.clientAddress,
+            userId,
+            next.lifetimeMs,
+            now - next.lifetimeMs,
+          ],
+        },
   findSessionById: (userId, id, now) => ({
     sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = $1 AND id = $2 AND expires_at > $3`,
     parameters: [userId, id, now],
@@ -93,6 +111,10 @@ export const postgresStatements: SqlStatements = {
     sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = $1 AND expires_at > $2
       ORDER BY ${SESSION_ORDER}`,
     parameters: [userId, now],
+  }),
+  markSessionSecondFactor: (userId, id, now) => ({
+    sql: 'UPDATE sessions SET second_factor = TRUE WHERE user_id = $1 AND id = $2 AND expires_at > $3',
+    parameters: [userId, id, now],
   }),
   endSession: (userId, id, now) => ({
     sql: 'DELETE FROM sessions WHERE user_id = $1 AND id = $2 AND expires_at > $3',

@@ -81,9 +81,16 @@ export interface SqlStatements {
    * In the user's session whose current digest is `currentDigest` and that expires after `now`, makes `next` the
    * current token, `currentDigest` the previous one and `now` its rotated_at and last_used_at: one conditional
    * UPDATE that changes one row or none. The engine's row lock serializes concurrent rotations; the loser re-reads
-   * the new digest, matches nothing and changes no row.
+   * the new digest, matches nothing and changes no row. With `next.lifetimeMs` (AUTH_SESSION_LIFETIME_DAYS), the
+   * session must also have started after `now` - lifetimeMs, and its new expires_at is the lesser of `next`'s and
+   * created_at + lifetimeMs, in the same UPDATE; without it, the statement is the one of before that setting.
    */
   rotateSession(userId: string, currentDigest: string, next: SessionRotation, now: number): SqlQuery
+  /**
+   * Sets second_factor (migration 0010) in the user's session `id` if it expires after `now`: counts the row whether
+   * or not it was set already (MySQL: FOUND_ROWS).
+   */
+  markSessionSecondFactor(userId: string, id: string, now: number): SqlQuery
   /** The user's session (SESSION_COLUMNS) with this id, if it expires after `now`; else no row. */
   findSessionById(userId: string, id: string, now: number): SqlQuery
   /** The user's session whose current digest is `digest`, if it expires after `now`; else no row. */

@@ -87,7 +87,7 @@ export interface Tables {
     name: string
     value: string
   }
-  /** Migration 0004: one row per session (StoredSession), replacing the refresh_tokens of 0001. */
+  /** Migrations 0004, 0010: one row per session (StoredSession), replacing the refresh_tokens of 0001. */
   sessions: {
     /** 32 lowercase hexadecimal digits. */
     id: string
@@ -103,6 +103,8 @@ export interface Tables {
     client_address: string | null
     previous_digest: string | null
     rotated_at: ColumnType<number | string | null, number | null, number | null>
+    /** Migration 0010: whether the session was established with a second factor (StoredSession.secondFactor). */
+    second_factor: ColumnType<boolean | number, boolean | number | undefined, boolean | number>
   }
   /** Migrations 0005, 0007: one-time e-mail codes (EmailCodeStore), one row per (address, purpose, user_id). */
   email_codes: {

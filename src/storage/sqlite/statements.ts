@@ -1,7 +1,7 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
 import { OUTBOX_COLUMNS, OUTBOX_LANES } from '../sql/mail-rows.js'
 import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
-import { questionMarkStatements } from '../sql/question-mark-statements.js'
+import { questionMarkSessionRotation, questionMarkStatements } from '../sql/question-mark-statements.js'
 import {
   SESSION_INSERT_COLUMNS,
   SESSION_ORDER,
@@ -18,13 +18,14 @@ import type { SqlStatements } from '../sql/sql-statements.js'
  */
 export const sqliteStatements: SqlStatements = {
   ...questionMarkStatements,
+  ...questionMarkSessionRotation('MIN'),
   // no ORDER BY in the aggregate: SQLite would build a temporary B-tree for it on every read of an account, a cost
   // the benchmark's GET /auth/me showed; toUser sorts the few names instead
   ...questionMarkUserReads(
     "SELECT group_concat(provider, ',') FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
   ),
   startSession: (session, slot) => ({
-    sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (user_id, slot) DO UPDATE SET ${SESSION_UPSERT_SET}`,
     parameters: sessionValues(session, slot),
   }),

@@ -130,6 +130,7 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0004 [$na
           clientAddress: null,
           previousDigest: null,
           rotatedAt: null,
+          secondFactor: false,
         },
       ])
       // started when the migration ran, by the database's clock (this machine's)
@@ -139,7 +140,12 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0004 [$na
       expect(second[0]?.id).not.toBe(first[0]?.id)
       expect(await stores.sessions.list('1000000003', now)).toEqual([])
 
-      const rotation = { digest: digest(10), expiresAt: now + 3_600_000, clientAddress: null }
+      const rotation = {
+        digest: digest(10),
+        expiresAt: now + 3_600_000,
+        clientAddress: null,
+        lifetimeMs: null,
+      }
       expect(await stores.sessions.rotate('1000000001', digest(0), rotation, now)).toBe(true)
       expect(
         await stores.sessions.rotate('1000000001', digest(0), { ...rotation, digest: digest(11) }, now),
@@ -553,6 +559,53 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0009 [$na
         stores.factors.add({ ...totp, id: 'd'.repeat(32), type: 'passkey', secret: null }),
       ).rejects.toThrow()
       expect(await stores.factors.list(user.id)).toEqual([])
+    } finally {
+      await stores.close()
+    }
+  })
+})
+
+/**
+ * Migration 0010 gives each session its second-factor flag (StoredSession.secondFactor): the sessions stored before
+ * it read as established without one, refresh as before, and can be marked.
+ */
+describe.each(backends.filter((backend) => !backend.redis))('migration 0010 [$name]', (backend) => {
+  let instance: BackendInstance
+  beforeEach(async () => {
+    instance = await backend.setup()
+  })
+  afterEach(() => instance.teardown())
+
+  it('a session stored before it reads as without a second factor, keeps refreshing, and can be marked', async () => {
+    const storage = loadConfig(instance.env).storage
+    const now = Date.now()
+    const [userId, id, digest] = ['1000000001', 'b'.repeat(32), 'c'.repeat(64)]
+    const database = await openAtVersion(storage, 9)
+    try {
+      await sql`INSERT INTO users (id, email, password_hash, created_at, updated_at)
+        VALUES (${userId}, ${'before@example.com'}, ${'$argon2id$x'}, ${new Date(now).toISOString()},
+          ${new Date(now).toISOString()})`.execute(database.db)
+      await sql`INSERT INTO sessions (id, user_id, slot, token_digest, expires_at, created_at, last_used_at, device)
+        VALUES (${id}, ${userId}, ${'single'}, ${digest}, ${now + 3_600_000}, ${now - 60_000}, ${now - 60_000},
+          ${'curl'})`.execute(database.db)
+    } finally {
+      await database.close()
+    }
+
+    const stores = await openStores(storage, systemClock)
+    try {
+      expect(await stores.sessions.find(userId, { id }, now)).toMatchObject({ digest, secondFactor: false })
+      const rotation = {
+        digest: 'd'.repeat(64),
+        expiresAt: now + 3_600_000,
+        clientAddress: null,
+        lifetimeMs: null,
+      }
+      expect(await stores.sessions.rotate(userId, digest, rotation, now)).toBe(true)
+      expect(await stores.sessions.markSecondFactor(userId, id, now)).toBe(true)
+      expect(await stores.sessions.list(userId, now)).toEqual([
+        expect.objectContaining({ id, digest: rotation.digest, previousDigest: digest, secondFactor: true }),
+      ])
     } finally {
       await stores.close()
     }
