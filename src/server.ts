@@ -88,11 +88,13 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     retentionMs: config.audit.retentionDays * 86_400_000,
     clock,
   })
-  // expired e-mail codes, ended counter windows and sign-in tickets: removed at start and every minute, mail or none
+  // expired e-mail codes, ended counter windows, sign-in tickets and second factors left pending: removed at start
+  // and every minute, mail or none
   const pruner = createExpiryPruner({
     codes: stores.codes,
     counters: stores.sharedCounters,
     tickets: stores.tickets,
+    factors: stores.factors,
     clock,
     log: options.logger,
   })
@@ -195,6 +197,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       record,
       log: options.logger,
       issuer: config.mfa.issuer,
+      observer: metrics?.mfa ?? null,
     })
     const emailAccounts = createEmailAccountService({
       users: stores.users,
@@ -282,6 +285,11 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     await app.ready()
     mail.sender.start()
     pruner.start()
+    // docs/api.md R4.25.4: the data key is read (made, on a new store) and sealed again under a rotated secret now,
+    // once the port is open, so that a previous secret can be removed whether or not a factor was used meanwhile
+    const sealing = factorSecrets.ready().catch((error: unknown) => {
+      options.logger.error({ err: error }, 'the second-factor data key could not be opened')
+    })
     const exposure =
       metrics === null || metricsListen === null
         ? null
@@ -300,6 +308,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
           clearInterval(reaper)
         }
         await exposure?.close()
+        await sealing
         // what is in hand is delivered or released before the stores close
         await mail?.sender.close()
         await pruner.close()

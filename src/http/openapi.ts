@@ -41,6 +41,7 @@ export async function registerOpenApi(
       },
       tags: [
         { name: 'auth', description: 'Accounts and tokens' },
+        { name: 'mfa', description: 'Second factors: authenticator apps, recovery codes, passkeys' },
         { name: 'status', description: 'Health and information' },
         { name: 'site-config', description: 'Documentation-site presentation configuration' },
       ],
