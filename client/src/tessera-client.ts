@@ -190,9 +190,11 @@ export interface TesseraClient {
   newRecoveryCodes(): Promise<string[]>
   /**
    * Adds a passkey, a protected call: `POST /auth/passkeys/register/options` with the proof (as `setupTotp` takes
-   * it), the browser's ceremony (the `passkeys` option) and `POST /auth/passkeys/register/verify`, named `name` when
-   * given. Resolves with the new factor; every other session of the account has ended. A person who cancels the
-   * browser's dialog is the browser's DOMException (`NotAllowedError`), as it is.
+   * it), the browser's ceremony with its options (the `passkeys` option), and `POST /auth/passkeys/register/verify`
+   * with the new credential and the options' ticket, named `name` when given (1 to 64 characters; the service's
+   * default is `Passkey`). Resolves with the new factor; this session counts as established with the second factor,
+   * and every other session of the account has ended. A person who cancels the browser's dialog is the browser's
+   * DOMException (`NotAllowedError`), as it is.
    */
   registerPasskey(proof: HolderProof, name?: string): Promise<Factor>
   /**
@@ -573,10 +575,13 @@ export function createTesseraClient(options: TesseraClientOptions): TesseraClien
       recoveryCodes(await protectedCall('/auth/mfa/recovery-codes', { method: 'POST' })),
     async registerPasskey(proof, name) {
       const { create } = ceremonies()
-      const creationOptions = await protectedPost('/auth/passkeys/register/options', proofBody(proof))
-      const credential = await create(creationOptions as PublicKeyCredentialCreationOptionsJSON)
+      const { ticket, options: creationOptions } = (await protectedPost(
+        '/auth/passkeys/register/options',
+        proofBody(proof),
+      )) as { ticket: string; options: PublicKeyCredentialCreationOptionsJSON }
+      const credential = await create(creationOptions)
       return camelCased(
-        (await protectedPost('/auth/passkeys/register/verify', { credential, name })) as object,
+        (await protectedPost('/auth/passkeys/register/verify', { ticket, credential, name })) as object,
       ) as unknown as Factor
     },
     async loginWithPasskey(mfaTicket) {

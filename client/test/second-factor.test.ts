@@ -62,7 +62,9 @@ describe('against the service', () => {
 
   /** Whether the service still takes the refresh token stored in `storage` (a raw call, which uses it up if so). */
   async function refreshTokenWorks(storage: ReturnType<typeof createSharedStorage>) {
-    const { refreshToken } = JSON.parse(storage.getItem('tessera.tokens') ?? '{}') as { refreshToken?: string }
+    const { refreshToken } = JSON.parse(storage.getItem('tessera.tokens') ?? '{}') as {
+      refreshToken?: string
+    }
     const answer = await fetch(`${service.baseUrl}/auth/refresh`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
@@ -490,7 +492,9 @@ describe("the client's half, against a stand-in service", () => {
 
   it('registerPasskey: the options for the proof, the ceremony with them, and its credential with the name', async () => {
     const service = standIn((route) =>
-      route === 'POST /auth/passkeys/register/options' ? [200, CREATION] : [200, FACTOR],
+      route === 'POST /auth/passkeys/register/options'
+        ? [200, { ticket: 'registration-ticket', options: CREATION }]
+        : [200, FACTOR],
     )
     const { passkeys, created } = ceremonies()
     const { client } = clientOf(service, { loggedIn: true, passkeys })
@@ -511,7 +515,7 @@ describe("the client's half, against a stand-in service", () => {
       },
       {
         route: 'POST /auth/passkeys/register/verify',
-        body: { credential: created, name: 'Laptop' },
+        body: { ticket: 'registration-ticket', credential: created, name: 'Laptop' },
         bearer: 'Bearer access-0',
       },
       {
@@ -521,7 +525,7 @@ describe("the client's half, against a stand-in service", () => {
       },
       {
         route: 'POST /auth/passkeys/register/verify',
-        body: { credential: created },
+        body: { ticket: 'registration-ticket', credential: created },
         bearer: 'Bearer access-0',
       },
     ])
