@@ -1103,17 +1103,19 @@ function createPage({ createTesseraClient, TesseraError }: Library, passkeys: Pa
   function renderSecondStep() {
     const factors = state.challenge?.factors ?? []
     const recovery = state.recoveryCode
-    $('mfa-lead').textContent = recovery
-      ? 'Enter one of the recovery codes you kept when you added the factor: each works once.'
-      : 'Enter the six digits that your authenticator app shows for this account.'
+    // an account whose only factors are passkeys, without recovery codes, takes no code at all
+    const takesCode = factors.includes('totp') || factors.includes('recovery_code')
+    $('mfa-lead').textContent = !takesCode
+      ? 'Use a passkey of this account: the browser asks for it.'
+      : recovery
+        ? 'Enter one of the recovery codes you kept when you added the factor: each works once.'
+        : 'Enter the six digits that your authenticator app shows for this account.'
     $('mfa-code-label').textContent = recovery ? 'Recovery code' : 'Code from the authenticator app'
     const code = input('mfa-code')
     code.maxLength = recovery ? 64 : 6
     code.inputMode = recovery ? 'text' : 'numeric'
     code.autocomplete = recovery ? 'off' : 'one-time-code'
     $('mfa-switch').textContent = recovery ? 'Use the authenticator app' : 'Use a recovery code'
-    // an account whose only factors are passkeys, without recovery codes, takes no code at all
-    const takesCode = factors.includes('totp') || factors.includes('recovery_code')
     $('mfa-code-field').hidden = !takesCode
     $('mfa-submit').hidden = !takesCode
     $('mfa-switch').hidden = !factors.includes('totp') || !factors.includes('recovery_code')
