@@ -7,8 +7,8 @@ import { type AuditSink, createAuditSink } from './audit/audit-sink.js'
 import { createAccountService } from './auth/account-service.js'
 import { createEmailAccountService } from './auth/email-account-service.js'
 import { createEmailCodes } from './auth/email-codes.js'
-import { createOneTimeTickets } from './auth/one-time-tickets.js'
 import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS } from './auth/login-throttle.js'
+import { createOneTimeTickets } from './auth/one-time-tickets.js'
 import { openPasswordHashing } from './auth/password-hasher.js'
 import { createSessionStarter } from './auth/session-starter.js'
 import { createTokenService } from './auth/token-service.js'
@@ -20,13 +20,13 @@ import { readOpenFileLimit } from './http/file-descriptor-limit.js'
 import { readTlsMaterial } from './http/tls.js'
 import { trustedProxies } from './http/trusted-proxies.js'
 import { type OpenedMail, openMail } from './mail/open-mail.js'
+import { createFactorSecrets } from './mfa/factor-secrets.js'
+import { createMfaService } from './mfa/mfa-service.js'
 import { createProfileService } from './profile/profile-service.js'
 import { createProviderClients } from './providers/provider-clients.js'
 import { createProviderSignIn } from './providers/provider-sign-in.js'
 import { createSignInFlow } from './providers/sign-in-flow.js'
 import { createSignInTickets } from './providers/sign-in-state.js'
-import { createFactorSecrets } from './mfa/factor-secrets.js'
-import { createMfaService } from './mfa/mfa-service.js'
 import { securityEventRecorder } from './security-event.js'
 import { createSessionService } from './sessions/session-service.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
@@ -190,7 +190,8 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       tickets: createOneTimeTickets({ tickets: stores.tickets, secret, clock }),
       sessions,
       startSession,
-      proveHolder: (user, proof, purpose, context) => emailAccounts.proveHolder(user, proof, purpose, context),
+      proveHolder: (user, proof, purpose, context) =>
+        emailAccounts.proveHolder(user, proof, purpose, context),
       throttle,
       mailer: mail.mailer,
       clock,

@@ -29,7 +29,11 @@ export interface SessionStart {
 }
 
 /** Starts a session for an account that just proved who it is, and answers it with its token pair. */
-export type StartSession = (user: UserRecord, context: RequestContext, start?: SessionStart) => Promise<Session>
+export type StartSession = (
+  user: UserRecord,
+  context: RequestContext,
+  start?: SessionStart,
+) => Promise<Session>
 
 /** How an account proved itself before a second factor is asked for (docs/api.md §4.25). */
 export type FirstFactor = 'password' | 'email_code' | 'provider' | 'reset'

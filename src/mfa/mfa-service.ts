@@ -22,10 +22,10 @@ import {
   SecondFactorRequiredError,
 } from '../errors.js'
 import type { Mailer, MailIntent } from '../mail/mail-intent.js'
+import type { MfaMetrics } from '../metrics/mfa-metrics.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
 import type { FactorStore, StoredFactor, UserRecord, UserStore } from '../storage/stores.js'
-import type { MfaMetrics } from '../metrics/mfa-metrics.js'
 import type { FactorSecrets } from './factor-secrets.js'
 import { newRecoveryCodes, readRecoveryCode } from './recovery-codes.js'
 import { matchingStep, newTotpSecret, qrCodeDataUrl, totpUri } from './totp.js'
@@ -366,7 +366,12 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       await sessions.live(caller)
       const user = await callerAccount(caller)
       if (!user.emailVerified) throw new EmailUnverifiedError()
-      await deps.proveHolder(user, 'password' in proof ? proof : { code: proof.code }, 'manage_factors', context)
+      await deps.proveHolder(
+        user,
+        'password' in proof ? proof : { code: proof.code },
+        'manage_factors',
+        context,
+      )
       return user
     },
 
@@ -440,7 +445,11 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       await sessions.endAccountSessions(user.id, session.id)
       record(factor.type === 'passkey' ? 'passkey_removed' : 'mfa_disabled', user.id, context, factor.type)
       if (factor.confirmed)
-        await notify(user, { kind: 'notice', notice: 'factor_removed', values: { factor: factor.name } }, context)
+        await notify(
+          user,
+          { kind: 'notice', notice: 'factor_removed', values: { factor: factor.name } },
+          context,
+        )
     },
 
     async newRecoveryCodes(caller, _context) {
