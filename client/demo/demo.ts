@@ -893,7 +893,7 @@ function createPage({ createTesseraClient, TesseraError }: Library, passkeys: Pa
     }
   }
 
-  /** The list again after an action on the factors, which is done whether or not the list follows (as the sessions'). */
+  /** The list again after an action on the factors, which is done whether or not the list follows (as sessions'). */
   async function relistFactors() {
     try {
       await listFactors()

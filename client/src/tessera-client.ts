@@ -81,8 +81,9 @@ export interface TesseraClient {
    * Asks the service to mail a six-digit code. A public purpose (`register`, `login`, `reset_password`) names the
    * address, `POST /auth/email/send-code`, and needs no login: the answer is the same whether or not the address has
    * an account. The account's purposes are protected calls (`POST /auth/me/send-code`, refreshing once on a 401):
-   * `verify_email`, `delete_account` and `manage_factors` mail the account's address, `change_email` the new one. Asked again too soon
-   * or too often: a TesseraError 429 whose `retryAfter` says how long to wait; a service that cannot send mail: 503.
+   * `verify_email`, `delete_account` and `manage_factors` mail the account's address, `change_email` the new one.
+   * Asked again too soon or too often: a TesseraError 429 whose `retryAfter` says how long to wait; a service that
+   * cannot send mail: 503.
    */
   sendCode(request: CodeRequest): Promise<void>
   /**
@@ -132,11 +133,12 @@ export interface TesseraClient {
   providers(): Promise<string[]>
   /**
    * Signs in with a provider in a popup (`<baseUrl>/auth/oauth/<provider>/start`), and resolves with the account,
-   * logged in as by `login` (or, for an account with a second factor, with its challenge). The popup is opened at once, before anything is awaited: call it from the click that
-   * asks for it, or the browser blocks the popup (a TesseraError 0). The answer is the message that the service's
-   * callback page posts: only one from the service's origin and from this popup counts. A sign-in the service
-   * refused (the user declined at the provider, say) is a TesseraError 401 with the service's message; a popup
-   * closed without an answer, or no answer within `timeoutMs` (120 s), a TesseraError 0, and the popup is closed.
+   * logged in as by `login` (or, for an account with a second factor, with its challenge). The popup is opened at
+   * once, before anything is awaited: call it from the click that asks for it, or the browser blocks the popup (a
+   * TesseraError 0). The answer is the message that the service's callback page posts: only one from the service's
+   * origin and from this popup counts. A sign-in the service refused (the user declined at the provider, say) is a
+   * TesseraError 401 with the service's message; a popup closed without an answer, or no answer within `timeoutMs`
+   * (120 s), a TesseraError 0, and the popup is closed.
    */
   loginWithProvider(provider: string, options?: ProviderLoginOptions): Promise<SignIn>
   /**
@@ -149,9 +151,9 @@ export interface TesseraClient {
   providerRedirectUrl(provider: string, redirectTo: string): Promise<string>
   /**
    * `POST /auth/oauth/exchange`: logs in with the one-time `code` that a sign-in started by `providerRedirectUrl` in
-   * this tab added to `redirectTo`, sending the verifier kept for it (forgotten once the code is exchanged), as
-   * `login` does (a challenge for an account with a second factor). The code
-   * of a sign-in that this tab did not start (a link someone sent) is refused as a used one: a TesseraError 400.
+   * this tab added to `redirectTo`, sending the verifier kept for it (forgotten once the code is exchanged), and
+   * resolves as `login` does (the challenge, for an account with a second factor). The code of a sign-in that this
+   * tab did not start (a link someone sent) is refused as a used one: a TesseraError 400.
    */
   exchangeProviderCode(code: string): Promise<SignIn>
   /**
