@@ -45,6 +45,7 @@ export const ERROR_CODES = [
   'factor_not_found',
   // failures inside the process, never an HTTP answer of their own
   'storage_failed',
+  'data_key_unopened',
   'config_invalid',
   'site_config_unreadable',
   'site_config_invalid',
@@ -505,6 +506,21 @@ export class StorageError extends TesseraError {
   constructor(message: string, options?: { cause?: unknown; outcomeUnknown?: boolean }) {
     super(message, options)
     this.outcomeUnknown = options?.outcomeUnknown ?? false
+  }
+}
+
+/**
+ * docs/api.md R4.25.4: the second-factor data key in the store opens with neither AUTH_JWT_SECRET nor
+ * AUTH_JWT_PREVIOUS_SECRETS (a previous secret removed before every instance had started once with the new one).
+ * Every second step fails with a 500 until the secret it was sealed under is configured again: factors are never
+ * silently dropped.
+ */
+export class DataKeyError extends TesseraError {
+  readonly code = 'data_key_unopened'
+  constructor() {
+    super(
+      "the second-factor data key (service_keys 'mfa') opens with neither AUTH_JWT_SECRET nor AUTH_JWT_PREVIOUS_SECRETS: put the secret it was sealed under back into AUTH_JWT_PREVIOUS_SECRETS",
+    )
   }
 }
 
