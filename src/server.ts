@@ -27,6 +27,7 @@ import { createSignInFlow } from './providers/sign-in-flow.js'
 import { createSignInTickets } from './providers/sign-in-state.js'
 import { createFactorSecrets } from './mfa/factor-secrets.js'
 import { createMfaService } from './mfa/mfa-service.js'
+import { createPasskeyService } from './mfa/passkeys.js'
 import { securityEventRecorder } from './security-event.js'
 import { createSessionService } from './sessions/session-service.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
@@ -181,11 +182,12 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       secret,
       previousSecrets: config.auth.previousJwtSecrets,
     })
+    const oneTimeTickets = createOneTimeTickets({ tickets: stores.tickets, secret, clock })
     const mfa = createMfaService({
       users: stores.users,
       factors: stores.factors,
       secrets: factorSecrets,
-      tickets: createOneTimeTickets({ tickets: stores.tickets, secret, clock }),
+      tickets: oneTimeTickets,
       sessions,
       startSession,
       proveHolder: (user, proof, purpose, context) => emailAccounts.proveHolder(user, proof, purpose, context),
@@ -196,6 +198,21 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       log: options.logger,
       issuer: config.mfa.issuer,
     })
+    // docs/api.md §4.26: passkeys, when there is a relying party (MfaConfig.relyingParty)
+    const relyingParty = config.mfa.relyingParty
+    const passkeys =
+      relyingParty === null
+        ? null
+        : createPasskeyService({
+            users: stores.users,
+            factors: stores.factors,
+            tickets: oneTimeTickets,
+            mfa,
+            startSession,
+            relyingParty,
+            clock,
+            record,
+          })
     const emailAccounts = createEmailAccountService({
       users: stores.users,
       providerLinks: stores.providerLinks,
@@ -253,6 +270,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       accounts,
       emailAccounts,
       mfa,
+      passkeys,
       profiles,
       avatars,
       recordSecurityEvent: record,
