@@ -300,6 +300,11 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     await app.ready()
     mail.sender.start()
     pruner.start()
+    // docs/api.md R4.25.4: the data key is read (made, on a new store) and sealed again under a rotated secret now,
+    // once the port is open, so that a previous secret can be removed whether or not a factor was used meanwhile
+    const sealing = factorSecrets.ready().catch((error: unknown) => {
+      options.logger.error({ err: error }, 'the second-factor data key could not be opened')
+    })
     const exposure =
       metrics === null || metricsListen === null
         ? null
@@ -318,6 +323,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
           clearInterval(reaper)
         }
         await exposure?.close()
+        await sealing
         // what is in hand is delivered or released before the stores close
         await mail?.sender.close()
         await pruner.close()
