@@ -95,12 +95,8 @@ function readRelyingParty(
         'WEBAUTHN_RP_ID',
         'is set, but neither FRONTEND_ORIGIN nor PUBLIC_URL is: passkeys would have no origin to come from',
       )
-    return {
-      relyingParty: null,
-      warnings: [
-        'passkeys are off: production with neither FRONTEND_ORIGIN nor PUBLIC_URL names their origin',
-      ],
-    }
+    // no warning: a service without PUBLIC_URL seldom means to have passkeys; docs/api.md §4.26 says so
+    return { relyingParty: null, warnings: [] }
   }
   const defaultHost =
     settings.frontendOrigin === null ? 'localhost' : new URL(settings.frontendOrigin).hostname

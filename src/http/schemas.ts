@@ -485,7 +485,8 @@ const CeremonyStart = (options: string) =>
     Type.Object({
       ticket: Type.String({
         pattern: '^[A-Za-z0-9_-]{43}$',
-        description: 'To send back with the credential to the verify of the ceremony; good once, for five minutes',
+        description:
+          'To send back with the credential to the verify of the ceremony; good once, for five minutes',
       }),
       options: Type.Unsafe<Record<string, unknown>>({
         type: 'object',
@@ -496,7 +497,7 @@ const CeremonyStart = (options: string) =>
   )
 
 export const PasskeyRegistrationOptionsResponse = CeremonyStart(
-  'PublicKeyCredentialCreationOptionsJSON, for PublicKeyCredential.parseCreationOptionsFromJSON() and navigator.credentials.create(): the relying party (WEBAUTHN_RP_ID, MFA_ISSUER), the account (user.id its user handle), a resident key required, user verification preferred, the account\'s passkeys excluded, attestation none',
+  "PublicKeyCredentialCreationOptionsJSON, for PublicKeyCredential.parseCreationOptionsFromJSON() and navigator.credentials.create(): the relying party (WEBAUTHN_RP_ID, MFA_ISSUER), the account (user.id its user handle), a resident key required, user verification preferred, the account's passkeys excluded, attestation none",
 )
 
 export const PasskeyLoginOptionsResponse = CeremonyStart(
@@ -520,7 +521,8 @@ export type PasskeyRegisterBody = Static<typeof PasskeyRegisterBody>
 export const PasskeyLoginOptionsBody = Type.Object({
   mfa_ticket: Type.Optional({
     ...MfaTicket,
-    description: 'For the second step of a sign-in (the `mfa_ticket` of its challenge): user verification preferred',
+    description:
+      'For the second step of a sign-in (the `mfa_ticket` of its challenge): user verification preferred',
   }),
 })
 export type PasskeyLoginOptionsBody = Static<typeof PasskeyLoginOptionsBody>
