@@ -320,13 +320,15 @@ describe.each(backends)('passkeys [$name]', (backend) => {
       credential: authenticator.get(options, { origin: SERVICE }),
     })
     expect(fromService.status, fromService.text).toBe(200)
+    // one session per account by default: the sign-in ended the registering one
+    const token = fromService.body.data.access_token as string
 
     // a registration from another origin or for another RP ID is no passkey either
     for (const tampering of [{ origin: 'https://app.example-test.com' }, { rpId: 'other.test' }]) {
-      const start = await registrationOptions(h, account.token)
+      const start = await registrationOptions(h, token)
       expectError(
         await h.call('POST', '/auth/passkeys/register/verify', {
-          token: account.token,
+          token: token,
           body: {
             ticket: start.ticket,
             credential: new SoftwareAuthenticator(FRONTEND).create(start.options, tampering),
@@ -336,7 +338,7 @@ describe.each(backends)('passkeys [$name]', (backend) => {
         NOT_VERIFIED,
       )
     }
-    expect((await h.call('GET', '/auth/mfa/factors', { token: account.token })).body.data).toHaveLength(1)
+    expect((await h.call('GET', '/auth/mfa/factors', { token: token })).body.data).toHaveLength(1)
   })
 
   it('refuses a replayed challenge: a ticket is good once, and an assertion answers its own challenge only', async () => {
@@ -345,7 +347,10 @@ describe.each(backends)('passkeys [$name]', (backend) => {
     await registerPasskey(h, account.token, authenticator)
     const { ticket, options } = await loginOptions(h)
     const credential = authenticator.get(options)
-    expect((await loginVerify(h, { ticket, credential })).status).toBe(200)
+    const signedIn = await loginVerify(h, { ticket, credential })
+    expect(signedIn.status, signedIn.text).toBe(200)
+    // one session per account by default: the sign-in ended the registering one
+    const token = signedIn.body.data.access_token as string
     // the same answer again, and a new assertion of the same challenge: the ticket is used up
     expectError(await loginVerify(h, { ticket, credential }), 401, PASSKEY_REFUSED)
     expectError(
@@ -364,7 +369,7 @@ describe.each(backends)('passkeys [$name]', (backend) => {
     )
 
     // registration: the ticket is good once too, and only for the account that asked for it
-    const start = await registrationOptions(h, account.token)
+    const start = await registrationOptions(h, token)
     const second = new SoftwareAuthenticator(FRONTEND)
     const created = second.create(start.options)
     const other = await verifiedAccount(h)
@@ -378,7 +383,7 @@ describe.each(backends)('passkeys [$name]', (backend) => {
     )
     expectError(
       await h.call('POST', '/auth/passkeys/register/verify', {
-        token: account.token,
+        token: token,
         body: { ticket: start.ticket, credential: created },
       }),
       400,
@@ -388,7 +393,7 @@ describe.each(backends)('passkeys [$name]', (backend) => {
     const login = await loginOptions(h)
     expectError(
       await h.call('POST', '/auth/passkeys/register/verify', {
-        token: account.token,
+        token: token,
         body: {
           ticket: login.ticket,
           credential: second.create({ ...start.options, challenge: login.options.challenge }),
