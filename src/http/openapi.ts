@@ -43,6 +43,7 @@ export async function registerOpenApi(
         { name: 'auth', description: 'Accounts and tokens' },
         { name: 'status', description: 'Health and information' },
         { name: 'site-config', description: 'Documentation-site presentation configuration' },
+        { name: 'mfa', description: 'Second factors and passkeys' },
       ],
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
