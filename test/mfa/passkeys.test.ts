@@ -440,6 +440,26 @@ describe.each(backends)('passkeys [$name]', (backend) => {
     ])
   })
 
+  it('of concurrent verifies of one ticket one signs in; of two assertions with one counter, one', async () => {
+    const account = await verifiedAccount(h)
+    const authenticator = new SoftwareAuthenticator(FRONTEND)
+    await registerPasskey(h, account.token, authenticator)
+    const { ticket, options } = await loginOptions(h)
+    const credential = authenticator.get(options)
+    const once = await Promise.all([1, 2, 3].map(() => loginVerify(h, { ticket, credential })))
+    expect(once.map((reply) => reply.status).sort()).toEqual([200, 401, 401])
+    // a clone and its original, each answering its own challenge with the same counter: the counter is taken once
+    const first = await loginOptions(h)
+    const second = await loginOptions(h)
+    const counter = (authenticator.credentials[0]?.counter ?? 0) + 1
+    const pair = await Promise.all([
+      loginVerify(h, { ticket: first.ticket, credential: authenticator.get(first.options, { counter }) }),
+      loginVerify(h, { ticket: second.ticket, credential: authenticator.get(second.options, { counter }) }),
+    ])
+    expect(pair.map((reply) => reply.status).sort()).toEqual([200, 401])
+    expect(await events(h, account.id, 'passkey_counter_regressed')).toHaveLength(1)
+  })
+
   it('keeps a counter of zero at zero: an authenticator without a counter signs in each time', async () => {
     const account = await verifiedAccount(h)
     const synced = new SoftwareAuthenticator(FRONTEND, false)
