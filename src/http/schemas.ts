@@ -444,7 +444,8 @@ const CredentialFields = {
   id: CredentialId,
   rawId: CredentialId,
   type: Type.Unsafe<'public-key'>({ type: 'string', enum: ['public-key'] }),
-  authenticatorAttachment: Type.Optional(Type.String({ maxLength: 32 })),
+  // PublicKeyCredential.authenticatorAttachment is null when the browser does not know it
+  authenticatorAttachment: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Null()])),
   clientExtensionResults: Type.Optional(Type.Object({})),
 }
 
