@@ -15,5 +15,10 @@ export const PUBLIC_CODE_PURPOSES = ['register', 'login', 'reset_password'] as c
 export type PublicCodePurpose = (typeof PUBLIC_CODE_PURPOSES)[number]
 
 /** The purposes an account asks a code for (POST /auth/me/send-code). */
-export const ACCOUNT_CODE_PURPOSES = ['verify_email', 'change_email', 'delete_account', 'manage_factors'] as const
+export const ACCOUNT_CODE_PURPOSES = [
+  'verify_email',
+  'change_email',
+  'delete_account',
+  'manage_factors',
+] as const
 export type AccountCodePurpose = (typeof ACCOUNT_CODE_PURPOSES)[number]

@@ -23,7 +23,9 @@ export function openText(key: Buffer, context: string, sealed: string): string |
   if (!sealed.startsWith(PREFIX)) return null
   const bytes = Buffer.from(sealed.slice(PREFIX.length), 'base64url')
   if (bytes.length < IV_BYTES + TAG_BYTES) return null
-  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES })
+  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES), {
+    authTagLength: TAG_BYTES,
+  })
   decipher.setAAD(Buffer.from(context, 'utf8'))
   decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES))
   try {

@@ -7,8 +7,8 @@ import { type AuditSink, createAuditSink } from './audit/audit-sink.js'
 import { createAccountService } from './auth/account-service.js'
 import { createEmailAccountService } from './auth/email-account-service.js'
 import { createEmailCodes } from './auth/email-codes.js'
-import { createOneTimeTickets } from './auth/one-time-tickets.js'
 import { createLoginThrottle, LOGIN_THROTTLE_DEFAULTS } from './auth/login-throttle.js'
+import { createOneTimeTickets } from './auth/one-time-tickets.js'
 import { openPasswordHashing } from './auth/password-hasher.js'
 import { createSessionStarter } from './auth/session-starter.js'
 import { createTokenService } from './auth/token-service.js'
@@ -20,14 +20,14 @@ import { readOpenFileLimit } from './http/file-descriptor-limit.js'
 import { readTlsMaterial } from './http/tls.js'
 import { trustedProxies } from './http/trusted-proxies.js'
 import { type OpenedMail, openMail } from './mail/open-mail.js'
+import { createFactorSecrets } from './mfa/factor-secrets.js'
+import { createMfaService } from './mfa/mfa-service.js'
+import { createPasskeyService } from './mfa/passkeys.js'
 import { createProfileService } from './profile/profile-service.js'
 import { createProviderClients } from './providers/provider-clients.js'
 import { createProviderSignIn } from './providers/provider-sign-in.js'
 import { createSignInFlow } from './providers/sign-in-flow.js'
 import { createSignInTickets } from './providers/sign-in-state.js'
-import { createFactorSecrets } from './mfa/factor-secrets.js'
-import { createMfaService } from './mfa/mfa-service.js'
-import { createPasskeyService } from './mfa/passkeys.js'
 import { securityEventRecorder } from './security-event.js'
 import { createSessionService } from './sessions/session-service.js'
 import { SiteConfigFileError, SiteConfigInvalidError } from './site-config/site-config-errors.js'
@@ -89,11 +89,13 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     retentionMs: config.audit.retentionDays * 86_400_000,
     clock,
   })
-  // expired e-mail codes, ended counter windows and sign-in tickets: removed at start and every minute, mail or none
+  // expired e-mail codes, ended counter windows, sign-in tickets and second factors left pending: removed at start
+  // and every minute, mail or none
   const pruner = createExpiryPruner({
     codes: stores.codes,
     counters: stores.sharedCounters,
     tickets: stores.tickets,
+    factors: stores.factors,
     clock,
     log: options.logger,
   })
@@ -190,13 +192,15 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       tickets: oneTimeTickets,
       sessions,
       startSession,
-      proveHolder: (user, proof, purpose, context) => emailAccounts.proveHolder(user, proof, purpose, context),
+      proveHolder: (user, proof, purpose, context) =>
+        emailAccounts.proveHolder(user, proof, purpose, context),
       throttle,
       mailer: mail.mailer,
       clock,
       record,
       log: options.logger,
       issuer: config.mfa.issuer,
+      observer: metrics?.mfa ?? null,
     })
     // docs/api.md §4.26: passkeys, when there is a relying party (MfaConfig.relyingParty)
     const relyingParty = config.mfa.relyingParty

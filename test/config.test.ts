@@ -583,6 +583,19 @@ const VARIABLES: Record<string, Variable> = {
     ],
     bad: [['yes', 'AUTH_REFRESH_REUSE_ENDS_SESSION must be one of true, false, got "yes"']],
   },
+  AUTH_SESSION_LIFETIME_DAYS: {
+    read: (config) => config.sessions.lifetimeMs,
+    default: null,
+    good: [
+      ['1', 86_400_000],
+      ['30', 30 * 86_400_000],
+      ['3650', 3650 * 86_400_000],
+    ],
+    bad: ['0', '-1', '3651', '1.5', '30d'].map((value) => [
+      value,
+      integerError('AUTH_SESSION_LIFETIME_DAYS', 'from 1 to 3650', value),
+    ]),
+  },
 
   // mail and codes (docs/api.md §4.14, §6.4)
   SMTP_URL: {
@@ -1173,6 +1186,7 @@ describe('loadConfig', () => {
       reuseEndsSession: false,
       sidInAccessTokens: false,
       sidInRefreshTokens: false,
+      lifetimeMs: null,
     })
   })
 
@@ -1193,6 +1207,7 @@ describe('loadConfig', () => {
       AUTH_MAX_SESSIONS: '5',
       AUTH_REFRESH_REUSE_GRACE_SECONDS: '10',
       AUTH_REFRESH_REUSE_ENDS_SESSION: 'true',
+      AUTH_SESSION_LIFETIME_DAYS: '90',
       AUTH_JWT_ALGORITHM: 'EdDSA',
       AUTH_JWT_PRIVATE_KEY_FILE: '/etc/tessera/jwt-key.pem',
       AUTH_JWT_PREVIOUS_PUBLIC_KEY_FILES: '/etc/tessera/jwt-old.pub.pem',
@@ -1275,6 +1290,7 @@ describe('loadConfig', () => {
         reuseEndsSession: true,
         sidInAccessTokens: true,
         sidInRefreshTokens: true,
+        lifetimeMs: 90 * 86_400_000,
       },
       signing: {
         algorithm: 'EdDSA',

@@ -79,7 +79,7 @@ export interface AccountService {
 export interface AccountServiceDeps {
   users: UserStore
   sessions: SessionStore
-  /** AUTH_SESSIONS, AUTH_MAX_SESSIONS and the reuse settings. */
+  /** AUTH_SESSIONS, AUTH_MAX_SESSIONS, the reuse settings and AUTH_SESSION_LIFETIME_DAYS. */
   sessionConfig: SessionConfig
   hasher: PasswordHasher
   tokens: TokenService
@@ -110,6 +110,13 @@ const REUSES_REMEMBERED = 10_000
 export function createAccountService(deps: AccountServiceDeps): AccountService {
   const { users, sessions, sessionConfig, hasher, tokens, clock, log, throttle, events } = deps
   const graceMs = sessionConfig.reuseGraceSeconds * 1000
+  const { lifetimeMs } = sessionConfig
+  /**
+   * AUTH_SESSION_LIFETIME_DAYS (R3.16): whether `session` has reached its absolute lifetime at `now`. The rotation
+   * refuses such a session by itself; this is for what the refresh does after a refusal, with the session in hand.
+   */
+  const pastLifetime = (session: StoredSession, now: number) =>
+    lifetimeMs !== null && session.createdAt + lifetimeMs <= now
   const record = securityEventRecorder(events, clock)
   /**
    * docs/api.md R4.4.5: set when a store failed during a login, cleared when a login completes (its session was
@@ -190,7 +197,8 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
    * AUTH_REFRESH_REUSE_GRACE_SECONDS: the token of digest `digest` was rotated in `session`; presented again within
    * the grace, while the successor it got is still the session's current token, it gets that successor again (the
    * same token, recomputed: TokenService.successor is a function of the rotation) and a fresh access token. Null
-   * otherwise.
+   * otherwise, and once the session has reached AUTH_SESSION_LIFETIME_DAYS (R3.16): its rotation stored an expiry
+   * no later than that, which `find` already respects, but an instance without the setting may have rotated it.
    */
   const withinGrace = (
     session: StoredSession,
@@ -199,6 +207,7 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
     now: number,
   ): Session['tokens'] | null => {
     if (graceMs === 0 || session.rotatedAt === null || now - session.rotatedAt > graceMs) return null
+    if (pastLifetime(session, now)) return null
     const subject = successorSubject(session.userId, session.id, sessionTag(session.id), role)
     const next = tokens.successor(digest, subject, session.rotatedAt)
     if (refreshTokenDigest(next.token) !== session.digest) return null
@@ -347,7 +356,13 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       const rotated = await sessions.rotate(
         userId,
         digest,
-        { digest: refreshTokenDigest(next.token), expiresAt: next.expiresAt, clientAddress: address },
+        // AUTH_SESSION_LIFETIME_DAYS is checked and applied by the rotation itself (R3.16): no read is added
+        {
+          digest: refreshTokenDigest(next.token),
+          expiresAt: next.expiresAt,
+          clientAddress: address,
+          lifetimeMs,
+        },
         now,
       )
       if (rotated) {
@@ -366,7 +381,13 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
         const reusedIn =
           rotatedIn ??
           (subject.sessionId === null ? null : await sessions.find(userId, { id: subject.sessionId }, now))
-        if (reusedIn !== null && (await sessions.end(userId, reusedIn.id, now))) {
+        // a session past its lifetime (one stored before the setting: its expiry says nothing of it) refuses its
+        // current token too, which is no reuse
+        if (
+          reusedIn !== null &&
+          !pastLifetime(reusedIn, now) &&
+          (await sessions.end(userId, reusedIn.id, now))
+        ) {
           record('refresh_reuse_detected', userId, context)
           log.warn(
             {

@@ -14,7 +14,7 @@ export interface SessionStarterDeps {
   /** Read again once the session is stored: an account disabled meanwhile keeps no session (docs/api.md §2.1). */
   users: Pick<UserStore, 'findById'>
   tokens: TokenService
-  /** AUTH_SESSIONS, AUTH_MAX_SESSIONS, and whether tokens carry sid. */
+  /** AUTH_SESSIONS, AUTH_MAX_SESSIONS, AUTH_SESSION_LIFETIME_DAYS, and whether tokens carry sid. */
   sessionConfig: SessionConfig
   clock: Clock
 }
@@ -29,7 +29,11 @@ export interface SessionStart {
 }
 
 /** Starts a session for an account that just proved who it is, and answers it with its token pair. */
-export type StartSession = (user: UserRecord, context: RequestContext, start?: SessionStart) => Promise<Session>
+export type StartSession = (
+  user: UserRecord,
+  context: RequestContext,
+  start?: SessionStart,
+) => Promise<Session>
 
 /** How an account proved itself before a second factor is asked for (docs/api.md §4.25). */
 export type FirstFactor = 'password' | 'email_code' | 'provider' | 'reset'
@@ -66,13 +70,15 @@ export type SecondStepGate = (
 /**
  * spec 3: a new session and its token pair, for every way of logging in (password, code, reset, change, provider).
  * In single mode it replaces the user's session (the specification's one current refresh token); per device it is
- * one more, the least recently used ended beyond AUTH_MAX_SESSIONS. The tokens carry the account's role when it is not
- * `user` (docs/api.md §2.3). Throws InvalidCredentialsError when the account is disabled, or was deleted or disabled
- * since it was read (`tessera users delete|disable`, POST /auth/delete): as if it had not been found.
+ * one more, the least recently used ended beyond AUTH_MAX_SESSIONS. With AUTH_SESSION_LIFETIME_DAYS, the session is
+ * stored to expire at its end if its refresh token would outlive it (R3.16). The tokens carry the account's role when
+ * it is not `user` (docs/api.md §2.3). Throws InvalidCredentialsError when the account is disabled, or was deleted
+ * or disabled since it was read (`tessera users delete|disable`, POST /auth/delete): as if it had not been found.
  */
 export function createSessionStarter(deps: SessionStarterDeps): StartSession {
   const { sessions, users, tokens, sessionConfig, clock } = deps
   const sessionLimit = sessionConfig.mode === 'single' ? 'single' : sessionConfig.maxSessions
+  const { lifetimeMs } = sessionConfig
   const start = async (
     user: UserRecord,
     context: RequestContext,
@@ -87,12 +93,15 @@ export function createSessionStarter(deps: SessionStarterDeps): StartSession {
       user.role,
     )
     const now = clock.now()
+    // the token's own exp stays its lifetime after its iat (R5.5.5): the stored session is what ends earlier
+    const expiresAt =
+      lifetimeMs === null ? pair.refreshExpiresAt : Math.min(pair.refreshExpiresAt, now + lifetimeMs)
     const stored = await sessions.start(
       {
         id,
         userId: user.id,
         digest: refreshTokenDigest(pair.refreshToken),
-        expiresAt: pair.refreshExpiresAt,
+        expiresAt,
         createdAt: now,
         lastUsedAt: now,
         device: describeDevice(context.userAgent),

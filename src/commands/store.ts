@@ -170,6 +170,13 @@ function describeReport(report: CopyReport, seconds: number): string {
           `copied ${report.emailCodes.copied} unexpired e-mail codes and ${report.outbox.copied} outbox messages ` +
             `(the target holds ${report.emailCodes.target.count} and ${report.outbox.target.count} of them)`,
         ]),
+    ...(report.factors === null || report.recoveryCodes === null || report.serviceKeys === null
+      ? []
+      : [
+          `copied ${report.factors.copied} second factors, ${report.recoveryCodes.copied} recovery codes and ` +
+            `${report.serviceKeys.copied} service keys (the target holds ${report.factors.target.count}, ` +
+            `${report.recoveryCodes.target.count} and ${report.serviceKeys.target.count} of them)`,
+        ]),
     report.mismatch === null
       ? `verified: ${accounts.source.count} accounts (sha256 ${accounts.source.sha256}) and ` +
         `${sessions.source.count} sessions (sha256 ${sessions.source.sha256}) alike on both sides`

@@ -25,6 +25,12 @@ export interface SessionConfig {
    */
   sidInAccessTokens: boolean
   sidInRefreshTokens: boolean
+  /**
+   * AUTH_SESSION_LIFETIME_DAYS in milliseconds: the absolute lifetime of a session, from its start, after which it
+   * refreshes no more, however recently it was refreshed (ASVS's absolute session lifetime); null (the default) for
+   * none: a session lives while it is refreshed.
+   */
+  lifetimeMs: number | null
 }
 
 /**
@@ -33,10 +39,19 @@ export interface SessionConfig {
  */
 const MAX_GRACE_SECONDS = 60
 
+/** The longest absolute session lifetime: ten years, the longest AUTH_REFRESH_TOKEN_EXPIRATION_DAYS too. */
+const MAX_LIFETIME_DAYS = 3650
+
+const DAY_MS = 86_400_000
+
 export function readSessionConfig(read: EnvReader): SessionConfig {
   const mode = read.oneOf('AUTH_SESSIONS', SESSION_MODES, 'single')
   const reuseEndsSession =
     read.oneOf('AUTH_REFRESH_REUSE_ENDS_SESSION', ['true', 'false'], 'false') === 'true'
+  const lifetimeDays =
+    read.optional('AUTH_SESSION_LIFETIME_DAYS') === null
+      ? null
+      : read.integer('AUTH_SESSION_LIFETIME_DAYS', 0, { min: 1, max: MAX_LIFETIME_DAYS })
   return {
     mode,
     maxSessions: read.integer('AUTH_MAX_SESSIONS', 10, { min: 1, max: 1000 }),
@@ -47,5 +62,6 @@ export function readSessionConfig(read: EnvReader): SessionConfig {
     reuseEndsSession,
     sidInAccessTokens: mode === 'per-device',
     sidInRefreshTokens: mode === 'per-device' || reuseEndsSession,
+    lifetimeMs: lifetimeDays === null ? null : lifetimeDays * DAY_MS,
   }
 }

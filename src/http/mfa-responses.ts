@@ -39,7 +39,7 @@ const enrolForbidden = () =>
 const secondFactorForbidden = () =>
   withExamples(
     refusal(
-      'The caller\'s session was not established with a second factor (§4.25)',
+      "The caller's session was not established with a second factor (§4.25)",
       [new SecondFactorRequiredError()],
       LIMITED,
     ),
@@ -61,7 +61,9 @@ export const mfaVerifyResponses = () => ({
 
 /** POST /auth/mfa/totp/setup. */
 export const totpSetupResponses = () => ({
-  ...limitedJsonRefusals(`Too many wrong passwords against this account (R8.5), or ${PER_ADDRESS.toLowerCase()}`),
+  ...limitedJsonRefusals(
+    `Too many wrong passwords against this account (R8.5), or ${PER_ADDRESS.toLowerCase()}`,
+  ),
   200: answer(TotpSetupResponse, 'A pending factor: what the authenticator app needs of it', LIMITED),
   400: withExamples(withExamples(codeRefused('§4.25'), passwordIncorrect()), badBody([PROOF_ERROR], LIMITED)),
   401: unauthorized(),

@@ -41,9 +41,9 @@ export async function registerOpenApi(
       },
       tags: [
         { name: 'auth', description: 'Accounts and tokens' },
+        { name: 'mfa', description: 'Second factors: authenticator apps, recovery codes, passkeys' },
         { name: 'status', description: 'Health and information' },
         { name: 'site-config', description: 'Documentation-site presentation configuration' },
-        { name: 'mfa', description: 'Second factors and passkeys' },
       ],
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },

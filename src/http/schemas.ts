@@ -243,7 +243,10 @@ export const ChallengeData = Type.Object({
     description: 'Good for five minutes, once, for five tries; bound to the account and its first factor',
   }),
   factors: Type.Array(
-    Type.Unsafe<'totp' | 'passkey' | 'recovery_code'>({ type: 'string', enum: ['totp', 'passkey', 'recovery_code'] }),
+    Type.Unsafe<'totp' | 'passkey' | 'recovery_code'>({
+      type: 'string',
+      enum: ['totp', 'passkey', 'recovery_code'],
+    }),
     { description: 'The kinds of proof the account can give' },
   ),
 })
@@ -373,14 +376,18 @@ export const TotpSetupResponse = Envelope(
   Type.Object({
     factor_id: FactorId,
     secret: Type.String({ description: 'The secret in base32, to type into the app by hand' }),
-    uri: Type.String({ description: 'The otpauth://totp/ URI (issuer MFA_ISSUER, the account\'s address)' }),
+    uri: Type.String({ description: "The otpauth://totp/ URI (issuer MFA_ISSUER, the account's address)" }),
     qr_code: Type.String({ description: 'The URI as a QR code: an image/svg+xml data URL' }),
   }),
 )
 
 export const TotpConfirmBody = Type.Object({
   factor_id: FactorId,
-  code: Type.String({ pattern: '^[0-9]{6}$', description: "The app's current six digits", examples: ['492039'] }),
+  code: Type.String({
+    pattern: '^[0-9]{6}$',
+    description: "The app's current six digits",
+    examples: ['492039'],
+  }),
 })
 export type TotpConfirmBody = Static<typeof TotpConfirmBody>
 
@@ -423,7 +430,7 @@ export const FactorsResponse = Envelope(
   ),
 )
 
-export const FactorParams = Type.Object({ id: Type.String({ description: 'The factor\'s id' }) })
+export const FactorParams = Type.Object({ id: Type.String({ description: "The factor's id" }) })
 
 // docs/api.md §4.26: passkeys. A credential is what the browser's PublicKeyCredential.toJSON() gives
 // (RegistrationResponseJSON, AuthenticationResponseJSON): its fields are checked here as far as they bound the work

@@ -4,6 +4,7 @@ import { answerMetricsRequests } from './cluster-metrics.js'
 import { type ConnectionMetrics, createConnectionMetrics } from './connection-metrics.js'
 import { createMailMetrics, type MailMetrics } from './mail-metrics.js'
 import { type MetricsListen, type MetricsLog, startMetricsServer } from './metrics-server.js'
+import { createMfaMetrics, type MfaMetrics } from './mfa-metrics.js'
 import { createProviderMetrics, type ProviderMetrics } from './provider-metrics.js'
 import { createRequestMetrics, type RequestMetrics } from './request-metrics.js'
 import { createSessionMetrics, type SessionMetrics } from './session-metrics.js'
@@ -28,6 +29,8 @@ export interface Metrics {
   readonly mail: MailMetrics
   /** Provider sign-ins by provider and outcome (docs/api.md §4.24). */
   readonly providers: ProviderMetrics
+  /** Second steps by outcome (docs/api.md §4.25). */
+  readonly mfa: MfaMetrics
   /**
    * Serves the metrics on `listen`, or in a worker of WORKERS > 1 answers the primary instead, which serves the sum
    * over its workers (src/cluster.ts). Rejects with a ConfigError naming METRICS_PORT when it cannot listen.
@@ -53,6 +56,7 @@ export function createMetrics(): Metrics {
     sessions: createSessionMetrics(registry),
     mail: createMailMetrics(registry),
     providers: createProviderMetrics(registry),
+    mfa: createMfaMetrics(registry),
     async expose(listen, options) {
       if (options.inWorker) {
         const stop = answerMetricsRequests(registry)

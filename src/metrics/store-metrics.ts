@@ -97,6 +97,8 @@ export function createStoreMetrics(registry: Registry): StoreMetrics {
         avatars: meterMethods(stores.avatars, placement.users, 'avatars'),
         providerLinks: meterMethods(stores.providerLinks, placement.users, 'providerLinks'),
         tickets: meterMethods(stores.tickets, placement.users, 'tickets'),
+        factors: meterMethods(stores.factors, placement.users, 'factors'),
+        serviceKeys: meterMethods(stores.serviceKeys, placement.users, 'serviceKeys'),
         sharedCounters: meterMethods(stores.sharedCounters, placement.sharedCounters, 'sharedCounters'),
         rateCounters:
           stores.rateCounters && rateCounters !== null

@@ -89,7 +89,9 @@ export function createFactorSecrets(deps: FactorSecretsDeps): FactorSecrets {
     seal: async (factorId, secret) => seal((await keys()).totp, factorId, secret),
     open: async (factorId, sealed) => open((await keys()).totp, factorId, sealed),
     recoveryDigest: async (userId, code) =>
-      createHmac('sha256', (await keys()).recovery).update(`${userId}:${code}`).digest('hex'),
+      createHmac('sha256', (await keys()).recovery)
+        .update(`${userId}:${code}`)
+        .digest('hex'),
     ready: async () => {
       await keys()
     },

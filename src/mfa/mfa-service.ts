@@ -22,6 +22,7 @@ import {
   SecondFactorRequiredError,
 } from '../errors.js'
 import type { Mailer, MailIntent } from '../mail/mail-intent.js'
+import type { MfaMetrics } from '../metrics/mfa-metrics.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
 import type { FactorStore, StoredFactor, UserRecord, UserStore } from '../storage/stores.js'
@@ -89,6 +90,8 @@ export interface MfaServiceDeps {
   log: { error(fields: Record<string, unknown>, message: string): void }
   /** MFA_ISSUER: the issuer the authenticator app shows. */
   issuer: string
+  /** Counts each second step's outcome (METRICS_PORT); absent or null, nothing is counted. */
+  observer?: MfaMetrics | null
 }
 
 /**
@@ -191,6 +194,7 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
 
   /** A wrong try: the ticket is put back with one more try counted, unless that was its last. */
   const wrongTry = async (ticket: string, challenge: Challenge) => {
+    deps.observer?.secondStep('failed')
     const tries = challenge.tries + 1
     if (tries < CHALLENGE_TRIES && challenge.expiresAt > clock.now())
       await tickets.put(CHALLENGE, { ...challenge, tries }, challenge.expiresAt, ticket)
@@ -220,6 +224,7 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
     if (challenge.login !== null) await throttle.succeeded(passOf(challenge.login))
     const session = await startSession(user, context, { secondFactor: true })
     record('login_succeeded', user.id, context, reason)
+    deps.observer?.secondStep('passed')
     return session
   }
 
@@ -297,6 +302,7 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
         tickets.put(CHALLENGE, challenge, challenge.expiresAt),
         kindsOf(user.id, list),
       ])
+      deps.observer?.secondStep('challenged')
       return { mfaTicket, factors: kinds } satisfies SecondFactorChallenge
     },
 
@@ -360,7 +366,12 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       await sessions.live(caller)
       const user = await callerAccount(caller)
       if (!user.emailVerified) throw new EmailUnverifiedError()
-      await deps.proveHolder(user, 'password' in proof ? proof : { code: proof.code }, 'manage_factors', context)
+      await deps.proveHolder(
+        user,
+        'password' in proof ? proof : { code: proof.code },
+        'manage_factors',
+        context,
+      )
       return user
     },
 
@@ -434,7 +445,11 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       await sessions.endAccountSessions(user.id, session.id)
       record(factor.type === 'passkey' ? 'passkey_removed' : 'mfa_disabled', user.id, context, factor.type)
       if (factor.confirmed)
-        await notify(user, { kind: 'notice', notice: 'factor_removed', values: { factor: factor.name } }, context)
+        await notify(
+          user,
+          { kind: 'notice', notice: 'factor_removed', values: { factor: factor.name } },
+          context,
+        )
     },
 
     async newRecoveryCodes(caller, _context) {

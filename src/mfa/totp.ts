@@ -42,8 +42,8 @@ export function stepAt(now: number): number {
 /** The URI as a QR code: an SVG image as a data URL, which an `<img>` shows without a request. */
 export async function qrCodeDataUrl(uri: string): Promise<string> {
   // loaded with the first enrolment, not at start
-  const { toString } = await import('qrcode')
-  const svg = await toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
+  const qrcode = await import('qrcode')
+  const svg = await qrcode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
   return `data:image/svg+xml;base64,${Buffer.from(svg, 'utf8').toString('base64')}`
 }
 

@@ -106,7 +106,10 @@ export const protectedMfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = a
 }
 
 /** docs/api.md §4.25: adding and removing factors, in the scope that checks the caller's session is live (R5.3.1). */
-export const mfaChangeRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app, { mfa, rateLimit }) => {
+export const mfaChangeRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (
+  app,
+  { mfa, rateLimit },
+) => {
   const config = { rateLimit: rateLimit ?? false }
 
   app.post(
@@ -195,6 +198,7 @@ export const mfaChangeRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = asyn
         response: recoveryCodesResponses(),
       },
     },
-    async (request) => success({ recovery_codes: await mfa.newRecoveryCodes(callerOf(request), requestContext(request)) }),
+    async (request) =>
+      success({ recovery_codes: await mfa.newRecoveryCodes(callerOf(request), requestContext(request)) }),
   )
 }

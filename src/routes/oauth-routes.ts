@@ -18,8 +18,8 @@ import {
   unlinkResponses,
 } from '../http/provider-schemas.js'
 import { render } from '../language/catalogues.js'
-import { CALLBACK_PAGE_HEADERS, callbackPage } from '../providers/callback-page.js'
 import { message } from '../language/message.js'
+import { CALLBACK_PAGE_HEADERS, callbackPage } from '../providers/callback-page.js'
 import { SIGN_IN_FAILURES, SIGNED_IN, type SignInFailure } from '../providers/sign-in-failure.js'
 import type { SignInFlow } from '../providers/sign-in-flow.js'
 import { SIGN_IN_TTL_SECONDS } from '../providers/sign-in-state.js'

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js'
-import type { EmailCodeStore, RateCounterStore, TicketStore } from './stores.js'
+import type { EmailCodeStore, FactorStore, RateCounterStore, TicketStore } from './stores.js'
 
 export interface ExpiryPrunerDeps {
   /** The expired e-mail codes (migration 0005). */
@@ -8,6 +8,8 @@ export interface ExpiryPrunerDeps {
   counters: Pick<RateCounterStore, 'prune'>
   /** The expired one-time tickets of provider sign-ins (migration 0006). */
   tickets: Pick<TicketStore, 'prune'>
+  /** The TOTP factors set up and never confirmed, PENDING_FACTOR_TTL_MS after their creation (migration 0009). */
+  factors: Pick<FactorStore, 'prunePending'>
   clock: Clock
   log: {
     info(fields: Record<string, unknown>, message: string): void
@@ -36,8 +38,16 @@ export interface ExpiryPruner {
 export const PRUNE_EVERY_MS = 60_000
 
 /**
- * What expires in the stores without anyone reading it again: e-mail codes, the SQL counters' windows and sign-in
- * tickets. Every process runs one, whether or not it can send mail: each delete is bounded and removes only what
+ * How long a TOTP factor set up but not confirmed is kept (docs/api.md §4.25): one hour from its creation, far more
+ * than scanning the QR code and typing the first code take. It counts for nothing meanwhile; afterwards the pruner
+ * removes it (within a minute: PRUNE_EVERY_MS), so that a setup abandoned leaves no sealed secret behind; until then
+ * it is still there, and whoever must not confirm one so old compares its createdAt.
+ */
+export const PENDING_FACTOR_TTL_MS = 3_600_000
+
+/**
+ * What expires in the stores without anyone reading it again: e-mail codes, the SQL counters' windows, sign-in
+ * tickets and pending second factors (PENDING_FACTOR_TTL_MS). Every process runs one, whether or not it can send mail: each delete is bounded and removes only what
  * has expired, so processes pruning at once remove each row once. A store that fails is logged and tried again at the
  * next pruning; nothing here throws into the process.
  */
@@ -50,14 +60,16 @@ export function createExpiryPruner(deps: ExpiryPrunerDeps): ExpiryPruner {
 
   const pruneOnce = async () => {
     const now = clock.now()
-    const [codes, counters, tickets] = await Promise.allSettled([
+    const [codes, counters, tickets, factors] = await Promise.allSettled([
       deps.codes.prune(now),
       deps.counters.prune?.(now) ?? 0,
       deps.tickets.prune(now),
+      deps.factors.prunePending(now - PENDING_FACTOR_TTL_MS),
     ])
     report(codes, 'expired e-mail codes')
     report(counters, 'ended counter windows')
     report(tickets, 'expired sign-in tickets')
+    report(factors, 'second factors left pending')
   }
 
   const report = (outcome: PromiseSettledResult<number>, what: string) => {

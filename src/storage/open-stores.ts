@@ -7,9 +7,11 @@ import { createSqlAuditStore } from './sql/sql-audit-store.js'
 import { createSqlAvatarStore } from './sql/sql-avatar-store.js'
 import type { SqlDatabase, SqlEngine } from './sql/sql-database.js'
 import { createSqlEmailCodeStore } from './sql/sql-email-code-store.js'
+import { createSqlFactorStore } from './sql/sql-factor-store.js'
 import { createSqlOutboxStore } from './sql/sql-outbox-store.js'
 import { createSqlProviderLinkStore } from './sql/sql-provider-link-store.js'
 import { createSqlRateCounterStore } from './sql/sql-rate-counter-store.js'
+import { createSqlServiceKeyStore } from './sql/sql-service-key-store.js'
 import { createSqlSessionStore } from './sql/sql-session-store.js'
 import { createSqlTicketStore } from './sql/sql-ticket-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
@@ -37,8 +39,8 @@ export interface OpenStoresOptions {
 
 /**
  * DATABASE_URL and REDIS_URL to concrete stores, migrated and connected: the only module that knows every backend.
- * Users (with their avatars and provider links), the audit trail, the e-mail codes, the outbox and the one-time
- * tickets live in the SQL database; sessions there too, or in Redis when REDIS_URL is set (with the rate-limit
+ * Users (with their avatars, provider links and second factors), the audit trail, the e-mail codes, the outbox, the
+ * one-time tickets and the service keys live in the SQL database; sessions there too, or in Redis when REDIS_URL is set (with the rate-limit
  * counters and the login attempts, which are kept in each process otherwise); the shared counters in Redis when it
  * is set, else in the SQL database. Stores.placement says so. A store that cannot be reached at start, or that does
  * not exist when `existing` asks for one that does, is a ConfigError naming its variable.
@@ -65,8 +67,9 @@ export async function openStores(
   }
   const probeDatabase = async () => void (await call('database.ping', () => database.run('SELECT 1', [])))
   // the audit trail, the codes and the outbox stay in SQL whatever REDIS_URL says: records to keep, not a cache (a
-  // queued mail the answer said was sent must survive a restart); so do the avatars and provider links, parts of
-  // the account, and the tickets, which every instance must see (a sign-in's callback may reach another one)
+  // queued mail the answer said was sent must survive a restart); so do the avatars, provider links and second
+  // factors, parts of the account (its deletion removes them), and the tickets and service keys, which every instance
+  // must see (a sign-in's callback may reach another one)
   const inSql = {
     users: createSqlUserStore(database, call),
     audit: createSqlAuditStore(database, call),
@@ -75,6 +78,8 @@ export async function openStores(
     avatars: createSqlAvatarStore(database, call),
     providerLinks: createSqlProviderLinkStore(database, call),
     tickets: createSqlTicketStore(database, call),
+    factors: createSqlFactorStore(database, call),
+    serviceKeys: createSqlServiceKeyStore(database, call),
   }
   const placement = placementOf(database.engine, storage.redisUrl !== null)
   if (storage.redisUrl === null) {
@@ -127,10 +132,10 @@ export async function openStores(
 }
 
 /**
- * Which engine holds each store, as openStores chooses them: the accounts (their avatars, provider links and
- * tickets with them), the audit trail, the codes and the outbox in the SQL database always; sessions and the shared
- * counters there too, or with the rate-limit counters and the login attempts in Redis (otherwise kept in each
- * process).
+ * Which engine holds each store, as openStores chooses them: the accounts (their avatars, provider links, tickets,
+ * second factors and service keys with them), the audit trail, the codes and the outbox in the SQL database always;
+ * sessions and the shared counters there too, or with the rate-limit counters and the login attempts in Redis
+ * (otherwise kept in each process).
  */
 function placementOf(engine: SqlEngine, redis: boolean): StorePlacement {
   const shared = redis ? 'redis' : null

@@ -132,7 +132,11 @@ export interface StoredSession {
   previousDigest: string | null
   /** Epoch milliseconds: when the current token replaced `previousDigest`'s; null before the first rotation. */
   rotatedAt: number | null
-  /** Whether the session was established with a second factor (or a passkey). */
+  /**
+   * Whether the session was established with a second factor (or a passkey): set by `start` or later by
+   * `markSecondFactor`, kept by every rotation. A session stored before migration 0010 (or by an earlier version in
+   * Redis) has it false.
+   */
   secondFactor: boolean
 }
 
@@ -143,6 +147,13 @@ export interface SessionRotation {
   expiresAt: number
   /** The client's network now (coarsened, as StoredSession.clientAddress). */
   clientAddress: string | null
+  /**
+   * AUTH_SESSION_LIFETIME_DAYS in milliseconds, or null for none (a session lives while it is refreshed). When set,
+   * a session whose createdAt + lifetimeMs is at or before the rotation's `now` is not rotated, and the one rotated
+   * stores the earlier of `expiresAt` and createdAt + lifetimeMs as its expiry: both in the rotation's one atomic
+   * write, which reads the session's createdAt itself.
+   */
+  lifetimeMs: number | null
 }
 
 /** How many sessions a user may have: `single` (the specification: a start replaces every other) or at most n. */
@@ -165,8 +176,10 @@ export interface SessionStore {
   /**
    * The atomic compare-and-swap of a refresh (spec 3): in the user's session whose current token has digest
    * `currentDigest` and has not expired at `now`, makes `next` the current token, `currentDigest` its
-   * previousDigest, `now` its rotatedAt and lastUsedAt. Of any number of concurrent calls with the same
-   * `currentDigest`, from any number of processes, at most one returns true.
+   * previousDigest, `now` its rotatedAt and lastUsedAt; secondFactor stays as it is. With `next.lifetimeMs`, a
+   * session that has reached its absolute lifetime is not rotated, and the rotated one expires at its end at the
+   * latest (SessionRotation.lifetimeMs). Of any number of concurrent calls with the same `currentDigest`, from any
+   * number of processes, at most one returns true.
    */
   rotate(userId: string, currentDigest: string, next: SessionRotation, now: number): Promise<boolean>
   /** The user's unexpired session with this id, with this current digest, or with this previous digest; else null. */
@@ -177,7 +190,10 @@ export interface SessionStore {
   ): Promise<StoredSession | null>
   /** The user's unexpired sessions, most recently used first: the latest lastUsedAt, then createdAt, then by id. */
   list(userId: string, now: number): Promise<StoredSession[]>
-  /** Sets the flag secondFactor of the user's unexpired session; true when the user had it. */
+  /**
+   * Sets the secondFactor flag of the user's session `sessionId` (a second factor was proved in it); true when the
+   * user had it (unexpired at `now`), whether or not the flag was set already. Nothing else of the session changes.
+   */
   markSecondFactor(userId: string, sessionId: string, now: number): Promise<boolean>
   /** Ends the user's session `sessionId`; true when the user had it (unexpired at `now`). */
   end(userId: string, sessionId: string, now: number): Promise<boolean>
@@ -356,44 +372,126 @@ export interface TicketStore {
 /** The kinds of second factor (docs/api.md §4.25). */
 export type FactorType = 'totp' | 'passkey'
 
-/** A second factor of an account. */
+/** A second factor of an account (docs/api.md §4.25). */
 export interface StoredFactor {
+  /** 32 lowercase hexadecimal digits, random. */
   id: string
   userId: string
   type: FactorType
+  /** 1 to 64 characters: 'Authenticator app', or the passkey's name. */
   name: string
+  /** False for a TOTP factor set up but not confirmed yet: it counts for nothing until confirmed. Passkeys: true. */
   confirmed: boolean
+  /** TOTP: the secret, sealed by the caller (opaque ASCII, at most 512 characters); null for a passkey. */
   secret: string | null
+  /** TOTP: the time step (RFC 6238 T) of the latest code accepted; null before any. Passkeys: null. */
   lastStep: number | null
+  /**
+   * Passkey: the credential id, base64url (at most 1,366 characters); null for TOTP. Unique over all accounts: the
+   * store keeps a unique index on its SHA-256 hex digest (MySQL cannot index 1,366 characters).
+   */
   credentialId: string | null
+  /** Passkey: the COSE public key, base64url (at most 2,048 characters); null for TOTP. */
   publicKey: string | null
+  /** Passkey: the signature counter last seen; 0 for TOTP. */
   counter: number
+  /** Passkey: whether the credential is backed up (synced), as last seen; false for TOTP. */
   backedUp: boolean
+  /**
+   * Passkey: the transports the browser reported (e.g. ['internal','hybrid']), in its order; [] for TOTP. Stored as a
+   * JSON array of at most 255 characters (a longer one fails: the column's bound).
+   */
   transports: readonly string[]
+  /** Epoch milliseconds. */
   createdAt: number
+  /** Epoch milliseconds of the latest use (sign-in, confirmation); null before any. */
   lastUsedAt: number | null
 }
 
-/** Second factors and recovery codes (migration 0009). PLACEHOLDER: the storage branch brings the contract. */
+/**
+ * Second factors and recovery codes (migration 0009: `mfa_factors`, `mfa_recovery_codes`), in the SQL database
+ * whatever REDIS_URL says, like the account they belong to: its deletion removes them (a foreign key). A recovery code
+ * is stored only as its keyed digest (64 lowercase hexadecimal digits, computed by the caller). The one-time rules
+ * (a TOTP step, a recovery code, a passkey's counter) are each one conditional statement, so that they hold across
+ * any number of processes. Methods throw StorageError when the backend fails; "not found" is null or false.
+ */
 export interface FactorStore {
+  /**
+   * Stores a new factor. 'missing' when there is no such account (a foreign key); 'taken' when a passkey with that
+   * credential id is stored already, for any account (the unique index on the digest of the credential id), or when
+   * its id is another factor's (which random ids of 128 bits never are). Nothing is stored in either case.
+   */
   add(factor: StoredFactor): Promise<'added' | 'missing' | 'taken'>
+  /** The account's factors, confirmed and pending, oldest first (createdAt, then id). */
   list(userId: string): Promise<StoredFactor[]>
+  /** The passkey with this credential id, whatever its account, or null. */
   findPasskey(credentialId: string): Promise<StoredFactor | null>
+  /**
+   * Confirms the account's pending TOTP factor `id`: confirmed, lastStep = step, lastUsedAt = now, in one conditional
+   * UPDATE. True when this call confirmed it; false when there is no such pending factor (confirmed already, pruned,
+   * another account's, a passkey). Of concurrent calls, at most one true.
+   */
   confirm(userId: string, id: string, step: number, now: number): Promise<boolean>
+  /**
+   * Accepts a code of time step `step` on the account's confirmed TOTP factor `id`: sets lastStep = step and
+   * lastUsedAt = now only when lastStep is null or below `step` (one conditional UPDATE). True when it did. Of
+   * concurrent calls with the same step, from any number of processes, at most one true: no code is accepted twice,
+   * nor one of a step before the latest accepted.
+   */
   useStep(userId: string, id: string, step: number, now: number): Promise<boolean>
+  /**
+   * Records a passkey assertion on the passkey `id`: its counter becomes `next`, backedUp and lastUsedAt are set,
+   * only while the stored counter is still `expected` (a compare-and-swap). True when it did. Of concurrent calls
+   * with one `expected` and a `next` other than it, at most one true.
+   */
   usePasskey(id: string, expected: number, next: number, backedUp: boolean, now: number): Promise<boolean>
+  /**
+   * Removes the account's factor `id`; then, when the account has no confirmed factor left, its recovery codes too,
+   * in the same transaction (serialized with the account's other removals and replacements of codes, so that of
+   * concurrent removals of its last confirmed factors one sees none left). Resolves with whether it removed one and
+   * how many confirmed factors the account has afterwards.
+   */
   remove(userId: string, id: string): Promise<{ removed: boolean; remaining: number }>
+  /**
+   * Removes every factor and recovery code of the account, in one transaction (the claim of its address by the
+   * owner, docs/api.md §4.15; `tessera users mfa-reset`); resolves with how many factors.
+   */
   removeAll(userId: string): Promise<number>
+  /** Removes the pending (unconfirmed) factors created at or before `before`, in bounded batches; resolves with how many. */
   prunePending(before: number): Promise<number>
+  /**
+   * Replaces the account's recovery codes with `digests` (each 64 lowercase hexadecimal digits, distinct; none leaves
+   * the account without codes), in one transaction: useRecoveryCode sees the old set or the new one, never both or
+   * neither, and of concurrent replacements one set remains. Fails (StorageError, nothing changed) when there is no
+   * such account and `digests` is not empty (a foreign key).
+   */
   replaceRecoveryCodes(userId: string, digests: readonly string[]): Promise<void>
+  /**
+   * Uses up the account's recovery code of `digest` (deletes it). True when it had it; of concurrent calls from any
+   * number of processes, at most one true.
+   */
   useRecoveryCode(userId: string, digest: string): Promise<boolean>
+  /** How many recovery codes the account has left. */
   recoveryCodesLeft(userId: string): Promise<number>
 }
 
-/** Keys the service keeps in its SQL store. PLACEHOLDER. */
+/**
+ * Keys the service keeps in its SQL database, shared by every instance, each sealed by the caller (migration 0009:
+ * `service_keys`). A key is never removed. Methods throw StorageError when the backend fails.
+ */
 export interface ServiceKeyStore {
+  /** The value stored under `name` (1 to 32 of a-z 0-9 _ -), or null. */
   get(name: string): Promise<string | null>
+  /**
+   * Stores `value` (ASCII, at most 512 characters) under `name` unless one is stored; resolves with the value stored
+   * afterwards: this one, or the one another process stored first. Of concurrent calls, from any number of
+   * processes, every one resolves with the same value (as long as no replace comes between).
+   */
   putIfAbsent(name: string, value: string): Promise<string>
+  /**
+   * Replaces the value of `name` with `value` only while it is still `expected` (compared exactly, byte for byte);
+   * true when it did. Of concurrent calls with one `expected` and values other than it, at most one true.
+   */
   replace(name: string, expected: string, value: string): Promise<boolean>
 }
 
@@ -552,8 +650,9 @@ type DatabaseEngine = Exclude<StoreEngine, 'redis'>
  */
 export interface StorePlacement {
   /**
-   * The accounts: always the SQL database; with them the avatars, the provider links and the one-time tickets
-   * (Stores.avatars, providerLinks, tickets), always in the same database.
+   * The accounts: always the SQL database; with them the avatars, the provider links, the one-time tickets, the
+   * second factors and the service keys (Stores.avatars, providerLinks, tickets, factors, serviceKeys), always in the
+   * same database.
    */
   users: DatabaseEngine
   /** The sessions: the SQL database, or Redis when REDIS_URL is set. */
@@ -597,7 +696,9 @@ export interface Stores {
   providerLinks: ProviderLinkStore
   /** Provider sign-in states and exchange codes, in the SQL database (migration 0006). */
   tickets: TicketStore
+  /** Second factors and recovery codes, in the SQL database (migration 0009). */
   factors: FactorStore
+  /** Keys the service keeps, sealed, in the SQL database (migration 0009). */
   serviceKeys: ServiceKeyStore
   /** Login attempts shared by every instance (in Redis); null when each process counts for itself. */
   loginAttempts: LoginAttemptStore | null

@@ -30,9 +30,9 @@ describe.skipIf(postgres === undefined)('second factors on two instances [postgr
   beforeAll(async () => {
     const backend = postgres as NonNullable<typeof postgres>
     instance = await backend.setup()
-    ;[first, second] = await Promise.all(
-      clocks.map((clock) => startTestService(backend, { instance, clock })),
-    )
+    const started = await Promise.all(clocks.map((clock) => startTestService(backend, { instance, clock })))
+    first = started[0] as TestService
+    second = started[1] as TestService
     const a = first.app
     email = uniqueEmail()
     const registered = await call(a, 'POST', '/auth/register', { body: { email, password: PASSWORD } })

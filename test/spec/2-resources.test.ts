@@ -195,7 +195,12 @@ describe.each(backends)('R2 resources [$name]', (backend) => {
       const { sessions } = service.stores
       const rotateAt = (user: Registered, offsetMs: number) => {
         const { claims } = decodeJwt(user.refreshToken)
-        const next = { digest: 'f'.repeat(64), expiresAt: claims.exp * 1000 + 1000, clientAddress: null }
+        const next = {
+          digest: 'f'.repeat(64),
+          expiresAt: claims.exp * 1000 + 1000,
+          clientAddress: null,
+          lifetimeMs: null,
+        }
         return sessions.rotate(
           user.id,
           refreshTokenDigest(user.refreshToken),

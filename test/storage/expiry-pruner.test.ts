@@ -5,9 +5,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createFixedClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
-import { createExpiryPruner, type ExpiryPrunerDeps } from '../../src/storage/expiry-pruner.js'
+import {
+  createExpiryPruner,
+  type ExpiryPrunerDeps,
+  PENDING_FACTOR_TTL_MS,
+} from '../../src/storage/expiry-pruner.js'
+import { newUserRecord } from '../../src/storage/new-user.js'
 import { openStores } from '../../src/storage/open-stores.js'
-import type { Stores } from '../../src/storage/stores.js'
+import type { StoredFactor, Stores } from '../../src/storage/stores.js'
 import { backends } from '../support/backends.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
@@ -21,9 +26,46 @@ const ticket = (digit: string, expiresAt: number) => ({
   expiresAt,
 })
 
+/** A TOTP factor of the account `userId`, pending, made at `createdAt`. */
+const pendingFactor = (userId: string, digit: string, createdAt: number): StoredFactor => ({
+  id: digit.repeat(32),
+  userId,
+  type: 'totp',
+  name: 'Authenticator app',
+  confirmed: false,
+  secret: 'sealed',
+  lastStep: null,
+  credentialId: null,
+  publicKey: null,
+  counter: 0,
+  backedUp: false,
+  transports: [],
+  createdAt,
+  lastUsedAt: null,
+})
+
 /**
- * On a store: a code, a counter window and a ticket that are over at START, and one of each that is over an hour
- * later (the counter's window: two hours from START - 1, its start).
+ * An account with two TOTP factors left pending, made at `createdAt` and `laterAt`, and one confirmed made long
+ * before: the pruner removes the pending ones PENDING_FACTOR_TTL_MS after they were made, never the confirmed one.
+ */
+async function seedFactors(stores: Stores, createdAt: number, laterAt: number) {
+  const user = newUserRecord({
+    id: '1000000001',
+    email: 'factors@example.com',
+    passwordHash: null,
+    emailVerified: true,
+    createdAt: new Date(createdAt).toISOString(),
+  })
+  expect(await stores.users.create(user)).toBe('created')
+  await stores.factors.add(pendingFactor(user.id, 'a', createdAt))
+  await stores.factors.add(pendingFactor(user.id, 'b', laterAt))
+  await stores.factors.add(pendingFactor(user.id, 'c', createdAt - 10 * PENDING_FACTOR_TTL_MS))
+  expect(await stores.factors.confirm(user.id, 'c'.repeat(32), 1, createdAt)).toBe(true)
+}
+
+/**
+ * On a store: a code, a counter window, a ticket and a pending factor that are over at START, and one of each that is
+ * over an hour later (the counter's window: two hours from START - 1, its start).
  */
 async function seed(stores: Stores, clock: ReturnType<typeof createFixedClock>) {
   await stores.codes.put(codeKey('over@example.com'), 'a'.repeat(64), START - 1, START - 600_000)
@@ -35,6 +77,7 @@ async function seed(stores: Stores, clock: ReturnType<typeof createFixedClock>) 
   clock.set(START)
   await stores.tickets.put(ticket('1', START))
   await stores.tickets.put(ticket('2', START + 30 * 60_000))
+  await seedFactors(stores, START - PENDING_FACTOR_TTL_MS, START - PENDING_FACTOR_TTL_MS + 30 * 60_000)
 }
 
 /** What is left of seed's rows: each prune reports what it removed, so a second one at `now` finds nothing. */
@@ -43,6 +86,7 @@ async function leftAt(stores: Stores, now: number) {
     codes: await stores.codes.prune(now),
     counters: (await stores.sharedCounters.prune?.(now)) ?? 0,
     tickets: await stores.tickets.prune(now),
+    factors: await stores.factors.prunePending(now - PENDING_FACTOR_TTL_MS),
   }
 }
 
@@ -80,6 +124,7 @@ describe('the expiry pruner', () => {
       codes,
       counters: stores.sharedCounters,
       tickets: stores.tickets,
+      factors: stores.factors,
       clock,
       log,
       everyMs: 20,
@@ -98,15 +143,18 @@ describe('the expiry pruner', () => {
         { level: 'info', deleted: 1, msg: 'expired e-mail codes pruned' },
         { level: 'info', deleted: 1, msg: 'ended counter windows pruned' },
         { level: 'info', deleted: 1, msg: 'expired sign-in tickets pruned' },
+        { level: 'info', deleted: 1, msg: 'second factors left pending pruned' },
       ]),
     )
     // the others are not over yet, at any number of prunings
     await new Promise((resolve) => setTimeout(resolve, 100))
-    expect(lines).toHaveLength(3)
-    expect(await leftAt(stores, START)).toEqual({ codes: 0, counters: 0, tickets: 0 })
+    expect(lines).toHaveLength(4)
+    expect(await leftAt(stores, START)).toEqual({ codes: 0, counters: 0, tickets: 0, factors: 0 })
     clock.advance(HOUR)
-    await vi.waitFor(() => expect(lines).toHaveLength(6))
-    expect(await leftAt(stores, clock.now())).toEqual({ codes: 0, counters: 0, tickets: 0 })
+    await vi.waitFor(() => expect(lines).toHaveLength(8))
+    expect(await leftAt(stores, clock.now())).toEqual({ codes: 0, counters: 0, tickets: 0, factors: 0 })
+    // the confirmed factor, made long before, is never pruned
+    expect((await stores.factors.list('1000000001')).map((factor) => factor.id)).toEqual(['c'.repeat(32)])
   })
 
   it('logs a store that fails, prunes the others, and tries again at the next interval', async () => {
@@ -127,6 +175,7 @@ describe('the expiry pruner', () => {
       'expired e-mail codes could not be pruned; tried again later',
       'ended counter windows pruned',
       'expired sign-in tickets pruned',
+      'second factors left pending pruned',
     ])
     expect(lines[0]).toMatchObject({ level: 'warn', err: new Error('SQLITE_BUSY') })
     failing = false
@@ -192,6 +241,12 @@ describe.each(backends)('the expiry pruner on its own schedule [$name]', (backen
     await opened.codes.put(codeKey('later@example.com'), 'b'.repeat(64), START + 5 * MINUTE, START)
     await opened.tickets.put(ticket('1', START + MINUTE / 2))
     await opened.tickets.put(ticket('2', START + 5 * MINUTE))
+    // and a factor left pending whose hour is over half a minute from START, one whose hour is over five minutes from it
+    await seedFactors(
+      opened,
+      START + MINUTE / 2 - PENDING_FACTOR_TTL_MS,
+      START + 5 * MINUTE - PENDING_FACTOR_TTL_MS,
+    )
     clock.set(START - MINUTE / 2)
     await opened.sharedCounters.increment('pruner:soon', MINUTE)
     clock.set(START)
@@ -216,6 +271,7 @@ describe.each(backends)('the expiry pruner on its own schedule [$name]', (backen
       },
       counters: opened.sharedCounters,
       tickets: opened.tickets,
+      factors: opened.factors,
       clock,
       log,
     })
@@ -227,11 +283,12 @@ describe.each(backends)('the expiry pruner on its own schedule [$name]', (backen
 
     clock.set(START + MINUTE)
     vi.advanceTimersByTime(MINUTE)
-    await vi.waitFor(() => expect(lines).toHaveLength(sqlCounters ? 3 : 2), { timeout: 10_000 })
+    await vi.waitFor(() => expect(lines).toHaveLength(sqlCounters ? 4 : 3), { timeout: 10_000 })
     expect(lines).toEqual(
       expect.arrayContaining([
         { level: 'info', deleted: 1, msg: 'expired e-mail codes pruned' },
         { level: 'info', deleted: 1, msg: 'expired sign-in tickets pruned' },
+        { level: 'info', deleted: 1, msg: 'second factors left pending pruned' },
         ...(sqlCounters ? [{ level: 'info', deleted: 1, msg: 'ended counter windows pruned' }] : []),
       ]),
     )
@@ -239,8 +296,10 @@ describe.each(backends)('the expiry pruner on its own schedule [$name]', (backen
     // what is alive is still there, and is what goes when it is over
     expect(await opened.codes.prune(START + 5 * MINUTE - 1)).toBe(0)
     expect(await opened.tickets.prune(START + 5 * MINUTE - 1)).toBe(0)
+    expect(await opened.factors.prunePending(START + 5 * MINUTE - 1 - PENDING_FACTOR_TTL_MS)).toBe(0)
     expect(await opened.codes.prune(START + 5 * MINUTE)).toBe(1)
     expect(await opened.tickets.prune(START + 5 * MINUTE)).toBe(1)
+    expect(await opened.factors.prunePending(START + 5 * MINUTE - PENDING_FACTOR_TTL_MS)).toBe(1)
     if (sqlCounters) {
       expect(await opened.sharedCounters.prune?.(START + 5 * MINUTE - 1)).toBe(0)
       expect(await opened.sharedCounters.prune?.(START + 5 * MINUTE)).toBe(1)
@@ -285,6 +344,7 @@ describe('a service that cannot send mail', () => {
           'no mail can be sent (production without SMTP_URL): sending codes answers 503, and queued mail waits for SMTP_URL',
           'expired e-mail codes pruned',
           'expired sign-in tickets pruned',
+          'second factors left pending pruned',
         ]),
       ),
     )

@@ -41,6 +41,7 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       clientAddress: '203.0.113.0/24',
       previousDigest: null,
       rotatedAt: null,
+      secondFactor: false,
       ...overrides,
     }
   }
@@ -60,7 +61,7 @@ describe.each(backends)('storage contract [$name]', (backend) => {
     stores.sessions.rotate(
       userId,
       digest(from),
-      { digest: digest(to), expiresAt: inAnHour(), clientAddress: null },
+      { digest: digest(to), expiresAt: inAnHour(), clientAddress: null, lifetimeMs: null },
       now,
     )
   /** The ids of the user's sessions, most recently used first. */
@@ -318,7 +319,7 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       const session = await started(user.id, 1, 'single', { createdAt: Date.now() - 5_000 })
       const now = Date.now()
       const next = { digest: digest(2), expiresAt: now + 7_200_000, clientAddress: '198.51.100.0/24' }
-      expect(await stores.sessions.rotate(user.id, digest(1), next, now)).toBe(true)
+      expect(await stores.sessions.rotate(user.id, digest(1), { ...next, lifetimeMs: null }, now)).toBe(true)
       const rotated = {
         ...session,
         ...next,

@@ -11,6 +11,8 @@ type FailingStore =
   | 'avatars'
   | 'providerLinks'
   | 'tickets'
+  | 'factors'
+  | 'serviceKeys'
 
 /**
  * The stores, with every call of the stores named in `stores` (the users and sessions by default) failing like a

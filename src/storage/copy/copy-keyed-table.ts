@@ -24,6 +24,11 @@ export interface KeyedTable {
   keyWidth: number
   /** The columns that hold integers (PostgreSQL returns a BIGINT as a string). */
   integers: ReadonlySet<string>
+  /**
+   * The columns that hold flags (a BOOLEAN in PostgreSQL, which returns true or false; 0 or 1 in SQLite and MySQL):
+   * copied and compared as 1 or 0, which PostgreSQL reads as a BOOLEAN's values.
+   */
+  flags?: ReadonlySet<string>
   /** The columns that hold bytes (BLOB, BYTEA, MEDIUMBLOB): copied as bytes, compared as base64. */
   binaries?: ReadonlySet<string>
   /** Rows per batch at most, whatever --batch-size says. */
@@ -123,13 +128,14 @@ function withKeysOf(table: KeyedTable, engine: SqlEngine, rows: readonly unknown
 }
 
 /**
- * A row's values in `columns` order, each engine's alike: integers as numbers, bytes as a Buffer, text as text, NULL
- * as null.
+ * A row's values in `columns` order, each engine's alike: integers as numbers, flags as 1 or 0, bytes as a Buffer,
+ * text as text, NULL as null.
  */
 function valuesOf(table: KeyedTable, row: Row): unknown[] {
   return table.columns.map((column) => {
     const value = row[column]
     if (value === null || value === undefined) return null
+    if (table.flags?.has(column)) return value === true || Number(value) === 1 ? 1 : 0
     if (table.binaries?.has(column)) return Buffer.from(value as Uint8Array)
     return table.integers.has(column) ? Number(value) : String(value)
   })

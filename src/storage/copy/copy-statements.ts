@@ -59,6 +59,27 @@ export function accountColumnsOf(tables: readonly TableMetadata[]): string {
 }
 
 /**
+ * What a store of an earlier version holds in place of each column of `sessions` it lacks, as its migration fills it
+ * in: before 0010 no session was established with a second factor.
+ */
+const LEGACY_SESSION_VALUES: Readonly<Record<string, string>> = {
+  second_factor: '0',
+}
+
+/** The columns of `sessions` a copy reads (SESSION_COLUMNS), as a source's table has them (`tables`: its schema). */
+export function sessionColumnsOf(tables: readonly TableMetadata[]): string {
+  const present = new Set(
+    tables.find((table) => table.name === 'sessions')?.columns.map((column) => column.name),
+  )
+  return SESSION_COLUMNS.split(', ')
+    .map((column) => {
+      const legacy = LEGACY_SESSION_VALUES[column]
+      return present.has(column) || legacy === undefined ? column : `${legacy} AS ${column}`
+    })
+    .join(', ')
+}
+
+/**
  * A session as the copy moves it: every field, and its slot in a SQL store (migration 0004), which a SQL target
  * keeps; null from Redis, which has none, and a SQL target then gives the session its own id as its slot (the next
  * start with the `single` limit ends it like any other session).
@@ -74,12 +95,15 @@ export const MAX_BATCH_SIZE = 5_000
 export const ACCOUNTS_PER_INSERT = 2_000
 
 /**
- * Sessions per insert at most: a batch's accounts may have several each, and 11 columns × 2,000 rows stays under
+ * Sessions per insert at most: a batch's accounts may have several each, and 12 columns × 2,000 rows stays under
  * SQLite's 32,766 bound parameters.
  */
 export const SESSIONS_PER_INSERT = 2_000
 
-/** The PostgreSQL types of SESSION_INSERT_COLUMNS, in order (migrations/postgres/0004_sessions.sql). */
+/**
+ * The PostgreSQL types of SESSION_INSERT_COLUMNS, in order (migrations/postgres/0004_sessions.sql, 0010); the flag's
+ * values are 1 or 0 (sessionValues), which PostgreSQL reads as booleans.
+ */
 const SESSION_COLUMN_TYPES = [
   'text',
   'text',
@@ -92,6 +116,7 @@ const SESSION_COLUMN_TYPES = [
   'text',
   'text',
   'bigint',
+  'boolean',
 ] as const
 
 /** A read of the copy: the rows `query` returns, as the driver gives them. */
@@ -134,7 +159,11 @@ export function insertLeavingExisting(
  * every engine orders them alike) and multi-row inserts that leave a row already there as it is (a resumed or forced
  * copy), which verification then compares.
  */
-export function copyStatements(engine: SqlEngine, accountColumns = USER_COLUMNS) {
+export function copyStatements(
+  engine: SqlEngine,
+  accountColumns = USER_COLUMNS,
+  sessionColumns = SESSION_COLUMNS,
+) {
   const placeholder = placeholderFor(engine)
   const insert = (table: string, columns: string, rows: number, width: number) =>
     insertLeavingExisting(engine, table, columns, rows, width)
@@ -179,7 +208,7 @@ export function copyStatements(engine: SqlEngine, accountColumns = USER_COLUMNS)
     /** The sessions of the accounts from `first` to `last` that expire after `now` (SESSION_COLUMNS and slot). */
     sessionsBetween(first: string, last: string, now: number): SqlQuery {
       return {
-        sql: `SELECT ${SESSION_COLUMNS}, slot FROM sessions
+        sql: `SELECT ${sessionColumns}, slot FROM sessions
           WHERE user_id >= ${placeholder(1)} AND user_id <= ${placeholder(2)} AND expires_at > ${placeholder(3)}`,
         parameters: [first, last, now],
       }
@@ -225,8 +254,8 @@ export function copyStatements(engine: SqlEngine, accountColumns = USER_COLUMNS)
     },
     /**
      * At most SESSIONS_PER_INSERT sessions. PostgreSQL gets them as one array per column (`unnest`), as the audit
-     * store appends its events: one statement text and eleven parameters, and a third less of the server's time
-     * than a multi-row VALUES of eleven parameters a row (measured inserting 100,000 sessions).
+     * store appends its events: one statement text and twelve parameters, and a third less of the server's time
+     * than a multi-row VALUES of twelve parameters a row (measured inserting 100,000 sessions, with eleven).
      */
     insertSessions(rows: readonly SessionRow[]): SqlQuery {
       const values = rows.map((row) => sessionValues(row, row.slot ?? row.id))

@@ -16,6 +16,7 @@ import { copyAccountParts } from './copy-account-parts.js'
 import { type AuditCopy, auditColumnsOf, copyAuditEvents } from './copy-audit-events.js'
 import type { RowsCopy } from './copy-keyed-table.js'
 import { copyMail } from './copy-mail.js'
+import { copySecondFactors } from './copy-second-factors.js'
 import {
   ACCOUNTS_PER_INSERT,
   type AccountRow,
@@ -26,6 +27,7 @@ import {
   type Read,
   SESSIONS_PER_INSERT,
   type SessionRow,
+  sessionColumnsOf,
   toAccountRow,
   toSessionRow,
 } from './copy-statements.js'
@@ -98,6 +100,12 @@ export interface CopyReport {
   avatars: RowsCopy | null
   /** The provider links, when the source has them (migration 0006; null when it has not). */
   providerLinks: RowsCopy | null
+  /** The second factors, pending ones too, when the source has them (migration 0009; null when it has not). */
+  factors: RowsCopy | null
+  /** The unused recovery codes, when the source has them (migration 0009; null when it has not). */
+  recoveryCodes: RowsCopy | null
+  /** The service's sealed keys, when the source has them (migration 0009; null when it has not). */
+  serviceKeys: RowsCopy | null
   /** Why the target does not hold what the source does, or null when it does. */
   mismatch: string | null
 }
@@ -106,12 +114,14 @@ export interface CopyReport {
  * Copies the accounts and their unexpired sessions from one store to another, in batches of `batchSize` accounts in
  * id order, each written in one transaction (its sessions first when they go to Redis, so that a copy interrupted
  * between the two has written them and a resumed one writes them again); then the audit trail, the unexpired e-mail
- * codes, the outbox, the avatars and the provider links (not the one-time tickets: copy-account-parts.ts). The source
- * is read in one snapshot (a read transaction), so the copy is consistent as of its start. A source of a version
- * before sessions (a SQL store before migration 0004, Redis keys of one refresh token per user) is read as sessions,
- * as the service would read it; one before migration 0005 as unverified accounts, without codes or outbox; one before
- * 0006 as accounts without profile, avatar or provider; one before 0008 as an outbox none of whose messages is known
- * to be a code. Then every account and session of the source is read again, from the same snapshot, and compared
+ * codes, the outbox, the avatars and the provider links (not the one-time tickets: copy-account-parts.ts), the
+ * second factors, the recovery codes and the service keys (copy-second-factors.ts). The source is read in one
+ * snapshot (a read transaction), so the copy is consistent as of its start. A source of a version before sessions (a
+ * SQL store before migration 0004, Redis keys of one refresh token per user) is read as sessions, as the service
+ * would read it; one before migration 0005 as unverified accounts, without codes or outbox; one before 0006 as
+ * accounts without profile, avatar or provider; one before 0008 as an outbox none of whose messages is known to be a
+ * code; one before 0009 as accounts without second factors; one before 0010 as sessions none of which was
+ * established with a second factor. Then every account and session of the source is read again, from the same snapshot, and compared
  * with the target's: counts and SHA-256 digests (the other tables' rows are compared batch by batch as they are
  * copied).
  */
@@ -154,7 +164,11 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
       : null
 
     return await withSnapshot(source, async (readSource) => {
-      const from = copyStatements(source.engine, accountColumnsOf(sourceSchema))
+      const from = copyStatements(
+        source.engine,
+        accountColumnsOf(sourceSchema),
+        sessionColumnsOf(sourceSchema),
+      )
       // a batch is every source account from its first id to its last, so a range read is exactly its rows on the
       // source; on the target, which may hold other accounts (--force), only the batch's ids are kept
       const sourceSessions = async (ids: readonly string[]): Promise<SessionRow[]> => {
@@ -233,6 +247,13 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
         target,
         { batchSize: options.batchSize },
       )
+      const secondFactors = await copySecondFactors(
+        readSource,
+        readTarget,
+        { engine: source.engine, tables: sourceTables },
+        target,
+        { batchSize: options.batchSize },
+      )
 
       // the verification, over every account of the source
       const sums = {
@@ -277,6 +298,7 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
         auditEvents,
         ...mail,
         ...accountParts,
+        ...secondFactors,
         mismatch:
           describeMismatch(accountsSource, accountsTarget, sessionsSource, sessionsTarget, {
             targetTotal,
@@ -286,7 +308,10 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
           describeRowsMismatch('e-mail codes', mail.emailCodes) ??
           describeRowsMismatch('outbox messages', mail.outbox) ??
           describeRowsMismatch('avatars', accountParts.avatars) ??
-          describeRowsMismatch('provider links', accountParts.providerLinks),
+          describeRowsMismatch('provider links', accountParts.providerLinks) ??
+          describeRowsMismatch('second factors', secondFactors.factors) ??
+          describeRowsMismatch('recovery codes', secondFactors.recoveryCodes) ??
+          describeRowsMismatch('service keys', secondFactors.serviceKeys),
       }
     })
   } finally {
@@ -370,6 +395,7 @@ function sessionLines(rows: readonly SessionRow[]): string[] {
           row.clientAddress,
           row.previousDigest,
           row.rotatedAt,
+          row.secondFactor,
         ])}\n`,
     )
     .sort()

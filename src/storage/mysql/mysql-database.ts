@@ -1,7 +1,13 @@
 import { Kysely, MysqlDialect, sql } from 'kysely'
 import { createPool, type PoolConnection, type ResultSetHeader } from 'mysql2'
 import { withSessionLock } from '../sql/migration-lock.js'
-import { runPooled, type SqlDatabase, type WriteConnection, writeInTransaction } from '../sql/sql-database.js'
+import {
+  runPooled,
+  type SqlDatabase,
+  type WriteConnection,
+  writeAllInTransaction,
+  writeInTransaction,
+} from '../sql/sql-database.js'
 import type { Tables } from '../sql/tables.js'
 import { mysqlStatements } from './statements.js'
 
@@ -17,8 +23,8 @@ const MIGRATION_LOCK_NAME = 'tessera_migrations'
  * How many times a write is run again after InnoDB chose it as a deadlock's victim. Concurrent upserts of one row
  * through a secondary unique key (the starts of one user's session in single mode: migration 0004) wait for each
  * other's locks in an order InnoDB cannot always grant; it then rolls one transaction back and says to restart it.
- * Each write is one statement in a transaction of its own, so running it again is that restart, with nothing of
- * the first run left; each round lets at least one of the writes through.
+ * Each write is a transaction of its own (one statement, or the few of writeAll), so running it again is that
+ * restart, with nothing of the first run left; each round lets at least one of the writes through.
  */
 const DEADLOCK_RETRIES = 10
 
@@ -65,16 +71,10 @@ export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDataba
     db,
     synchronous: false,
     run: (text, parameters) => runPooled(db, text, parameters),
-    async write(text, parameters, attempt) {
-      for (let retried = 0; ; retried++) {
-        try {
-          return await writeInTransaction(acquire, text, parameters, attempt)
-        } catch (error) {
-          const deadlock = (error as { code?: unknown } | null)?.code === 'ER_LOCK_DEADLOCK'
-          if (!deadlock || retried === DEADLOCK_RETRIES) throw error
-        }
-      }
-    },
+    write: (text, parameters, attempt) =>
+      runAgainAfterDeadlock(() => writeInTransaction(acquire, text, parameters, attempt)),
+    writeAll: (queries, attempt) =>
+      runAgainAfterDeadlock(() => writeAllInTransaction(acquire, queries, attempt)),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === 'ER_DUP_ENTRY',
     withMigrationLock: (fn, clock) =>
       withSessionLock(
@@ -95,6 +95,18 @@ export function openMysqlDatabase(url: string, options: MysqlOptions): SqlDataba
     transactionalMigrations: false,
     description: `mysql ${location.host}${location.pathname}`,
     close: () => db.destroy(),
+  }
+}
+
+/** Runs `write` (a transaction of its own) again while InnoDB rolls it back as a deadlock's victim: DEADLOCK_RETRIES. */
+async function runAgainAfterDeadlock<T>(write: () => Promise<T>): Promise<T> {
+  for (let retried = 0; ; retried++) {
+    try {
+      return await write()
+    } catch (error) {
+      const deadlock = (error as { code?: unknown } | null)?.code === 'ER_LOCK_DEADLOCK'
+      if (!deadlock || retried === DEADLOCK_RETRIES) throw error
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
 import { OUTBOX_COLUMNS, OUTBOX_LANES } from '../sql/mail-rows.js'
 import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
-import { questionMarkStatements } from '../sql/question-mark-statements.js'
+import { questionMarkSessionRotation, questionMarkStatements } from '../sql/question-mark-statements.js'
 import { PACKED_COUNT_FACTOR } from '../sql/rate-counter-rows.js'
 import { SESSION_INSERT_COLUMNS, SESSION_ORDER, sessionValues } from '../sql/session-rows.js'
 import type { SqlStatements } from '../sql/sql-statements.js'
@@ -15,6 +15,7 @@ import type { SqlStatements } from '../sql/sql-statements.js'
  */
 export const mysqlStatements: SqlStatements = {
   ...questionMarkStatements,
+  ...questionMarkSessionRotation('LEAST'),
   ...questionMarkUserReads(
     "SELECT GROUP_CONCAT(provider ORDER BY provider SEPARATOR ',') FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
   ),
@@ -22,9 +23,9 @@ export const mysqlStatements: SqlStatements = {
   startSession: (session, slot) => {
     const values = sessionValues(session, slot)
     return {
-      sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON DUPLICATE KEY UPDATE id = ?, token_digest = ?, expires_at = ?, created_at = ?, last_used_at = ?,
-          device = ?, client_address = ?, previous_digest = ?, rotated_at = ?`,
+          device = ?, client_address = ?, previous_digest = ?, rotated_at = ?, second_factor = ?`,
       parameters: [...values, values[0], ...values.slice(3)],
     }
   },
@@ -118,5 +119,28 @@ export const mysqlStatements: SqlStatements = {
   pruneTickets: (now, batch) => ({
     sql: 'DELETE FROM oauth_tickets WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
     parameters: [now, batch],
+  }),
+  lockAccount: (userId) => ({
+    sql: 'SELECT id FROM users WHERE id = ? FOR UPDATE',
+    parameters: [userId],
+  }),
+  // the single-table DELETE takes ORDER BY and LIMIT itself, and checks its condition on the rows it locks
+  prunePendingFactors: (before, batch) => ({
+    sql: 'DELETE FROM mfa_factors WHERE confirmed = FALSE AND created_at <= ? ORDER BY created_at LIMIT ?',
+    parameters: [before, batch],
+  }),
+  insertRecoveryCodes: (userId, digests) => ({
+    sql: `INSERT INTO mfa_recovery_codes (user_id, digest) VALUES ${digests.map(() => '(?, ?)').join(', ')}`,
+    parameters: digests.flatMap((digest) => [userId, digest]),
+  }),
+  // no INSERT IGNORE, which would also turn a value too long into a truncated one: an update that changes nothing
+  insertServiceKeyIfAbsent: (name, value) => ({
+    sql: 'INSERT INTO service_keys (name, value) VALUES (?, ?) ON DUPLICATE KEY UPDATE name = name',
+    parameters: [name, value],
+  }),
+  // compared as bytes: the binary collation of migration 0009 pads with spaces ('a' = 'a '), bytes do not
+  replaceServiceKey: (name, expected, value) => ({
+    sql: 'UPDATE service_keys SET value = ? WHERE name = ? AND CAST(value AS BINARY) = CAST(? AS BINARY)',
+    parameters: [value, name, expected],
   }),
 }

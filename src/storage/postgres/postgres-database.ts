@@ -1,7 +1,13 @@
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { withSessionLock } from '../sql/migration-lock.js'
-import { runPooled, type SqlDatabase, type WriteConnection, writeInTransaction } from '../sql/sql-database.js'
+import {
+  runPooled,
+  type SqlDatabase,
+  type WriteConnection,
+  writeAllInTransaction,
+  writeInTransaction,
+} from '../sql/sql-database.js'
 import type { Tables } from '../sql/tables.js'
 import { postgresStatements } from './statements.js'
 
@@ -57,6 +63,7 @@ export function openPostgresDatabase(url: string, options: PostgresOptions): Sql
     synchronous: false,
     run: (text, parameters) => runPooled(db, text, parameters),
     write: (text, parameters, attempt) => writeInTransaction(acquire, text, parameters, attempt),
+    writeAll: (queries, attempt) => writeAllInTransaction(acquire, queries, attempt),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === '23505',
     withMigrationLock: (fn, clock) =>
       withSessionLock(

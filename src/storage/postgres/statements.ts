@@ -6,6 +6,7 @@ import {
   questionMarkAccountStatements,
   questionMarkUserReads,
 } from '../sql/question-mark-account-statements.js'
+import { questionMarkFactorStatements } from '../sql/question-mark-factor-statements.js'
 import { questionMarkMailStatements } from '../sql/question-mark-mail-statements.js'
 import {
   SESSION_COLUMNS,
@@ -22,6 +23,7 @@ export const postgresStatements: SqlStatements = {
   // the e-mail codes' and the outbox's statements that SQLite and MySQL share, numbered, and the accounts'
   ...withNumberedPlaceholders(questionMarkMailStatements),
   ...withNumberedPlaceholders(questionMarkAccountStatements),
+  ...withNumberedPlaceholders(questionMarkFactorStatements),
   ...withNumberedPlaceholders(
     questionMarkUserReads(
       "SELECT string_agg(provider, ',' ORDER BY provider) FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
@@ -48,7 +50,7 @@ export const postgresStatements: SqlStatements = {
     parameters: [id],
   }),
   startSession: (session, slot) => ({
-    sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
       ON CONFLICT (user_id, slot) DO UPDATE SET ${SESSION_UPSERT_SET}`,
     parameters: sessionValues(session, slot),
   }),
@@ -69,12 +71,30 @@ export const postgresStatements: SqlStatements = {
       SELECT id FROM sessions WHERE user_id = $1 AND expires_at > $2 ORDER BY ${SESSION_ORDER} OFFSET $3))`,
     parameters: [userId, now, keep],
   }),
-  rotateSession: (userId, currentDigest, next, now) => ({
-    sql: `UPDATE sessions SET token_digest = $1, expires_at = $2, previous_digest = $3, rotated_at = $4,
+  // with a lifetime, the same single UPDATE capped by the row's own created_at (question-mark-statements.ts)
+  rotateSession: (userId, currentDigest, next, now) =>
+    next.lifetimeMs === null
+      ? {
+          sql: `UPDATE sessions SET token_digest = $1, expires_at = $2, previous_digest = $3, rotated_at = $4,
         last_used_at = $4, client_address = $5
       WHERE user_id = $6 AND token_digest = $3 AND expires_at > $4`,
-    parameters: [next.digest, next.expiresAt, currentDigest, now, next.clientAddress, userId],
-  }),
+          parameters: [next.digest, next.expiresAt, currentDigest, now, next.clientAddress, userId],
+        }
+      : {
+          sql: `UPDATE sessions SET token_digest = $1, expires_at = LEAST($2, created_at + $7), previous_digest = $3,
+        rotated_at = $4, last_used_at = $4, client_address = $5
+      WHERE user_id = $6 AND token_digest = $3 AND expires_at > $4 AND created_at > $8`,
+          parameters: [
+            next.digest,
+            next.expiresAt,
+            currentDigest,
+            now,
+            next.clientAddress,
+            userId,
+            next.lifetimeMs,
+            now - next.lifetimeMs,
+          ],
+        },
   findSessionById: (userId, id, now) => ({
     sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = $1 AND id = $2 AND expires_at > $3`,
     parameters: [userId, id, now],
@@ -91,6 +111,10 @@ export const postgresStatements: SqlStatements = {
     sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = $1 AND expires_at > $2
       ORDER BY ${SESSION_ORDER}`,
     parameters: [userId, now],
+  }),
+  markSessionSecondFactor: (userId, id, now) => ({
+    sql: 'UPDATE sessions SET second_factor = TRUE WHERE user_id = $1 AND id = $2 AND expires_at > $3',
+    parameters: [userId, id, now],
   }),
   endSession: (userId, id, now) => ({
     sql: 'DELETE FROM sessions WHERE user_id = $1 AND id = $2 AND expires_at > $3',
@@ -201,5 +225,31 @@ export const postgresStatements: SqlStatements = {
     sql: `DELETE FROM oauth_tickets WHERE digest IN (
       SELECT digest FROM oauth_tickets WHERE expires_at <= $1 LIMIT $2)`,
     parameters: [now, batch],
+  }),
+  // NO KEY UPDATE: the account's factor writes wait for each other, but not the foreign-key checks of rows that name
+  // the account (KEY SHARE), which a session's start or a factor's addition takes
+  lockAccount: (userId) => ({
+    sql: 'SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE',
+    parameters: [userId],
+  }),
+  // the outer condition again: a factor confirmed between the subquery's snapshot and the deletion's lock is read
+  // again as committed, and kept
+  prunePendingFactors: (before, batch) => ({
+    sql: `DELETE FROM mfa_factors WHERE NOT confirmed AND created_at <= $1 AND id IN (
+      SELECT id FROM mfa_factors WHERE NOT confirmed AND created_at <= $1 ORDER BY created_at LIMIT $2)`,
+    parameters: [before, batch],
+  }),
+  // the digests as one array: one text whatever their number
+  insertRecoveryCodes: (userId, digests) => ({
+    sql: 'INSERT INTO mfa_recovery_codes (user_id, digest) SELECT $1::text, unnest($2::text[])',
+    parameters: [userId, digests],
+  }),
+  insertServiceKeyIfAbsent: (name, value) => ({
+    sql: 'INSERT INTO service_keys (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+    parameters: [name, value],
+  }),
+  replaceServiceKey: (name, expected, value) => ({
+    sql: 'UPDATE service_keys SET value = $1 WHERE name = $2 AND value = $3',
+    parameters: [value, name, expected],
   }),
 }

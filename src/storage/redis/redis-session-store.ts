@@ -39,7 +39,7 @@ if legacy then
   if expires then
     local digest = string.sub(legacy, 1, separator - 1)
     redis.call('HSET', KEYS[1], string.sub(redis.sha1hex(digest), 1, 32), cjson.encode({
-      d = digest, e = expires, c = now, u = now, v = '', a = cjson.null, p = cjson.null, r = cjson.null
+      d = digest, e = expires, c = now, u = now, v = '', a = cjson.null, p = cjson.null, r = cjson.null, f = false
     }))
   end
 end
@@ -110,14 +110,23 @@ return 1
 /**
  * The compare-and-swap of a refresh in one script, which Redis runs atomically: the session whose current digest is
  * ARGV[2] and that is unexpired at now gets the successor. ARGV now, current digest, next digest, next expiry, the
- * client address as JSON (a string or null), deadline.
+ * client address as JSON (a string or null), the absolute lifetime in milliseconds ('' for none), deadline. With a
+ * lifetime, a session that started at or before now - lifetime is not rotated, and the successor expires at the
+ * session's start + lifetime at the latest (SessionRotation.lifetimeMs).
  */
 const ROTATE = createRedisScript(`${PAST_DEADLINE}${LOAD}
+local lifetime = tonumber(ARGV[6])
 for id, record in pairs(sessions) do
   if record.d == ARGV[2] then
+    local expires = tonumber(ARGV[4])
+    if lifetime then
+      local ends = record.c + lifetime
+      if ends <= now then return 0 end
+      if ends < expires then expires = ends end
+    end
     record.p = record.d
     record.d = ARGV[3]
-    record.e = tonumber(ARGV[4])
+    record.e = expires
     record.r = now
     record.u = now
     record.a = cjson.decode(ARGV[5])
@@ -127,6 +136,18 @@ for id, record in pairs(sessions) do
   end
 end
 return 0
+`)
+
+/**
+ * Sets the second-factor flag of the session ARGV[2]: 1 when the user had it. ARGV now, id, deadline. The session's
+ * expiry is unchanged, so is the hash's (LOAD saves it after converting a legacy key).
+ */
+const MARK_SECOND_FACTOR = createRedisScript(`${PAST_DEADLINE}${LOAD}
+local record = sessions[ARGV[2]]
+if record == nil then return 0 end
+record.f = true
+redis.call('HSET', KEYS[1], ARGV[2], cjson.encode(record))
+return 1
 `)
 
 /** Ends the session ARGV[2]: 1 when the user had it. ARGV now, id, deadline. */
@@ -263,7 +284,14 @@ export function createRedisSessionStore(
       return result === 1
     },
     async rotate(userId, currentDigest, next, now) {
-      const args = [now, currentDigest, next.digest, next.expiresAt, JSON.stringify(next.clientAddress)]
+      const args = [
+        now,
+        currentDigest,
+        next.digest,
+        next.expiresAt,
+        JSON.stringify(next.clientAddress),
+        next.lifetimeMs ?? '',
+      ]
       const result = await call('sessions.rotate', (attempt) => write(ROTATE, keys(userId), args, attempt))
       return result === 1
     },
@@ -287,6 +315,12 @@ export function createRedisSessionStore(
           b.createdAt - a.createdAt ||
           (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
       )
+    },
+    async markSecondFactor(userId, sessionId, now) {
+      const result = await call('sessions.markSecondFactor', (attempt) =>
+        write(MARK_SECOND_FACTOR, keys(userId), [now, sessionId], attempt),
+      )
+      return result === 1
     },
     async end(userId, sessionId, now) {
       const result = await call('sessions.end', (attempt) =>

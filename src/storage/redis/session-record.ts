@@ -23,6 +23,8 @@ interface SessionRecord {
   p: string | null
   /** rotatedAt */
   r: number | null
+  /** secondFactor; absent from a record an earlier version wrote (false) */
+  f?: boolean
 }
 
 /** The field value of `session` (its id is the field, its user the key). */
@@ -36,11 +38,15 @@ export function encodeSessionRecord(session: StoredSession): string {
     a: session.clientAddress,
     p: session.previousDigest,
     r: session.rotatedAt,
+    f: session.secondFactor,
   }
   return JSON.stringify(record)
 }
 
-/** The session `id` of `userId` whose field value is `value`. cjson leaves a nil out: an absent name is null. */
+/**
+ * The session `id` of `userId` whose field value is `value`. cjson leaves a nil out: an absent name is null (or, for
+ * the flag, false).
+ */
 export function decodeSessionRecord(userId: string, id: string, value: string): StoredSession {
   const record = JSON.parse(value) as Partial<SessionRecord>
   return {
@@ -54,6 +60,7 @@ export function decodeSessionRecord(userId: string, id: string, value: string): 
     clientAddress: record.a ?? null,
     previousDigest: record.p ?? null,
     rotatedAt: record.r ?? null,
+    secondFactor: record.f === true,
   }
 }
 
@@ -68,8 +75,8 @@ export function legacySessionId(digest: string): string {
 
 /**
  * A legacy key's value, `<digest>:<expiresAt>`, as the session the scripts convert it into: a session of the
- * `single` limit, the only one its user had, started (as far as anyone can tell) `now`, on an unknown device. Null
- * for a value of another form, or a token expired at `now`.
+ * `single` limit, the only one its user had, started (as far as anyone can tell) `now`, on an unknown device, without
+ * a second factor. Null for a value of another form, or a token expired at `now`.
  */
 export function legacySession(userId: string, value: string, now: number): StoredSession | null {
   const separator = value.lastIndexOf(':')
@@ -88,5 +95,6 @@ export function legacySession(userId: string, value: string, now: number): Store
     clientAddress: null,
     previousDigest: null,
     rotatedAt: null,
+    secondFactor: false,
   }
 }

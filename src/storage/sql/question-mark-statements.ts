@@ -1,13 +1,15 @@
 import { AUDIT_COLUMNS, auditRowValues, auditValuesList } from './audit-rows.js'
 import { questionMarkAccountStatements } from './question-mark-account-statements.js'
+import { questionMarkFactorStatements } from './question-mark-factor-statements.js'
 import { questionMarkMailStatements } from './question-mark-mail-statements.js'
 import { SESSION_COLUMNS, SESSION_ORDER, SINGLE_SLOT } from './session-rows.js'
 import type { SqlStatements } from './sql-statements.js'
 
 /**
  * The statements that SQLite and MySQL/MariaDB write alike, with `?` placeholders: all but the upserts, the
- * statements bounded by a LIMIT, the outbox's claim, renewal and release, the reads of an account (their aggregate of its
- * providers: questionMarkUserReads) and the unlink of a provider, which each engine spells its own way
+ * rotation of a session (questionMarkSessionRotation), the statements bounded by a LIMIT, the outbox's claim, renewal
+ * and release, the reads of an account (their aggregate of its providers: questionMarkUserReads) and the unlink of a
+ * provider, which each engine spells its own way
  * (sqlite/statements.ts, mysql/statements.ts). PostgreSQL numbers its placeholders and has its own file. A flag is
  * 1 or 0: SQLite has no boolean, and MySQL's BOOLEAN is a TINYINT.
  */
@@ -15,6 +17,7 @@ export const questionMarkStatements: Omit<
   SqlStatements,
   | 'startSession'
   | 'evictSessions'
+  | 'rotateSession'
   | 'pruneAuditEvents'
   | 'pruneEmailCodes'
   | 'claimOutbox'
@@ -30,9 +33,15 @@ export const questionMarkStatements: Omit<
   | 'putAvatar'
   | 'unlinkProvider'
   | 'pruneTickets'
+  | 'lockAccount'
+  | 'prunePendingFactors'
+  | 'insertRecoveryCodes'
+  | 'insertServiceKeyIfAbsent'
+  | 'replaceServiceKey'
 > = {
   ...questionMarkMailStatements,
   ...questionMarkAccountStatements,
+  ...questionMarkFactorStatements,
   updatePasswordHash: (id, passwordHash) => ({
     sql: 'UPDATE users SET password_hash = ? WHERE id = ?',
     parameters: [passwordHash, id],
@@ -65,24 +74,6 @@ export const questionMarkStatements: Omit<
     sql: `DELETE FROM sessions WHERE user_id = ? AND slot <> '${SINGLE_SLOT}'`,
     parameters: [userId],
   }),
-  // the previous digest is the parameter, not the column: MySQL assigns left to right, so `previous_digest =
-  // token_digest` after `token_digest = ?` would read the new value
-  rotateSession: (userId, currentDigest, next, now) => ({
-    sql: `UPDATE sessions SET token_digest = ?, expires_at = ?, previous_digest = ?, rotated_at = ?,
-        last_used_at = ?, client_address = ?
-      WHERE user_id = ? AND token_digest = ? AND expires_at > ?`,
-    parameters: [
-      next.digest,
-      next.expiresAt,
-      currentDigest,
-      now,
-      now,
-      next.clientAddress,
-      userId,
-      currentDigest,
-      now,
-    ],
-  }),
   findSessionById: (userId, id, now) => ({
     sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND id = ? AND expires_at > ?`,
     parameters: [userId, id, now],
@@ -99,6 +90,10 @@ export const questionMarkStatements: Omit<
     sql: `SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ? AND expires_at > ?
       ORDER BY ${SESSION_ORDER}`,
     parameters: [userId, now],
+  }),
+  markSessionSecondFactor: (userId, id, now) => ({
+    sql: 'UPDATE sessions SET second_factor = 1 WHERE user_id = ? AND id = ? AND expires_at > ?',
+    parameters: [userId, id, now],
   }),
   endSession: (userId, id, now) => ({
     sql: 'DELETE FROM sessions WHERE user_id = ? AND id = ? AND expires_at > ?',
@@ -127,4 +122,53 @@ export const questionMarkStatements: Omit<
     sql: 'UPDATE audit_events SET client_address = NULL WHERE user_id = ? AND client_address IS NOT NULL',
     parameters: [userId],
   }),
+}
+
+/**
+ * The rotation of a session (SqlStatements.rotateSession) in the SQL of SQLite and MySQL/MariaDB, which differ only in
+ * the function of the lesser of two values: `least` is SQLite's two-argument MIN or MySQL's LEAST.
+ */
+export function questionMarkSessionRotation(least: 'MIN' | 'LEAST'): Pick<SqlStatements, 'rotateSession'> {
+  return {
+    // the previous digest is the parameter, not the column: MySQL assigns left to right, so `previous_digest =
+    // token_digest` after `token_digest = ?` would read the new value. With a lifetime, the expiry is capped by the
+    // row's own created_at, which no assignment changes, and a session that started at or before now - lifetime
+    // matches nothing: the same single UPDATE, no read before it
+    rotateSession: (userId, currentDigest, next, now) =>
+      next.lifetimeMs === null
+        ? {
+            sql: `UPDATE sessions SET token_digest = ?, expires_at = ?, previous_digest = ?, rotated_at = ?,
+        last_used_at = ?, client_address = ?
+      WHERE user_id = ? AND token_digest = ? AND expires_at > ?`,
+            parameters: [
+              next.digest,
+              next.expiresAt,
+              currentDigest,
+              now,
+              now,
+              next.clientAddress,
+              userId,
+              currentDigest,
+              now,
+            ],
+          }
+        : {
+            sql: `UPDATE sessions SET token_digest = ?, expires_at = ${least}(?, created_at + ?), previous_digest = ?,
+        rotated_at = ?, last_used_at = ?, client_address = ?
+      WHERE user_id = ? AND token_digest = ? AND expires_at > ? AND created_at > ?`,
+            parameters: [
+              next.digest,
+              next.expiresAt,
+              next.lifetimeMs,
+              currentDigest,
+              now,
+              now,
+              next.clientAddress,
+              userId,
+              currentDigest,
+              now,
+              now - next.lifetimeMs,
+            ],
+          },
+  }
 }

@@ -1,8 +1,8 @@
 import type { StoredSession } from '../stores.js'
 
-/** The columns of `sessions` (migration 0004) that hold a StoredSession, in the order of every SELECT. */
+/** The columns of `sessions` (migrations 0004, 0010) that hold a StoredSession, in the order of every SELECT. */
 export const SESSION_COLUMNS =
-  'id, user_id, token_digest, expires_at, created_at, last_used_at, device, client_address, previous_digest, rotated_at'
+  'id, user_id, token_digest, expires_at, created_at, last_used_at, device, client_address, previous_digest, rotated_at, second_factor'
 
 /**
  * Most recently used first: the latest last_used_at, then the latest start (a session started in the millisecond
@@ -13,7 +13,10 @@ export const SESSION_ORDER = 'last_used_at DESC, created_at DESC, id'
 /** The slot of a session started with the `single` limit (the others' slot is their id): migration 0004. */
 export const SINGLE_SLOT = 'single'
 
-/** A row of SESSION_COLUMNS as a driver returns it: PostgreSQL returns a BIGINT as a string. */
+/**
+ * A row of SESSION_COLUMNS as a driver returns it: PostgreSQL returns a BIGINT as a string, and the flag as a
+ * boolean, the others as 0 or 1.
+ */
 export function toSession(row: Record<string, unknown>): StoredSession {
   return {
     id: String(row.id),
@@ -26,14 +29,18 @@ export function toSession(row: Record<string, unknown>): StoredSession {
     clientAddress: row.client_address === null ? null : String(row.client_address),
     previousDigest: row.previous_digest === null ? null : String(row.previous_digest),
     rotatedAt: row.rotated_at === null ? null : Number(row.rotated_at),
+    secondFactor: row.second_factor === true || Number(row.second_factor) === 1,
   }
 }
 
 /** The columns an INSERT of a session names, in the order of sessionValues. */
 export const SESSION_INSERT_COLUMNS =
-  'id, user_id, slot, token_digest, expires_at, created_at, last_used_at, device, client_address, previous_digest, rotated_at'
+  'id, user_id, slot, token_digest, expires_at, created_at, last_used_at, device, client_address, previous_digest, rotated_at, second_factor'
 
-/** The values of a session's row in slot `slot`, in SESSION_INSERT_COLUMNS order. */
+/**
+ * The values of a session's row in slot `slot`, in SESSION_INSERT_COLUMNS order; the flag 1 or 0, which every engine
+ * takes (SQLite has no boolean, MySQL's BOOLEAN is a TINYINT, and PostgreSQL reads '1' and '0' as booleans).
+ */
 export function sessionValues(session: StoredSession, slot: string): unknown[] {
   return [
     session.id,
@@ -47,6 +54,7 @@ export function sessionValues(session: StoredSession, slot: string): unknown[] {
     session.clientAddress,
     session.previousDigest,
     session.rotatedAt,
+    session.secondFactor ? 1 : 0,
   ]
 }
 

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely'
 import type { Clock } from '../../clock.js'
 import type { StorageAttempt } from '../storage-call.js'
-import type { SqlStatements } from './sql-statements.js'
+import type { SqlQuery, SqlStatements } from './sql-statements.js'
 import type { Tables } from './tables.js'
 
 /** The SQL engines Tessera runs on; also the folder of each one's migrations (migrations/<engine>/). */
@@ -41,6 +41,13 @@ export interface SqlDatabase {
    * commit each in a transaction of its own (see writeInTransaction), which `attempt` can still abandon.
    */
   write(sql: string, parameters: readonly unknown[], attempt?: StorageAttempt): Promise<SqlResult>
+  /**
+   * Runs statements that write, in order, in one transaction: all of them take effect or none does (one failing
+   * undoes those before it). Resolves with each one's result once the transaction is durable. SQLite runs them in one
+   * savepoint of its writer's group; the servers between one BEGIN and COMMIT (writeAllInTransaction), which
+   * `attempt` can still abandon. A SELECT among them (a server's row lock, FOR UPDATE) reports no rows on MySQL.
+   */
+  writeAll(queries: readonly SqlQuery[], attempt?: StorageAttempt): Promise<SqlResult[]>
   /** True for a violated UNIQUE or PRIMARY KEY constraint. */
   isUniqueViolation(error: unknown): boolean
   /**
@@ -77,12 +84,7 @@ export interface WriteConnection {
 
 /**
  * docs/api.md R7.2: a statement on a server, in a transaction of its own that commits only while the caller still
- * waits. A statement sent to a server that stops answering (paused, overloaded, cut off) may run when it resumes;
- * in autocommit it would take effect then, long after the client was told it failed. Here it runs between BEGIN
- * and a COMMIT sent only if `attempt` is still waiting once the statement has answered. When the caller stops
- * waiting first, the connection is closed at once, so the server rolls the transaction back whenever it gets to
- * it (a paused server reads the statement, then the end of the connection). Only a failure after COMMIT was sent
- * leaves the outcome unknown. The cost is two more round trips per write.
+ * waits (writeAllInTransaction with one statement).
  */
 export async function writeInTransaction(
   acquire: () => Promise<WriteConnection>,
@@ -90,6 +92,24 @@ export async function writeInTransaction(
   parameters: readonly unknown[],
   attempt: StorageAttempt | undefined,
 ): Promise<SqlResult> {
+  const [result] = await writeAllInTransaction(acquire, [{ sql, parameters }], attempt)
+  return result as SqlResult
+}
+
+/**
+ * docs/api.md R7.2: statements on a server, in one transaction of their own that commits only while the caller still
+ * waits. A statement sent to a server that stops answering (paused, overloaded, cut off) may run when it resumes;
+ * in autocommit it would take effect then, long after the client was told it failed. Here they run between BEGIN
+ * and a COMMIT sent only if `attempt` is still waiting once the last statement has answered. When the caller stops
+ * waiting first, the connection is closed at once, so the server rolls the transaction back whenever it gets to
+ * it (a paused server reads the statement, then the end of the connection). Only a failure after COMMIT was sent
+ * leaves the outcome unknown. The cost is two more round trips per write.
+ */
+export async function writeAllInTransaction(
+  acquire: () => Promise<WriteConnection>,
+  queries: readonly SqlQuery[],
+  attempt: StorageAttempt | undefined,
+): Promise<SqlResult[]> {
   const connection = await acquire()
   // the pool took longer than the caller waits (no wait for a connection outlives its caller): nothing was sent
   if (attempt?.signal.aborted) {
@@ -108,11 +128,11 @@ export async function writeInTransaction(
   attempt?.signal.addEventListener('abort', abandon, { once: true })
   try {
     await connection.query('BEGIN', [])
-    let result: SqlResult
+    const results: SqlResult[] = []
     try {
-      result = await connection.query(sql, parameters)
+      for (const { sql, parameters } of queries) results.push(await connection.query(sql, parameters))
     } catch (error) {
-      // the statement failed (a unique violation): roll back and keep the connection
+      // a statement failed (a unique violation): roll back and keep the connection
       if (!finished) {
         await connection.query('ROLLBACK', []).then(
           () => finish(true),
@@ -124,7 +144,7 @@ export async function writeInTransaction(
     if (attempt !== undefined && !attempt.commit()) throw new Error('abandoned before COMMIT')
     await connection.query('COMMIT', [])
     finish(true)
-    return result
+    return results
   } catch (error) {
     // a connection in an unknown state (a transaction open, an answer pending) is never reused
     finish(false)

@@ -6,7 +6,7 @@ import type { SqlDatabase } from './sql-database.js'
 import type { SqlQuery } from './sql-statements.js'
 
 /**
- * SessionStore in the `sessions` table of any SQL engine (migration 0004), with that engine's statements. Every
+ * SessionStore in the `sessions` table of any SQL engine (migrations 0004, 0010), with that engine's statements. Every
  * write is one statement (SqlDatabase.write): a start is an upsert on the user's slot, then, only when a read says
  * there is something to end, one DELETE; a rotation is one conditional UPDATE. A read is far cheaper than a write
  * (no transaction, no flush to disk), and most starts find nothing to end: in single mode the user's one session is
@@ -70,6 +70,14 @@ export function createSqlSessionStore(database: SqlDatabase, call: StorageCall):
     },
     async list(userId, now) {
       return (await read('sessions.list', statements.listSessions(userId, now))).map(toSession)
+    },
+    async markSecondFactor(userId, sessionId, now) {
+      return (
+        (await write(
+          'sessions.markSecondFactor',
+          statements.markSessionSecondFactor(userId, sessionId, now),
+        )) === 1
+      )
     },
     async end(userId, sessionId, now) {
       return (await write('sessions.end', statements.endSession(userId, sessionId, now))) === 1

@@ -7,6 +7,7 @@ import type {
   ProviderLink,
   SessionRotation,
   StoredAvatar,
+  StoredFactor,
   StoredSession,
   TicketKind,
   UserRecord,
@@ -80,9 +81,16 @@ export interface SqlStatements {
    * In the user's session whose current digest is `currentDigest` and that expires after `now`, makes `next` the
    * current token, `currentDigest` the previous one and `now` its rotated_at and last_used_at: one conditional
    * UPDATE that changes one row or none. The engine's row lock serializes concurrent rotations; the loser re-reads
-   * the new digest, matches nothing and changes no row.
+   * the new digest, matches nothing and changes no row. With `next.lifetimeMs` (AUTH_SESSION_LIFETIME_DAYS), the
+   * session must also have started after `now` - lifetimeMs, and its new expires_at is the lesser of `next`'s and
+   * created_at + lifetimeMs, in the same UPDATE; without it, the statement is the one of before that setting.
    */
   rotateSession(userId: string, currentDigest: string, next: SessionRotation, now: number): SqlQuery
+  /**
+   * Sets second_factor (migration 0010) in the user's session `id` if it expires after `now`: counts the row whether
+   * or not it was set already (MySQL: FOUND_ROWS).
+   */
+  markSessionSecondFactor(userId: string, id: string, now: number): SqlQuery
   /** The user's session (SESSION_COLUMNS) with this id, if it expires after `now`; else no row. */
   findSessionById(userId: string, id: string, now: number): SqlQuery
   /** The user's session whose current digest is `digest`, if it expires after `now`; else no row. */
@@ -208,4 +216,67 @@ export interface SqlStatements {
   deleteTicket(digest: string, kind: TicketKind): SqlQuery
   /** Deletes at most `batch` tickets that expired at or before `now`. */
   pruneTickets(now: number, batch: number): SqlQuery
+
+  /**
+   * Locks the account's row until the transaction ends (SELECT … FOR UPDATE on a server), the first statement of the
+   * account's writes of several statements (FactorStore.remove, removeAll, replaceRecoveryCodes), so that they run
+   * one after another, each seeing what the one before committed; null for SQLite, whose one writer runs each
+   * transaction whole, alone.
+   */
+  lockAccount(userId: string): SqlQuery | null
+  /**
+   * Inserts the factor (migration 0009: FACTOR_INSERT_COLUMNS, its credential's digest with it); fails with a unique
+   * violation when a passkey of that credential is stored (or the id is taken), on the foreign key when the account
+   * is gone.
+   */
+  insertFactor(factor: StoredFactor): SqlQuery
+  /** The account's factors (FACTOR_COLUMNS), by created_at, then id. */
+  listFactors(userId: string): SqlQuery
+  /** The factor (FACTOR_COLUMNS) whose credential digest is `credentialDigest` (the unique index), or no row. */
+  findFactorByCredential(credentialDigest: string): SqlQuery
+  /**
+   * Confirms the account's pending TOTP factor `id`, its step and last use set: one conditional UPDATE that changes
+   * one row or none. The row lock serializes concurrent confirmations; the later ones re-read it confirmed, match
+   * nothing and change no row.
+   */
+  confirmFactor(userId: string, id: string, step: number, now: number): SqlQuery
+  /**
+   * Sets the step and last use of the account's confirmed TOTP factor `id` while its last step is null or below
+   * `step`: one conditional UPDATE, serialized by the row lock, so that of concurrent ones with one step the first
+   * changes the row and the others re-read the step it set and change none.
+   */
+  useFactorStep(userId: string, id: string, step: number, now: number): SqlQuery
+  /** Sets the passkey's counter to `next`, its backed_up and last use, while its counter is `expected`: one row or none. */
+  usePasskey(id: string, expected: number, next: number, backedUp: boolean, now: number): SqlQuery
+  /** Deletes the account's factor `id`. */
+  deleteFactor(userId: string, id: string): SqlQuery
+  /** Deletes the account's recovery codes if it has no confirmed factor. */
+  deleteRecoveryCodesWithoutFactor(userId: string): SqlQuery
+  /** `confirmed`: how many confirmed factors the account has. */
+  countConfirmedFactors(userId: string): SqlQuery
+  /** Deletes every factor of the account. */
+  deleteFactors(userId: string): SqlQuery
+  /**
+   * Deletes at most `batch` pending factors created at or before `before`; one confirmed since it was chosen is left
+   * (the condition is checked again on the row the deletion locks).
+   */
+  prunePendingFactors(before: number, batch: number): SqlQuery
+  /** Deletes every recovery code of the account. */
+  deleteRecoveryCodes(userId: string): SqlQuery
+  /** Inserts the account's recovery codes `digests` (one or more); fails on the foreign key when the account is gone. */
+  insertRecoveryCodes(userId: string, digests: readonly string[]): SqlQuery
+  /**
+   * Deletes the account's recovery code `digest`: one row or none. The row lock serializes concurrent deletions; each
+   * after the first finds the row gone and deletes none.
+   */
+  deleteRecoveryCode(userId: string, digest: string): SqlQuery
+  /** `codes`: how many recovery codes the account has. */
+  countRecoveryCodes(userId: string): SqlQuery
+
+  /** The `value` of the service key `name` (migration 0009), or no row. */
+  findServiceKey(name: string): SqlQuery
+  /** Inserts the service key unless `name` has one: then nothing changes, and no error. */
+  insertServiceKeyIfAbsent(name: string, value: string): SqlQuery
+  /** Sets the value of `name` to `value` while it is `expected` (compared byte for byte): one row or none. */
+  replaceServiceKey(name: string, expected: string, value: string): SqlQuery
 }

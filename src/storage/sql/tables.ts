@@ -51,7 +51,43 @@ export interface Tables {
     payload: string
     expires_at: EpochMs
   }
-  /** Migration 0004: one row per session (StoredSession), replacing the refresh_tokens of 0001. */
+  /** Migration 0009: an account's second factors (FactorStore), by a random id. */
+  mfa_factors: {
+    /** 32 lowercase hexadecimal digits. */
+    id: string
+    user_id: string
+    /** 'totp' or 'passkey'. */
+    type: string
+    name: string
+    /** A BOOLEAN in PostgreSQL and MySQL (there 0 or 1), 0 or 1 in SQLite. */
+    confirmed: ColumnType<boolean | number, boolean | number, boolean | number>
+    /** TOTP: the sealed secret; NULL for a passkey. */
+    secret: string | null
+    last_step: ColumnType<number | string | null, number | null, number | null>
+    /** Passkey: the credential id (base64url); NULL for TOTP. */
+    credential_id: string | null
+    /** SHA-256 hex of credential_id: UNIQUE (the credential id is too long for MySQL's indexes). */
+    credential_digest: string | null
+    public_key: string | null
+    /** A BIGINT: PostgreSQL returns it as a string. */
+    counter: ColumnType<number | string, number | undefined, number>
+    backed_up: ColumnType<boolean | number, boolean | number, boolean | number>
+    /** A JSON array of the transports' names. */
+    transports: string
+    created_at: EpochMs
+    last_used_at: ColumnType<number | string | null, number | null, number | null>
+  }
+  /** Migration 0009: an account's unused recovery codes (FactorStore), by (user_id, keyed digest). */
+  mfa_recovery_codes: {
+    user_id: string
+    digest: string
+  }
+  /** Migration 0009: the service's sealed keys (ServiceKeyStore), by name. */
+  service_keys: {
+    name: string
+    value: string
+  }
+  /** Migrations 0004, 0010: one row per session (StoredSession), replacing the refresh_tokens of 0001. */
   sessions: {
     /** 32 lowercase hexadecimal digits. */
     id: string
@@ -67,6 +103,8 @@ export interface Tables {
     client_address: string | null
     previous_digest: string | null
     rotated_at: ColumnType<number | string | null, number | null, number | null>
+    /** Migration 0010: whether the session was established with a second factor (StoredSession.secondFactor). */
+    second_factor: ColumnType<boolean | number, boolean | number | undefined, boolean | number>
   }
   /** Migrations 0005, 0007: one-time e-mail codes (EmailCodeStore), one row per (address, purpose, user_id). */
   email_codes: {

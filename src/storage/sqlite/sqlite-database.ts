@@ -67,6 +67,7 @@ export function openSqliteDatabase(filename: string): SqlDatabase {
     synchronous: true,
     run: executor.run,
     write: writer?.write ?? executor.run,
+    writeAll: writer?.writeAll ?? executor.runAll,
     async close() {
       await writer?.close()
       await db.destroy()

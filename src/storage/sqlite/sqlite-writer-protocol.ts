@@ -9,8 +9,11 @@ export interface WriterThreadData {
   pragmas: string[]
 }
 
-/** One write: its statement and values. */
-export type QueuedWrite = [sql: string, parameters: readonly unknown[]]
+/** One statement and its values. */
+export type QueuedStatement = [sql: string, parameters: readonly unknown[]]
+
+/** One write: its statements (most often one), run in order in one savepoint, so that all or none take effect. */
+export type QueuedWrite = QueuedStatement[]
 
 /** To the thread: a group of writes to commit together, or 'close' (close the connection, then end). */
 export type WriterRequest = QueuedWrite[] | 'close'
@@ -22,11 +25,12 @@ export interface ThreadError {
 }
 
 /**
- * From the thread: the outcome of each write of the group, in order (the group was committed); an error that failed
- * the whole group; `fatal` when the connection could not be opened (the thread then ends); `closed` after 'close'.
+ * From the thread: the outcome of each write of the group, in order (the group was committed), the results of its
+ * statements or its error; an error that failed the whole group; `fatal` when the connection could not be opened (the
+ * thread then ends); `closed` after 'close'.
  */
 export type WriterReply =
-  | { outcomes: Array<{ result: SqlResult } | { error: ThreadError }> }
+  | { outcomes: Array<{ results: SqlResult[] } | { error: ThreadError }> }
   | { error: ThreadError }
   | { fatal: ThreadError }
   | { closed: true }

@@ -42,14 +42,18 @@ function open() {
 /** @param {BetterSqlite3.Database} database */
 function serve(database) {
   const statements = createStatementCache(database)
-  // a transaction inside the group's transaction is a savepoint: a failing write is rolled back alone
-  const inSavepoint = database.transaction(statements.run)
+  // a transaction inside the group's transaction is a savepoint: a failing write is rolled back alone, all its
+  // statements with it
+  const inSavepoint = database.transaction(
+    /** @param {QueuedWrite} write */
+    (write) => write.map(([sql, parameters]) => statements.run(sql, parameters)),
+  )
   const commitGroup = database.transaction(
     /** @param {QueuedWrite[]} writes */
     (writes) =>
-      writes.map(([sql, parameters]) => {
+      writes.map((write) => {
         try {
-          return { result: inSavepoint(sql, parameters) }
+          return { results: inSavepoint(write) }
         } catch (error) {
           // an error that ended the whole transaction (a full disk, an I/O error) fails the whole group
           if (!database.inTransaction) throw error

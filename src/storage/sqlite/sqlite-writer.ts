@@ -1,11 +1,23 @@
 import { Worker } from 'node:worker_threads'
 import type { SqlResult } from '../sql/sql-database.js'
+import type { SqlQuery } from '../sql/sql-statements.js'
 import { betterSqlite3Path } from './better-sqlite3.js'
-import type { ThreadError, WriterReply, WriterRequest, WriterThreadData } from './sqlite-writer-protocol.js'
+import type {
+  QueuedWrite,
+  ThreadError,
+  WriterReply,
+  WriterRequest,
+  WriterThreadData,
+} from './sqlite-writer-protocol.js'
 
 export interface SqliteWriter {
   /** Runs one statement that writes; resolves once the transaction holding it is committed (durable). */
   write(sql: string, parameters: readonly unknown[]): Promise<SqlResult>
+  /**
+   * Runs statements that write, in order, all or none (one savepoint); resolves with their results once the
+   * transaction holding them is committed.
+   */
+  writeAll(queries: readonly SqlQuery[]): Promise<SqlResult[]>
   /** Commits what was handed in, then closes the thread's connection. Later writes are refused. */
   close(): Promise<void>
 }
@@ -14,9 +26,9 @@ export interface SqliteWriter {
 const MAX_GROUP = 1_000
 
 interface PendingWrite {
-  sql: string
-  parameters: readonly unknown[]
-  resolve(result: SqlResult): void
+  statements: QueuedWrite
+  /** With the results of its statements, in order. */
+  resolve(results: SqlResult[]): void
   reject(error: unknown): void
 }
 
@@ -31,9 +43,10 @@ function toError({ message, code }: ThreadError): Error {
  *
  * Writes are committed in groups: one group at a time is in the thread, and the writes that arrive meanwhile form
  * the next, so the busier the service, the more writes share an fsync. Each group is one IMMEDIATE transaction and
- * each write runs in a savepoint of its own, so a failing one (a duplicate e-mail) is rolled back alone. A caller is
- * answered only after its group's COMMIT: the durability of a commit per write. If the thread dies (it should
- * not), the writes it held fail, and the next write starts a new one.
+ * each write (one statement, or the few of writeAll) runs in a savepoint of its own, so a failing one (a duplicate
+ * e-mail) is rolled back alone, all its statements with it. A caller is answered only after its group's COMMIT: the
+ * durability of a commit per write. If the thread dies (it should not), the writes it held fail, and the next write
+ * starts a new one.
  */
 export function createSqliteWriter(filename: string, pragmas: readonly string[]): SqliteWriter {
   const workerData: WriterThreadData = { driver: betterSqlite3Path(), filename, pragmas: [...pragmas] }
@@ -76,7 +89,7 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
       if ('outcomes' in reply) {
         group.forEach((write, i) => {
           const outcome = reply.outcomes[i]
-          if (outcome !== undefined && 'result' in outcome) write.resolve(outcome.result)
+          if (outcome !== undefined && 'results' in outcome) write.resolve(outcome.results)
           else write.reject(toError(outcome?.error ?? { message: 'no outcome for this write' }))
         })
       } else {
@@ -110,18 +123,21 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
     inFlight = { thread: worker, group }
     // a group in the thread keeps the process alive: an accepted write is not dropped by an exit
     worker.ref()
-    const request: WriterRequest = group.map((write) => [write.sql, write.parameters])
+    const request: WriterRequest = group.map((write) => write.statements)
     worker.postMessage(request)
   }
 
+  const enqueue = (statements: QueuedWrite) => {
+    if (closed !== null) return Promise.reject(new Error('the SQLite writer is closed'))
+    return new Promise<SqlResult[]>((resolve, reject) => {
+      queued.push({ statements, resolve, reject })
+      if (inFlight === null) schedule()
+    })
+  }
+
   return {
-    write(sql, parameters) {
-      if (closed !== null) return Promise.reject(new Error('the SQLite writer is closed'))
-      return new Promise((resolve, reject) => {
-        queued.push({ sql, parameters, resolve, reject })
-        if (inFlight === null) schedule()
-      })
-    },
+    write: async (sql, parameters) => (await enqueue([[sql, parameters]]))[0] as SqlResult,
+    writeAll: (queries) => enqueue(queries.map(({ sql, parameters }) => [sql, parameters])),
     close() {
       closed ??= (async () => {
         if (queued.length > 0 || inFlight !== null) {

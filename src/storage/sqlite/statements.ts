@@ -1,7 +1,7 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
 import { OUTBOX_COLUMNS, OUTBOX_LANES } from '../sql/mail-rows.js'
 import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
-import { questionMarkStatements } from '../sql/question-mark-statements.js'
+import { questionMarkSessionRotation, questionMarkStatements } from '../sql/question-mark-statements.js'
 import {
   SESSION_INSERT_COLUMNS,
   SESSION_ORDER,
@@ -18,13 +18,14 @@ import type { SqlStatements } from '../sql/sql-statements.js'
  */
 export const sqliteStatements: SqlStatements = {
   ...questionMarkStatements,
+  ...questionMarkSessionRotation('MIN'),
   // no ORDER BY in the aggregate: SQLite would build a temporary B-tree for it on every read of an account, a cost
   // the benchmark's GET /auth/me showed; toUser sorts the few names instead
   ...questionMarkUserReads(
     "SELECT group_concat(provider, ',') FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
   ),
   startSession: (session, slot) => ({
-    sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (user_id, slot) DO UPDATE SET ${SESSION_UPSERT_SET}`,
     parameters: sessionValues(session, slot),
   }),
@@ -107,5 +108,26 @@ export const sqliteStatements: SqlStatements = {
     sql: `DELETE FROM oauth_tickets WHERE digest IN (
       SELECT digest FROM oauth_tickets WHERE expires_at <= ? LIMIT ?)`,
     parameters: [now, batch],
+  }),
+  // the one writer runs each transaction whole: nothing to lock
+  lockAccount: () => null,
+  // `confirmed = 0`, the partial index's own condition, so that the index serves it
+  prunePendingFactors: (before, batch) => ({
+    sql: `DELETE FROM mfa_factors WHERE id IN (
+      SELECT id FROM mfa_factors WHERE confirmed = 0 AND created_at <= ? ORDER BY created_at LIMIT ?)`,
+    parameters: [before, batch],
+  }),
+  // the digests as one JSON array: one text whatever their number, prepared once
+  insertRecoveryCodes: (userId, digests) => ({
+    sql: 'INSERT INTO mfa_recovery_codes (user_id, digest) SELECT ?, value FROM json_each(?)',
+    parameters: [userId, JSON.stringify(digests)],
+  }),
+  insertServiceKeyIfAbsent: (name, value) => ({
+    sql: 'INSERT INTO service_keys (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING',
+    parameters: [name, value],
+  }),
+  replaceServiceKey: (name, expected, value) => ({
+    sql: 'UPDATE service_keys SET value = ? WHERE name = ? AND value = ?',
+    parameters: [value, name, expected],
   }),
 }

@@ -32,10 +32,11 @@ export const seedEmail = (index: number) => `user${String(index).padStart(6, '0'
  * `count` accounts written straight into the SQLite file (migrated first), all with one Argon2id hash of
  * SEED_PASSWORD at the tests' cheap parameters, in one transaction: a second or two for 100,000. Each has a session
  * as a login in the default mode stores it (slot 'single'; a digest no token matches) expiring in a day; every
- * `expiredEvery`-th one has expired. Every SESSION_FIELDS_EVERY-th has been refreshed from a known device and
- * network, so it has every field set (fullSession); the others are as migration 0004 makes a refresh token of an
- * earlier version into a session (no device, address or rotation), which keeps the rows as narrow as most are
- * right after an upgrade, and the copy of 100,000 about as fast as it was before sessions.
+ * `expiredEvery`-th one has expired. Every SESSION_FIELDS_EVERY-th was established with a second factor and has
+ * been refreshed from a known device and network, so it has every field set (fullSession); the others are as
+ * migration 0004 makes a refresh token of an earlier version into a session (no device, address, rotation or second
+ * factor), which keeps the rows as narrow as most are right after an upgrade, and the copy of 100,000 about as fast
+ * as it was before sessions.
  */
 export async function seedSqliteStore(file: string, count: number, expiredEvery = 100): Promise<SeededStore> {
   const database = openSqliteDatabase(file)
@@ -63,7 +64,7 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
     )
     const insertSession = connection.prepare(
       `INSERT INTO sessions (id, user_id, slot, token_digest, expires_at, created_at, last_used_at, device,
-        client_address, previous_digest, rotated_at) VALUES (?, ?, 'single', ?, ?, ?, ?, ?, ?, ?, ?)`,
+        client_address, previous_digest, rotated_at, second_factor) VALUES (?, ?, 'single', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     connection.transaction(() => {
       ids.forEach((id, index) => {
@@ -83,6 +84,7 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
           full ? `198.51.${index % 256}.0/24` : null,
           full ? createHash('sha256').update(`${id}-${index}-before`).digest('hex') : null,
           full ? now - index : null,
+          full ? 1 : 0,
         )
       })
     })()
@@ -93,10 +95,34 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
 }
 
 /**
+ * Turns a seeded SQLite store (`connection`, open on it) into one as the versions before 0010 left it: sessions
+ * without the second-factor flag, and no record of 0010.
+ */
+export function undoMigration0010(connection: { exec(sql: string): unknown }): void {
+  connection.exec(`
+    ALTER TABLE sessions DROP COLUMN second_factor;
+    DELETE FROM schema_migrations WHERE version = 10`)
+}
+
+/**
+ * Turns a seeded SQLite store (`connection`, open on it) into one as version 8 left it: without the second factors,
+ * recovery codes and service keys, and no record of 0009 (nor 0010's change).
+ */
+export function undoMigration0009(connection: { exec(sql: string): unknown }): void {
+  undoMigration0010(connection)
+  connection.exec(`
+    DROP TABLE mfa_factors;
+    DROP TABLE mfa_recovery_codes;
+    DROP TABLE service_keys;
+    DELETE FROM schema_migrations WHERE version = 9`)
+}
+
+/**
  * Turns a seeded SQLite store (`connection`, open on it) into one as the version before 0008 left it: an outbox
- * without the codes' expiries, and no record of 0008.
+ * without the codes' expiries, and no record of 0008 (nor of 0009's tables and 0010's change).
  */
 export function undoMigration0008(connection: { exec(sql: string): unknown }): void {
+  undoMigration0009(connection)
   connection.exec(`
     DROP INDEX outbox_others;
     DROP INDEX outbox_codes;

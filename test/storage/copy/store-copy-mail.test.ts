@@ -136,7 +136,9 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
     expect(code, stderr).toBe(0)
     expect(stdout).toContain(
       `\ncopied ${expected.unexpiredCodes} unexpired e-mail codes and ${expected.messages} outbox messages ` +
-        `(the target holds ${expected.unexpiredCodes} and ${expected.messages} of them)\nverified: `,
+        `(the target holds ${expected.unexpiredCodes} and ${expected.messages} of them)\n` +
+        // the second factors' line (migration 0009) after it: this store has none
+        'copied 0 second factors, 0 recovery codes and 0 service keys (the target holds 0, 0 and 0 of them)\nverified: ',
     )
   })
 

@@ -130,7 +130,9 @@ describe.skipIf(sqliteRedis === undefined || postgres === undefined)('tessera st
         a: row.client_address,
         p: row.previous_digest,
         r: row.rotated_at,
+        f: true,
       })
+      expect(row.second_factor).toBe(1)
     } finally {
       source.close()
     }
@@ -188,7 +190,7 @@ describe.skipIf(sqliteRedis === undefined || postgres === undefined)('tessera st
     await client.connect()
     try {
       const { rows } = await client.query(
-        'SELECT id, slot, expires_at, device FROM sessions WHERE user_id = $1 AND token_digest = $2',
+        'SELECT id, slot, expires_at, device, second_factor FROM sessions WHERE user_id = $1 AND token_digest = $2',
         [legacyUser, legacyDigest],
       )
       expect(rows).toEqual([
@@ -197,8 +199,14 @@ describe.skipIf(sqliteRedis === undefined || postgres === undefined)('tessera st
           slot: rows[0]?.id,
           expires_at: String(legacyExpiry),
           device: '',
+          second_factor: false,
         },
       ])
+      // the flag of a seeded session, established with a second factor (fullSession), from SQL to Redis to here
+      const flagged = await client.query('SELECT second_factor FROM sessions WHERE user_id = $1', [
+        seeded.ids[4],
+      ])
+      expect(flagged.rows).toEqual([{ second_factor: true }])
     } finally {
       await client.end()
     }

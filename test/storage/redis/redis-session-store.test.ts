@@ -121,6 +121,7 @@ describe.skipIf(servers.redis === undefined)(
       digest: digest(n),
       expiresAt,
       clientAddress: '192.0.2.0/24',
+      lifetimeMs: null,
     })
     const session = (userId: string, n: number): StoredSession => {
       const now = Date.now()
@@ -135,6 +136,7 @@ describe.skipIf(servers.redis === undefined)(
         clientAddress: null,
         previousDigest: null,
         rotatedAt: null,
+        secondFactor: false,
       }
     }
 
@@ -154,6 +156,7 @@ describe.skipIf(servers.redis === undefined)(
         clientAddress: null,
         previousDigest: null,
         rotatedAt: null,
+        secondFactor: false,
       }
       expect(await store.list(userId, now)).toEqual([asSession])
       expect(await store.find(userId, { digest: digest(1) }, now)).toEqual(asSession)
@@ -165,7 +168,14 @@ describe.skipIf(servers.redis === undefined)(
       expect(await store.rotate(userId, digest(1), next(3), now)).toBe(false)
       expect(await redis.exists(legacyKey(userId))).toBe(0)
       expect(await store.list(userId, now)).toEqual([
-        { ...asSession, ...successor, previousDigest: digest(1), rotatedAt: now },
+        {
+          ...asSession,
+          digest: successor.digest,
+          expiresAt: successor.expiresAt,
+          clientAddress: successor.clientAddress,
+          previousDigest: digest(1),
+          rotatedAt: now,
+        },
       ])
       // the hash expires with its session's token
       expect(await redis.pexpiretime(hashKey(userId))).toBe(successor.expiresAt)

@@ -130,6 +130,7 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0004 [$na
           clientAddress: null,
           previousDigest: null,
           rotatedAt: null,
+          secondFactor: false,
         },
       ])
       // started when the migration ran, by the database's clock (this machine's)
@@ -139,7 +140,12 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0004 [$na
       expect(second[0]?.id).not.toBe(first[0]?.id)
       expect(await stores.sessions.list('1000000003', now)).toEqual([])
 
-      const rotation = { digest: digest(10), expiresAt: now + 3_600_000, clientAddress: null }
+      const rotation = {
+        digest: digest(10),
+        expiresAt: now + 3_600_000,
+        clientAddress: null,
+        lifetimeMs: null,
+      }
       expect(await stores.sessions.rotate('1000000001', digest(0), rotation, now)).toBe(true)
       expect(
         await stores.sessions.rotate('1000000001', digest(0), { ...rotation, digest: digest(11) }, now),
@@ -450,6 +456,155 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0008 [$na
         ['e', null, 2],
         ['b', now + 600_000, 0],
         ['a', now + 599_500, 0],
+      ])
+    } finally {
+      await stores.close()
+    }
+  })
+})
+
+/**
+ * Migration 0009 adds the second factors, the recovery codes and the service keys (issue 32): the accounts of a store
+ * of version 8 take factors and codes at once, and an account's deletion removes its own.
+ */
+describe.each(backends.filter((backend) => !backend.redis))('migration 0009 [$name]', (backend) => {
+  let instance: BackendInstance
+  beforeEach(async () => {
+    instance = await backend.setup()
+  })
+  afterEach(() => instance.teardown())
+
+  it("the accounts take factors and codes; a service key is kept; an account's deletion removes its own", async () => {
+    const storage = loadConfig(instance.env).storage
+    const now = Date.now()
+    const database = await openAtVersion(storage, 8)
+    try {
+      for (const id of ['1000000001', '1000000002']) {
+        await sql`INSERT INTO users (id, email, password_hash, created_at, updated_at)
+          VALUES (${id}, ${`${id}@example.com`}, ${'$argon2id$hash'}, ${new Date(now).toISOString()},
+            ${new Date(now).toISOString()})`.execute(database.db)
+      }
+    } finally {
+      await database.close()
+    }
+
+    const stores = await openStores(storage, systemClock)
+    try {
+      const passkey = (userId: string, id: string) => ({
+        id: id.repeat(32),
+        userId,
+        type: 'passkey' as const,
+        name: 'Phone',
+        confirmed: true,
+        secret: null,
+        lastStep: null,
+        credentialId: `credential-${id}`,
+        publicKey: 'pQECAyYgASFYIA',
+        counter: 0,
+        backedUp: true,
+        transports: ['hybrid'],
+        createdAt: now,
+        lastUsedAt: null,
+      })
+      for (const [userId, id] of [
+        ['1000000001', 'a'],
+        ['1000000002', 'b'],
+      ] as const) {
+        expect(await stores.factors.add(passkey(userId, id))).toBe('added')
+        await stores.factors.replaceRecoveryCodes(userId, [id.repeat(64)])
+      }
+      expect(await stores.serviceKeys.putIfAbsent('totp_seal', 'v1.sealed')).toBe('v1.sealed')
+      expect(await stores.users.delete('1000000001')).toBe(true)
+      expect(await stores.factors.list('1000000001')).toEqual([])
+      expect(await stores.factors.findPasskey('credential-a')).toBeNull()
+      expect(await stores.factors.recoveryCodesLeft('1000000001')).toBe(0)
+      expect(await stores.factors.list('1000000002')).toEqual([passkey('1000000002', 'b')])
+      expect(await stores.factors.recoveryCodesLeft('1000000002')).toBe(1)
+      expect(await stores.serviceKeys.get('totp_seal')).toBe('v1.sealed')
+    } finally {
+      await stores.close()
+    }
+  })
+
+  it("the table's check refuses a factor whose columns are another kind's", async () => {
+    const stores = await openStores(loadConfig(instance.env).storage, systemClock)
+    try {
+      const user = newUserRecord({
+        id: '1000000003',
+        email: 'shape@example.com',
+        passwordHash: null,
+        emailVerified: true,
+        createdAt: new Date().toISOString(),
+      })
+      expect(await stores.users.create(user)).toBe('created')
+      const totp = {
+        id: 'c'.repeat(32),
+        userId: user.id,
+        type: 'totp' as const,
+        name: 'Authenticator app',
+        confirmed: false,
+        secret: 'v1.sealed',
+        lastStep: null,
+        credentialId: null,
+        publicKey: null,
+        counter: 0,
+        backedUp: false,
+        transports: [],
+        createdAt: Date.now(),
+        lastUsedAt: null,
+      }
+      // a TOTP factor with a credential, a passkey without one: the table's check refuses both
+      await expect(stores.factors.add({ ...totp, credentialId: 'x', publicKey: 'y' })).rejects.toThrow()
+      await expect(
+        stores.factors.add({ ...totp, id: 'd'.repeat(32), type: 'passkey', secret: null }),
+      ).rejects.toThrow()
+      expect(await stores.factors.list(user.id)).toEqual([])
+    } finally {
+      await stores.close()
+    }
+  })
+})
+
+/**
+ * Migration 0010 gives each session its second-factor flag (StoredSession.secondFactor): the sessions stored before
+ * it read as established without one, refresh as before, and can be marked.
+ */
+describe.each(backends.filter((backend) => !backend.redis))('migration 0010 [$name]', (backend) => {
+  let instance: BackendInstance
+  beforeEach(async () => {
+    instance = await backend.setup()
+  })
+  afterEach(() => instance.teardown())
+
+  it('a session stored before it reads as without a second factor, keeps refreshing, and can be marked', async () => {
+    const storage = loadConfig(instance.env).storage
+    const now = Date.now()
+    const [userId, id, digest] = ['1000000001', 'b'.repeat(32), 'c'.repeat(64)]
+    const database = await openAtVersion(storage, 9)
+    try {
+      await sql`INSERT INTO users (id, email, password_hash, created_at, updated_at)
+        VALUES (${userId}, ${'before@example.com'}, ${'$argon2id$x'}, ${new Date(now).toISOString()},
+          ${new Date(now).toISOString()})`.execute(database.db)
+      await sql`INSERT INTO sessions (id, user_id, slot, token_digest, expires_at, created_at, last_used_at, device)
+        VALUES (${id}, ${userId}, ${'single'}, ${digest}, ${now + 3_600_000}, ${now - 60_000}, ${now - 60_000},
+          ${'curl'})`.execute(database.db)
+    } finally {
+      await database.close()
+    }
+
+    const stores = await openStores(storage, systemClock)
+    try {
+      expect(await stores.sessions.find(userId, { id }, now)).toMatchObject({ digest, secondFactor: false })
+      const rotation = {
+        digest: 'd'.repeat(64),
+        expiresAt: now + 3_600_000,
+        clientAddress: null,
+        lifetimeMs: null,
+      }
+      expect(await stores.sessions.rotate(userId, digest, rotation, now)).toBe(true)
+      expect(await stores.sessions.markSecondFactor(userId, id, now)).toBe(true)
+      expect(await stores.sessions.list(userId, now)).toEqual([
+        expect.objectContaining({ id, digest: rotation.digest, previousDigest: digest, secondFactor: true }),
       ])
     } finally {
       await stores.close()

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { StorageError } from '../../../src/errors.js'
-import { type WriteConnection, writeInTransaction } from '../../../src/storage/sql/sql-database.js'
+import {
+  type WriteConnection,
+  writeAllInTransaction,
+  writeInTransaction,
+} from '../../../src/storage/sql/sql-database.js'
 import { createStorageCall } from '../../../src/storage/storage-call.js'
 
 /**
@@ -103,6 +107,52 @@ describe('writeInTransaction', () => {
     handOver()
     await new Promise((resolve) => setTimeout(resolve, 10))
     expect(server.sent).toEqual([])
+    expect(server.ended()).toBe('released')
+  })
+
+  it('several statements run between one BEGIN and one COMMIT, each reporting its own result', async () => {
+    const server = scriptedConnection()
+    const results = await call('factors.remove', (attempt) =>
+      writeAllInTransaction(
+        async () => server.connection,
+        [
+          { sql: 'SELECT … FOR UPDATE', parameters: [] },
+          { sql: 'DELETE …', parameters: [1] },
+          { sql: 'DELETE … NOT EXISTS …', parameters: [1] },
+        ],
+        attempt,
+      ),
+    )
+    expect(results).toHaveLength(3)
+    expect(server.sent).toEqual([
+      'BEGIN',
+      'SELECT … FOR UPDATE',
+      'DELETE …',
+      'DELETE … NOT EXISTS …',
+      'COMMIT',
+    ])
+    expect(server.ended()).toBe('released')
+  })
+
+  it('a statement of several that fails rolls them all back; the ones after it are not sent', async () => {
+    const server = scriptedConnection(async (sql) => {
+      if (sql === 'INSERT …') throw Object.assign(new Error('foreign key'), { code: '23503' })
+    })
+    const error = await failure(() =>
+      call('factors.replaceRecoveryCodes', (attempt) =>
+        writeAllInTransaction(
+          async () => server.connection,
+          [
+            { sql: 'DELETE …', parameters: [] },
+            { sql: 'INSERT …', parameters: [] },
+            { sql: 'UPDATE …', parameters: [] },
+          ],
+          attempt,
+        ),
+      ),
+    )
+    expect(error.outcomeUnknown).toBe(false)
+    expect(server.sent).toEqual(['BEGIN', 'DELETE …', 'INSERT …', 'ROLLBACK'])
     expect(server.ended()).toBe('released')
   })
 

@@ -50,6 +50,23 @@ describe('createSqliteExecutor', () => {
     await expect(executor.run('SELEC nonsense', [])).rejects.toThrow(/syntax error/)
   })
 
+  it('runAll runs statements in one transaction: all of them or none', async () => {
+    const executor = createSqliteExecutor(database)
+    const results = await executor.runAll([
+      { sql: 'INSERT INTO t VALUES (?, ?)', parameters: ['a', 1] },
+      { sql: 'UPDATE t SET v = ? WHERE k = ?', parameters: [2, 'a'] },
+    ])
+    expect(results.map((result) => result.changes)).toEqual([1, 1])
+    await expect(
+      executor.runAll([
+        { sql: 'INSERT INTO t VALUES (?, ?)', parameters: ['b', 1] },
+        { sql: 'INSERT INTO t VALUES (?, ?)', parameters: ['a', 3] },
+      ]),
+    ).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' })
+    expect(database.prepare('SELECT k, v FROM t ORDER BY k').all()).toEqual([{ k: 'a', v: 2 }])
+    expect(database.inTransaction).toBe(false)
+  })
+
   it('prepares each statement once; later runs only bind values', async () => {
     const prepared: string[] = []
     const executor = createSqliteExecutor({
@@ -137,6 +154,36 @@ describe('createSqliteWriter', () => {
     } finally {
       await small.close()
     }
+  })
+
+  it('writeAll runs its statements in one savepoint: all of them or none, the other writes of its group their own', async () => {
+    database.exec("INSERT INTO t VALUES ('a', 1)")
+    emptyWal(database)
+    const outcomes = await Promise.allSettled([
+      writer.writeAll([
+        { sql: 'UPDATE t SET v = ? WHERE k = ?', parameters: [2, 'a'] },
+        { sql: 'INSERT INTO t VALUES (?, ?)', parameters: ['b', 3] },
+      ]),
+      // its second statement fails: its first is undone with it
+      writer.writeAll([
+        { sql: 'INSERT INTO t VALUES (?, ?)', parameters: ['c', 4] },
+        { sql: 'INSERT INTO t VALUES (?, ?)', parameters: ['a', 5] },
+      ]),
+      writer.write('INSERT INTO t VALUES (?, ?)', ['d', 6]),
+    ])
+    expect(outcomes[0]).toMatchObject({ status: 'fulfilled', value: [{ changes: 1 }, { changes: 1 }] })
+    expect(outcomes[1]).toMatchObject({
+      status: 'rejected',
+      reason: { code: 'SQLITE_CONSTRAINT_PRIMARYKEY' },
+    })
+    expect(outcomes[2]).toMatchObject({ status: 'fulfilled', value: { changes: 1 } })
+    // one group, one commit
+    expect(walFrames(database)).toBe(1)
+    expect(database.prepare('SELECT k, v FROM t ORDER BY k').all()).toEqual([
+      { k: 'a', v: 2 },
+      { k: 'b', v: 3 },
+      { k: 'd', v: 6 },
+    ])
   })
 
   it('answers a write only once it is committed', async () => {

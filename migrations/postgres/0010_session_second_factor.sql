@@ -1,0 +1,6 @@
+-- Whether a session was established with a second factor (issue 32, StoredSession.secondFactor): set when the session
+-- starts after one, or when one is proved in it later, and kept by every rotation. A session started before this
+-- migration was established without one: FALSE (a constant default, which PostgreSQL adds without rewriting the
+-- table).
+
+ALTER TABLE sessions ADD COLUMN second_factor BOOLEAN NOT NULL DEFAULT FALSE;
