@@ -224,6 +224,24 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     code: 'write_outcome_unknown',
     message: 'The change may or may not have been applied; retry',
   },
+  PasskeyRefusedError: {
+    error: new errors.PasskeyRefusedError(),
+    status: 401,
+    code: 'passkey_refused',
+    message: 'Passkey not accepted',
+  },
+  PasskeyNotVerifiedError: {
+    error: new errors.PasskeyNotVerifiedError(),
+    status: 400,
+    code: 'passkey_not_verified',
+    message: 'Passkey could not be verified: start again',
+  },
+  PasskeyTakenError: {
+    error: new errors.PasskeyTakenError(),
+    status: 409,
+    code: 'passkey_taken',
+    message: 'Passkey already registered',
+  },
 }
 
 /**
