@@ -32,6 +32,7 @@ import { type TrustedProxy, trustedProxies } from './http/trusted-proxies.js'
 import { ajvOptions, toValidationError } from './http/validation.js'
 import type { RequestMetrics } from './metrics/request-metrics.js'
 import type { MfaService } from './mfa/mfa-service.js'
+import type { PasskeyService } from './mfa/passkeys.js'
 import type { ProfileService } from './profile/profile-service.js'
 import type { SignInFlow } from './providers/sign-in-flow.js'
 import { accountChangeRoutes, protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
@@ -39,6 +40,7 @@ import { avatarImageRoutes, protectedAvatarRoutes } from './routes/avatar-routes
 import { demoRoutes } from './routes/demo-routes.js'
 import { mfaChangeRoutes, protectedMfaRoutes, publicMfaRoutes } from './routes/mfa-routes.js'
 import { protectedOAuthRoutes, publicOAuthRoutes } from './routes/oauth-routes.js'
+import { passkeyChangeRoutes, publicPasskeyRoutes } from './routes/passkey-routes.js'
 import { siteConfigRoutes } from './routes/site-config-routes.js'
 import { statusRoutes } from './routes/status-routes.js'
 import { wellKnownDocuments, wellKnownRoutes } from './routes/well-known-routes.js'
@@ -63,6 +65,8 @@ export interface AppDeps {
   recordSecurityEvent: RecordSecurityEvent
   /** Second factors (docs/api.md §4.25); absent, their routes are not served. */
   mfa?: MfaService
+  /** Passkeys (docs/api.md §4.26); absent (no relying party: MfaConfig.relyingParty), their routes are not served. */
+  passkeys?: PasskeyService | null
   /** Sign-in with providers (docs/api.md §4.24); absent, its routes are not served. */
   providerSignIns?: SignInFlow
   tokens: Pick<TokenService, 'verifyAccessSubject'>
@@ -204,6 +208,12 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
       basePath: config.http.basePath,
     }
     if (mfaOptions) await credentials.register(publicMfaRoutes, mfaOptions)
+    const passkeyOptions = deps.passkeys && {
+      passkeys: deps.passkeys,
+      rateLimit: routeOptions.rateLimit,
+      basePath: config.http.basePath,
+    }
+    if (passkeyOptions) await credentials.register(publicPasskeyRoutes, passkeyOptions)
     const oauthOptions = deps.providerSignIns && {
       flow: deps.providerSignIns,
       frontendOrigin: config.providers.frontendOrigin,
@@ -223,6 +233,7 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
         await changing.register(accountChangeRoutes, protectedOptions)
         if (oauthOptions) await changing.register(protectedOAuthRoutes, oauthOptions)
         if (mfaOptions) await changing.register(mfaChangeRoutes, mfaOptions)
+        if (passkeyOptions) await changing.register(passkeyChangeRoutes, passkeyOptions)
         await changing.register(protectedAvatarRoutes, {
           avatars: deps.avatars,
           accounts: deps.accounts,

@@ -34,7 +34,7 @@ export interface Config {
   mail: MailConfig
   /** EMAIL_CODE_*, AUTH_REGISTER_CODE: the one-time e-mail codes (docs/api.md §4.14). */
   codes: CodeConfig
-  /** MFA_ISSUER: second factors (docs/api.md §4.25). */
+  /** MFA_ISSUER, WEBAUTHN_RP_ID: second factors and passkeys (docs/api.md §4.25, §4.26). */
   mfa: MfaConfig
   http: HttpConfig
   logLevel: LogLevel
@@ -74,15 +74,23 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
     audit: readAuditConfig(read),
     mail,
     codes: readCodeConfig(read, mail),
-    mfa: readMfaConfig(read, mail.productName),
     http: readHttpConfig(read, nodeEnv),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     siteConfigFile: read.optional('SITE_CONFIG_FILE'),
   }
   // after the server and HTTP sections: the redirect URIs are made from PUBLIC_URL and BASE_PATH
+  const providers = readProviderConfig(read, { env: nodeEnv, publicBaseUrl: publicBaseUrl(sections) })
   const config: Config = {
     ...sections,
-    providers: readProviderConfig(read, { env: nodeEnv, publicBaseUrl: publicBaseUrl(sections) }),
+    // after the providers: passkeys' relying party is made of FRONTEND_ORIGIN and PUBLIC_URL
+    mfa: readMfaConfig(read, {
+      env: nodeEnv,
+      productName: mail.productName,
+      publicUrl: server.publicUrl,
+      frontendOrigin: providers.frontendOrigin,
+      frontendOriginSet: read.optional('FRONTEND_ORIGIN') !== null,
+    }),
+    providers,
   }
   // after every section: it weighs TLS_CERT_FILE against TRUST_PROXY and HOST
   if (options.listens ?? true) checkTransport(server, nodeEnv)
@@ -91,7 +99,11 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
 
 /** Values that are allowed but outside the recommended ranges; the server logs each as a warning. */
 export function configWarnings(config: Config): string[] {
-  return [...authWarnings(config.auth, config.env), ...httpWarnings(config.http, config.env)]
+  return [
+    ...authWarnings(config.auth, config.env),
+    ...httpWarnings(config.http, config.env),
+    ...config.mfa.warnings,
+  ]
 }
 
 function deepFreeze<T>(value: T): Readonly<T> {

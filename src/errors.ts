@@ -43,8 +43,12 @@ export const ERROR_CODES = [
   'second_factor_required',
   'email_unverified',
   'factor_not_found',
+  'passkey_refused',
+  'passkey_not_verified',
+  'passkey_taken',
   // failures inside the process, never an HTTP answer of their own
   'storage_failed',
+  'data_key_unopened',
   'config_invalid',
   'site_config_unreadable',
   'site_config_invalid',
@@ -344,6 +348,42 @@ export class FactorNotFoundError extends AppError {
   }
 }
 
+/**
+ * docs/api.md §4.26: POST /auth/passkeys/login/verify refused: a ticket unknown, used or expired, a passkey no account
+ * has, an assertion for another origin or relying party, of another challenge, without user verification where it is
+ * required, with a bad signature or a counter that went backwards, a passkey not of the challenge's account, an
+ * account that can no longer sign in. One answer for all, like a wrong password's.
+ */
+export class PasskeyRefusedError extends AppError {
+  readonly statusCode = 401
+  readonly code = 'passkey_refused'
+  constructor() {
+    super(message('error.passkey_refused'))
+  }
+}
+
+/**
+ * docs/api.md §4.26: POST /auth/passkeys/register/verify refused: the ticket is unknown, used, expired or another
+ * account's, or the credential does not verify (another origin or relying party, another challenge, no user presence,
+ * an algorithm not offered, a key too large to keep). A 400: the access token is good, and the ceremony starts again.
+ */
+export class PasskeyNotVerifiedError extends AppError {
+  readonly statusCode = 400
+  readonly code = 'passkey_not_verified'
+  constructor() {
+    super(message('error.passkey_not_verified'))
+  }
+}
+
+/** docs/api.md §4.26: the credential is registered already (to this account or another). */
+export class PasskeyTakenError extends AppError {
+  readonly statusCode = 409
+  readonly code = 'passkey_taken'
+  constructor() {
+    super(message('error.passkey_taken'))
+  }
+}
+
 export class EmailTakenError extends AppError {
   readonly statusCode = 409
   readonly code = 'email_taken'
@@ -505,6 +545,21 @@ export class StorageError extends TesseraError {
   constructor(message: string, options?: { cause?: unknown; outcomeUnknown?: boolean }) {
     super(message, options)
     this.outcomeUnknown = options?.outcomeUnknown ?? false
+  }
+}
+
+/**
+ * docs/api.md R4.25.4: the second-factor data key in the store opens with neither AUTH_JWT_SECRET nor
+ * AUTH_JWT_PREVIOUS_SECRETS (a previous secret removed before every instance had started once with the new one).
+ * Every second step fails with a 500 until the secret it was sealed under is configured again: factors are never
+ * silently dropped.
+ */
+export class DataKeyError extends TesseraError {
+  readonly code = 'data_key_unopened'
+  constructor() {
+    super(
+      "the second-factor data key (service_keys 'mfa') opens with neither AUTH_JWT_SECRET nor AUTH_JWT_PREVIOUS_SECRETS: put the secret it was sealed under back into AUTH_JWT_PREVIOUS_SECRETS",
+    )
   }
 }
 

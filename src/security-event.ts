@@ -129,7 +129,10 @@ export type SecurityEventReason =
   | 'unverified_email'
   /** login_succeeded: completed with a second factor (POST /auth/mfa/verify, or a passkey for a challenge) */
   | 'mfa'
-  /** login_succeeded: signed in with a passkey alone (docs/api.md §4.25); mfa_*: about a passkey */
+  /**
+   * login_succeeded: signed in with a passkey alone (docs/api.md §4.26); login_failed: a passkey refused for such a
+   * sign-in; mfa_*: about a passkey
+   */
   | 'passkey'
   /** mfa_enabled, mfa_disabled, mfa_challenge_failed: about an authenticator app's codes */
   | 'totp'

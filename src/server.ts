@@ -22,6 +22,7 @@ import { trustedProxies } from './http/trusted-proxies.js'
 import { type OpenedMail, openMail } from './mail/open-mail.js'
 import { createFactorSecrets } from './mfa/factor-secrets.js'
 import { createMfaService } from './mfa/mfa-service.js'
+import { createPasskeyService } from './mfa/passkeys.js'
 import { createProfileService } from './profile/profile-service.js'
 import { createProviderClients } from './providers/provider-clients.js'
 import { createProviderSignIn } from './providers/provider-sign-in.js'
@@ -183,11 +184,12 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       secret,
       previousSecrets: config.auth.previousJwtSecrets,
     })
+    const oneTimeTickets = createOneTimeTickets({ tickets: stores.tickets, secret, clock })
     const mfa = createMfaService({
       users: stores.users,
       factors: stores.factors,
       secrets: factorSecrets,
-      tickets: createOneTimeTickets({ tickets: stores.tickets, secret, clock }),
+      tickets: oneTimeTickets,
       sessions,
       startSession,
       proveHolder: (user, proof, purpose, context) =>
@@ -200,6 +202,21 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       issuer: config.mfa.issuer,
       observer: metrics?.mfa ?? null,
     })
+    // docs/api.md §4.26: passkeys, when there is a relying party (MfaConfig.relyingParty)
+    const relyingParty = config.mfa.relyingParty
+    const passkeys =
+      relyingParty === null
+        ? null
+        : createPasskeyService({
+            users: stores.users,
+            factors: stores.factors,
+            tickets: oneTimeTickets,
+            mfa,
+            startSession,
+            relyingParty,
+            clock,
+            record,
+          })
     const emailAccounts = createEmailAccountService({
       users: stores.users,
       providerLinks: stores.providerLinks,
@@ -257,6 +274,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       accounts,
       emailAccounts,
       mfa,
+      passkeys,
       profiles,
       avatars,
       recordSecurityEvent: record,

@@ -624,6 +624,15 @@ const VARIABLES: Record<string, Variable> = {
     good: [['Acme Docs', 'Acme Docs']],
     bad: [],
   },
+  MFA_ISSUER: {
+    read: (config) => config.mfa.issuer,
+    default: 'Tessera',
+    good: [['Acme Docs', 'Acme Docs']],
+    bad: [
+      ['Acme: Docs', 'MFA_ISSUER must be one line of at most 64 characters without a colon'],
+      ['x'.repeat(65), 'MFA_ISSUER must be one line of at most 64 characters without a colon'],
+    ],
+  },
   MAIL_TEMPLATES_DIR: {
     // whether its files can be used is checked at start (test/mail/mail-templates.test.ts)
     read: (config) => config.mail.templatesDir,
@@ -1004,6 +1013,74 @@ const VARIABLES: Record<string, Variable> = {
       ],
     ],
   },
+  MFA_ISSUER: {
+    read: (config) => config.mfa.issuer,
+    default: 'Tessera',
+    good: [
+      ['Acme', 'Acme'],
+      ['Acme Docs', 'Acme Docs', { MAIL_PRODUCT_NAME: 'Other' }],
+    ],
+    bad: [['Acme: Docs', 'MFA_ISSUER must be one line of at most 64 characters without a colon']],
+  },
+  WEBAUTHN_RP_ID: {
+    read: (config) => config.mfa.relyingParty,
+    with: { FRONTEND_ORIGIN: 'https://app.example.com', PUBLIC_URL: 'https://auth.example.com/api' },
+    // by default FRONTEND_ORIGIN's host, which PUBLIC_URL's is not under: that origin is left out, with a warning
+    default: {
+      id: 'app.example.com',
+      name: 'Tessera',
+      origins: ['https://app.example.com'],
+      anyLocalhostPort: false,
+    },
+    good: [
+      [
+        'example.com',
+        {
+          id: 'example.com',
+          name: 'Tessera',
+          origins: ['https://app.example.com', 'https://auth.example.com'],
+          anyLocalhostPort: false,
+        },
+      ],
+      [
+        'Example.COM',
+        expect.objectContaining({
+          id: 'example.com',
+          origins: ['https://app.example.com', 'https://auth.example.com'],
+        }),
+      ],
+      [
+        'app.example.com',
+        expect.objectContaining({ id: 'app.example.com' }),
+        { FRONTEND_ORIGIN: 'https://app.example.com' },
+      ],
+    ],
+    bad: [
+      ...['https://example.com', 'example.com:443', '192.0.2.1', 'exa mple.com', '-example.com'].map(
+        (value): Entry<string> => [
+          value,
+          `WEBAUTHN_RP_ID must be a host name such as example.com (no scheme, port or IP address), got "${value}"`,
+        ],
+      ),
+      [
+        'app.example.com',
+        "WEBAUTHN_RP_ID is app.example.com, which does not cover PUBLIC_URL's origin https://auth.example.com: every origin must be the relying party's domain or a subdomain of it",
+      ],
+      [
+        'example.org',
+        "WEBAUTHN_RP_ID is example.org, which does not cover FRONTEND_ORIGIN's origin https://app.example.com: every origin must be the relying party's domain or a subdomain of it",
+      ],
+    ],
+    warnings: [
+      ['example.com', []],
+      [
+        '',
+        [
+          "passkeys are not accepted from PUBLIC_URL's origin https://auth.example.com: it is not under the relying party app.example.com (FRONTEND_ORIGIN's host); set WEBAUTHN_RP_ID to a domain both share",
+        ],
+      ],
+    ],
+  },
   SITE_CONFIG_FILE: {
     // whether the file exists and is valid is checked at start (test/server.test.ts)
     read: (config) => config.siteConfigFile,
@@ -1176,6 +1253,7 @@ describe('loadConfig', () => {
       SMTP_URL: 'smtps://mailer:secret@mail.example:465',
       MAIL_FROM: 'Docs <auth@example.com>',
       MAIL_PRODUCT_NAME: 'Docs',
+      MFA_ISSUER: 'Docs Sign-in',
       MAIL_TEMPLATES_DIR: '/etc/tessera/mail',
       MAIL_RETRY_SECONDS: '10',
       MAIL_SEND_TIMEOUT_SECONDS: '20',
@@ -1185,6 +1263,8 @@ describe('loadConfig', () => {
       EMAIL_CODE_HOURLY_LIMIT: '5',
       AUTH_REGISTER_CODE: 'required',
       PASSWORD_RESET_URL: 'https://docs.example/reset#key={key}',
+      MFA_ISSUER: 'Docs accounts',
+      WEBAUTHN_RP_ID: 'example.com',
     })
     expect(config).toEqual({
       env: 'production',
@@ -1249,6 +1329,7 @@ describe('loadConfig', () => {
         passwordResetUrl: 'https://docs.example/reset#key={key}',
       },
       codes: { ttlSeconds: 300, resendSeconds: 30, hourlyLimit: 5, register: 'required' },
+      mfa: { issuer: 'Docs Sign-in' },
       http: {
         corsOrigins: ['https://a.example', 'https://b.example:8443'],
         rateLimitPerMinute: 60,
@@ -1256,6 +1337,16 @@ describe('loadConfig', () => {
         apiDocs: true,
         demoPage: true,
         basePath: '/api',
+      },
+      mfa: {
+        issuer: 'Docs accounts',
+        relyingParty: {
+          id: 'example.com',
+          name: 'Docs accounts',
+          origins: ['https://auth.example.com'],
+          anyLocalhostPort: false,
+        },
+        warnings: [],
       },
       providers: {
         enabled: [],
@@ -1308,6 +1399,54 @@ describe('loadConfig', () => {
   it('names the first bad variable, section by section', () => {
     expect(configError(() => loadConfig({ PORT: 'x', REDIS_URL: 'x', LOG_LEVEL: 'x' })).variable).toBe('PORT')
     expect(configError(() => loadConfig({ REDIS_URL: 'x', LOG_LEVEL: 'x' })).variable).toBe('REDIS_URL')
+  })
+})
+
+describe('the relying party of passkeys (docs/api.md §4.26)', () => {
+  const relyingParty = (env: Env) => loadConfig({ HOST: '127.0.0.1', ...env }).mfa.relyingParty
+
+  it('outside production with no origin set: localhost, on any port', () => {
+    const expected = { id: 'localhost', name: 'Tessera', origins: [], anyLocalhostPort: true }
+    expect(relyingParty({})).toEqual(expected)
+    expect(relyingParty({ NODE_ENV: 'test', PORT: '0', MFA_ISSUER: 'Acme' })).toEqual({
+      ...expected,
+      name: 'Acme',
+    })
+    expect(relyingParty({ WEBAUTHN_RP_ID: 'localhost' })).toEqual(expected)
+    expect(configError(() => relyingParty({ WEBAUTHN_RP_ID: 'example.com' })).message).toBe(
+      "WEBAUTHN_RP_ID is example.com, but neither FRONTEND_ORIGIN nor PUBLIC_URL is set: the origins would be http://localhost's, which only the RP ID localhost covers",
+    )
+  })
+
+  it('PUBLIC_URL alone: its host and origin; FRONTEND_ORIGIN alone: its', () => {
+    expect(relyingParty({ PUBLIC_URL: 'https://auth.example.com/api' })).toEqual({
+      id: 'auth.example.com',
+      name: 'Tessera',
+      origins: ['https://auth.example.com'],
+      anyLocalhostPort: false,
+    })
+    expect(relyingParty({ ...PRODUCTION, FRONTEND_ORIGIN: 'https://app.example.com:8443' })).toEqual({
+      id: 'app.example.com',
+      name: 'Tessera',
+      origins: ['https://app.example.com:8443'],
+      anyLocalhostPort: false,
+    })
+  })
+
+  it('production without an origin has no relying party, and says nothing unless WEBAUTHN_RP_ID asks for one', () => {
+    expect(relyingParty(PRODUCTION)).toBeNull()
+    expect(configWarnings(loadConfig(PRODUCTION))).toEqual([])
+    expect(configError(() => relyingParty({ ...PRODUCTION, WEBAUTHN_RP_ID: 'example.com' })).message).toBe(
+      'WEBAUTHN_RP_ID is set, but neither FRONTEND_ORIGIN nor PUBLIC_URL is: passkeys would have no origin to come from',
+    )
+  })
+
+  it('a default host that is an IP address: no relying party, and a warning', () => {
+    const config = loadConfig({ HOST: '127.0.0.1', FRONTEND_ORIGIN: 'http://127.0.0.1:5173' })
+    expect(config.mfa.relyingParty).toBeNull()
+    expect(configWarnings(config)).toEqual([
+      'passkeys are off: the relying party would be 127.0.0.1, an IP address, which no browser takes; set WEBAUTHN_RP_ID',
+    ])
   })
 })
 

@@ -152,6 +152,30 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     code: 'provider_not_linked',
     message: 'This provider is not linked to the account',
   },
+  SecondFactorInvalidError: {
+    error: new errors.SecondFactorInvalidError(),
+    status: 401,
+    code: 'second_factor_invalid',
+    message: 'Second factor invalid or expired',
+  },
+  SecondFactorRequiredError: {
+    error: new errors.SecondFactorRequiredError(),
+    status: 403,
+    code: 'second_factor_required',
+    message: 'Second factor required',
+  },
+  EmailUnverifiedError: {
+    error: new errors.EmailUnverifiedError(),
+    status: 403,
+    code: 'email_unverified',
+    message: "Verify the account's e-mail address first",
+  },
+  FactorNotFoundError: {
+    error: new errors.FactorNotFoundError(),
+    status: 404,
+    code: 'factor_not_found',
+    message: 'Factor not found',
+  },
   OnlyWayInError: {
     error: new errors.OnlyWayInError(),
     status: 409,
@@ -200,6 +224,24 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     code: 'write_outcome_unknown',
     message: 'The change may or may not have been applied; retry',
   },
+  PasskeyRefusedError: {
+    error: new errors.PasskeyRefusedError(),
+    status: 401,
+    code: 'passkey_refused',
+    message: 'Passkey not accepted',
+  },
+  PasskeyNotVerifiedError: {
+    error: new errors.PasskeyNotVerifiedError(),
+    status: 400,
+    code: 'passkey_not_verified',
+    message: 'Passkey could not be verified: start again',
+  },
+  PasskeyTakenError: {
+    error: new errors.PasskeyTakenError(),
+    status: 409,
+    code: 'passkey_taken',
+    message: 'Passkey already registered',
+  },
 }
 
 /**
@@ -211,6 +253,12 @@ const INTERNAL: Record<string, { error: TesseraError; code: string; message: str
     error: new errors.StorageError('users.findByEmail failed', { cause: new Error('ECONNREFUSED') }),
     code: 'storage_failed',
     message: 'users.findByEmail failed',
+  },
+  DataKeyError: {
+    error: new errors.DataKeyError(),
+    code: 'data_key_unopened',
+    message:
+      "the second-factor data key (service_keys 'mfa') opens with neither AUTH_JWT_SECRET nor AUTH_JWT_PREVIOUS_SECRETS: put the secret it was sealed under back into AUTH_JWT_PREVIOUS_SECRETS",
   },
   ConfigError: {
     error: new config.ConfigError('PORT', 'must be an integer from 0 to 65535, got "abc"'),

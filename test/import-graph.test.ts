@@ -19,13 +19,14 @@ const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
       'client-network.ts',
       'app-info.ts',
       'language/',
+      'sealed-text.ts',
     ],
   },
   { name: 'configuration', modules: ['config.ts', 'config/', 'logger.ts', 'site-config/'] },
   { name: 'storage', modules: ['storage/'] },
   {
     name: 'domain',
-    modules: ['auth/', 'audit/', 'sessions/', 'mail/', 'profile/', 'avatars/', 'providers/'],
+    modules: ['auth/', 'audit/', 'sessions/', 'mail/', 'profile/', 'avatars/', 'providers/', 'mfa/'],
   },
   { name: 'http', modules: ['http/'] },
   { name: 'edges', modules: ['routes/', 'metrics/', 'verifier/'] },
@@ -44,6 +45,7 @@ const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
   'profile/': ['http/', 'routes/', 'commands/'],
   'avatars/': ['http/', 'routes/', 'commands/'],
   'providers/': ['http/', 'routes/', 'commands/'],
+  'mfa/': ['http/', 'routes/', 'commands/'],
   'audit/': ['commands/'],
   'config/': ['commands/'],
 }

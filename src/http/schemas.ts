@@ -431,3 +431,128 @@ export const FactorsResponse = Envelope(
 )
 
 export const FactorParams = Type.Object({ id: Type.String({ description: "The factor's id" }) })
+
+// docs/api.md §4.26: passkeys. A credential is what the browser's PublicKeyCredential.toJSON() gives
+// (RegistrationResponseJSON, AuthenticationResponseJSON): its fields are checked here as far as they bound the work
+// and the store (base64url, lengths), the rest by the WebAuthn verification; other fields a browser adds pass.
+
+/** Unpadded base64url of at most `max` characters. */
+const Base64Url = (max: number, description: string) =>
+  Type.String({ pattern: '^[A-Za-z0-9_-]+$', maxLength: max, description })
+/** A credential id as the store keeps it (at most 1,366 characters: 1,023 bytes). */
+const CredentialId = Base64Url(1366, 'The credential id, base64url')
+/** A ceremony's ticket: what its options came with. */
+const CeremonyTicket = Type.String({
+  pattern: '^[A-Za-z0-9_-]{43}$',
+  description: 'The `ticket` of the options: good once, for five minutes',
+})
+
+const CredentialFields = {
+  id: CredentialId,
+  rawId: CredentialId,
+  type: Type.Unsafe<'public-key'>({ type: 'string', enum: ['public-key'] }),
+  // PublicKeyCredential.authenticatorAttachment is null when the browser does not know it
+  authenticatorAttachment: Type.Optional(Type.Union([Type.String({ maxLength: 32 }), Type.Null()])),
+  clientExtensionResults: Type.Optional(Type.Object({})),
+}
+
+export const RegistrationCredential = Type.Object(
+  {
+    ...CredentialFields,
+    response: Type.Object({
+      clientDataJSON: Base64Url(4096, 'The client data, base64url'),
+      attestationObject: Base64Url(12288, 'The attestation object (CBOR), base64url'),
+      transports: Type.Optional(
+        Type.Array(Type.String({ maxLength: 32 }), {
+          description: 'getTransports(): kept for the excludeCredentials of later registrations',
+        }),
+      ),
+    }),
+  },
+  { description: "RegistrationResponseJSON: the new credential's PublicKeyCredential.toJSON()" },
+)
+
+export const AuthenticationCredential = Type.Object(
+  {
+    ...CredentialFields,
+    response: Type.Object({
+      clientDataJSON: Base64Url(4096, 'The client data, base64url'),
+      authenticatorData: Base64Url(4096, 'The authenticator data, base64url'),
+      signature: Base64Url(1024, 'The signature, base64url'),
+      userHandle: Type.Optional(
+        Type.Union([Base64Url(128, "The account's user handle, base64url"), Type.Null()]),
+      ),
+    }),
+  },
+  { description: "AuthenticationResponseJSON: the assertion's PublicKeyCredential.toJSON()" },
+)
+
+/** A ceremony's start: its ticket and the options for the browser. */
+const CeremonyStart = (options: string) =>
+  Envelope(
+    Type.Object({
+      ticket: Type.String({
+        pattern: '^[A-Za-z0-9_-]{43}$',
+        description:
+          'To send back with the credential to the verify of the ceremony; good once, for five minutes',
+      }),
+      options: Type.Unsafe<Record<string, unknown>>({
+        type: 'object',
+        additionalProperties: true,
+        description: options,
+      }),
+    }),
+  )
+
+export const PasskeyRegistrationOptionsResponse = CeremonyStart(
+  "PublicKeyCredentialCreationOptionsJSON, for PublicKeyCredential.parseCreationOptionsFromJSON() and navigator.credentials.create(): the relying party (WEBAUTHN_RP_ID, MFA_ISSUER), the account (user.id its user handle), a resident key required, user verification preferred, the account's passkeys excluded, attestation none",
+)
+
+export const PasskeyLoginOptionsResponse = CeremonyStart(
+  "PublicKeyCredentialRequestOptionsJSON, for PublicKeyCredential.parseRequestOptionsFromJSON() and navigator.credentials.get(): the RP ID, no allowCredentials (a discoverable credential names its account), userVerification 'required' (or 'preferred' with mfa_ticket)",
+)
+
+export const PasskeyRegisterBody = Type.Object({
+  ticket: CeremonyTicket,
+  credential: RegistrationCredential,
+  name: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        'What the factor list and the notice mail call it: 1 to 64 characters of text, as a nickname (default `Passkey`)',
+    }),
+  ),
+})
+export type PasskeyRegisterBody = Static<typeof PasskeyRegisterBody>
+
+export const PasskeyLoginOptionsBody = Type.Object({
+  mfa_ticket: Type.Optional({
+    ...MfaTicket,
+    description:
+      'For the second step of a sign-in (the `mfa_ticket` of its challenge): user verification preferred',
+  }),
+})
+export type PasskeyLoginOptionsBody = Static<typeof PasskeyLoginOptionsBody>
+
+export const PasskeyLoginBody = Type.Object({
+  ticket: CeremonyTicket,
+  credential: AuthenticationCredential,
+  mfa_ticket: Type.Optional({
+    ...MfaTicket,
+    description:
+      'The challenge this passkey completes, whose account it must be; without it, a sign-in by the passkey alone',
+  }),
+})
+export type PasskeyLoginBody = Static<typeof PasskeyLoginBody>
+
+/** POST /auth/passkeys/register/verify: the factor, as GET /auth/mfa/factors lists it. */
+export const PasskeyFactorResponse = Envelope(
+  Type.Object({
+    id: FactorId,
+    type: Type.Literal('passkey'),
+    name: Type.String({ description: 'The name given, or `Passkey`' }),
+    created_at: Instant('When it was registered'),
+    last_used_at: Type.Null({ description: 'Not used yet' }),
+  }),
+)

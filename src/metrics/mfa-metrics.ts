@@ -1,12 +1,9 @@
 import { Counter, type Registry } from 'prom-client'
 
-/** How a second step went (docs/api.md §4.25), as GET /metrics counts it. */
-export type SecondStepOutcome = 'challenged' | 'passed' | 'failed'
+import type { SecondStepObserver } from '../mfa/mfa-service.js'
 
 /** What the second factors report for GET /metrics (docs/api.md §6.2). */
-export interface MfaMetrics {
-  secondStep(outcome: SecondStepOutcome): void
-}
+export type MfaMetrics = SecondStepObserver
 
 /**
  * tessera_second_factor_total{outcome}: `challenged`, a first factor answered a challenge; `passed`, a second step

@@ -1,4 +1,5 @@
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto'
+import { DataKeyError } from '../errors.js'
 import { openText as open, sealText as seal } from '../sealed-text.js'
 import type { ServiceKeyStore } from '../storage/stores.js'
 
@@ -23,16 +24,6 @@ export interface FactorSecrets {
    * key: factors cannot be checked, and the failure is the operator's to fix (a secret removed too early).
    */
   ready(): Promise<void>
-}
-
-/** The stored data key opens with none of the configured secrets. */
-export class DataKeyError extends Error {
-  constructor() {
-    super(
-      "the second-factor data key (service_keys 'mfa') opens with neither AUTH_JWT_SECRET nor AUTH_JWT_PREVIOUS_SECRETS: put the secret it was sealed under back into AUTH_JWT_PREVIOUS_SECRETS",
-    )
-    this.name = 'DataKeyError'
-  }
 }
 
 export interface FactorSecretsDeps {

@@ -22,7 +22,6 @@ import {
   SecondFactorRequiredError,
 } from '../errors.js'
 import type { Mailer, MailIntent } from '../mail/mail-intent.js'
-import type { MfaMetrics } from '../metrics/mfa-metrics.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
 import type { FactorStore, StoredFactor, UserRecord, UserStore } from '../storage/stores.js'
@@ -36,6 +35,14 @@ export const CHALLENGE_TTL_MS = 5 * 60_000
 export const CHALLENGE_TRIES = 5
 /** The name of an authenticator-app factor (a passkey's is its owner's). */
 export const TOTP_FACTOR_NAME = 'Authenticator app'
+
+/** How a second step went, as GET /metrics counts it (metrics/mfa-metrics.ts). */
+export type SecondStepOutcome = 'challenged' | 'passed' | 'failed'
+
+/** Told each second step's outcome. */
+export interface SecondStepObserver {
+  secondStep(outcome: SecondStepOutcome): void
+}
 
 /** What a request proves the holder's presence with: the password, or a `manage_factors` code. */
 export type HolderProof = { password: string } | { code: string }
@@ -91,7 +98,7 @@ export interface MfaServiceDeps {
   /** MFA_ISSUER: the issuer the authenticator app shows. */
   issuer: string
   /** Counts each second step's outcome (METRICS_PORT); absent or null, nothing is counted. */
-  observer?: MfaMetrics | null
+  observer?: SecondStepObserver | null
 }
 
 /**

@@ -12,6 +12,7 @@ import { codeIn, emlMailbox, type Mailbox } from '../support/mailbox.js'
 import { startOidcProvider } from '../support/oidc-provider.js'
 import { type RunningService, startProcess } from '../support/process.js'
 import { freePort } from '../support/redis-server.js'
+import { SoftwareAuthenticator } from '../support/software-authenticator.js'
 import { useTempDir } from '../support/temp-dir.js'
 import { TestBrowser } from '../support/test-browser.js'
 import { startTestService, type TestService, type TestServiceOptions } from '../support/test-service.js'
@@ -299,6 +300,8 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       ['POST', '/auth/avatar'],
       ['DELETE', '/auth/avatar'],
       ['DELETE', '/auth/oauth/unreachable'],
+      ['POST', '/auth/passkeys/register/options'],
+      ['POST', '/auth/passkeys/register/verify'],
       ...PROTECTED_EMAIL_PATHS.map((protectedPath) => ['POST', protectedPath] as const),
     ] as const) {
       for (const authorization of [
@@ -500,6 +503,71 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('DELETE', '/auth/oauth/unreachable', { token: ownerToken })).status).toBe(404)
     expect((await send('DELETE', '/auth/oauth/Not-A-Name', { token: ownerToken })).status).toBe(400)
 
+    // passkeys (§4.26), by a software authenticator on a page of localhost (development without origins: the relying
+    // party localhost, on any port), for an account whose address the code of its registration proved
+    const holder = `holder-${randomUUID()}@example.com`
+    expect((await sendCode({ email: holder, purpose: 'register' })).status).toBe(200)
+    const holderCode = await mailedCode(mailbox, holder)
+    const holderAccount = await send('POST', '/auth/register', {
+      json: { email: holder, password: PASSWORD, verification_code: holderCode },
+    })
+    let holderToken: string = holderAccount.body.data.access_token
+    const authenticator = new SoftwareAuthenticator('http://localhost:5173')
+    const creationOptions = (accessToken: string, json: unknown) =>
+      send('POST', '/auth/passkeys/register/options', { token: accessToken, json })
+    expect((await creationOptions(holderToken, { password: 'wrong password' })).status).toBe(400)
+    expect((await creationOptions(holderToken, {})).status).toBe(400)
+    // an address not proved yet: 403
+    const unproved = await send('POST', '/auth/register', {
+      json: { email: `unproved-${randomUUID()}@example.com`, password: PASSWORD },
+    })
+    expect((await creationOptions(unproved.body.data.access_token, { password: PASSWORD })).status).toBe(403)
+    const creation = await creationOptions(holderToken, { password: PASSWORD })
+    expect(creation.status).toBe(200)
+    const registerPasskey = (json: unknown) =>
+      send('POST', '/auth/passkeys/register/verify', { token: holderToken, json })
+    const created = authenticator.create(creation.body.data.options)
+    expect((await registerPasskey({ ticket: 'x', credential: created })).status).toBe(400)
+    const foreign = authenticator.create(creation.body.data.options, { origin: 'https://elsewhere.example' })
+    expect((await registerPasskey({ ticket: creation.body.data.ticket, credential: foreign })).status).toBe(
+      400,
+    )
+    const again = (await creationOptions(holderToken, { password: PASSWORD })).body.data
+    const stored = authenticator.create(again.options)
+    const passkey = await registerPasskey({ ticket: again.ticket, credential: stored })
+    expect(passkey.status).toBe(200)
+    expect(passkey.body.data).toMatchObject({ type: 'passkey', name: 'Passkey', last_used_at: null })
+    // the same credential again: 409
+    const third = (await creationOptions(holderToken, { password: PASSWORD })).body.data
+    const storedCredential = authenticator.credentials.find((each) => each.id === stored.id)
+    const same = authenticator.create(third.options, { credential: storedCredential })
+    expect((await registerPasskey({ ticket: third.ticket, credential: same })).status).toBe(409)
+    // a sign-in by the passkey alone, without an address; the ticket is good once
+    const requestOptions = (json: unknown) => send('POST', '/auth/passkeys/login/options', { json })
+    expect((await requestOptions({ mfa_ticket: 'x' })).status).toBe(400)
+    const request = await requestOptions({})
+    expect(request.status).toBe(200)
+    const passkeyLogin = (json: unknown) => send('POST', '/auth/passkeys/login/verify', { json })
+    const assertion = authenticator.get(request.body.data.options, { credential: storedCredential })
+    expect((await passkeyLogin({ ticket: request.body.data.ticket })).status).toBe(400)
+    const byPasskey = await passkeyLogin({ ticket: request.body.data.ticket, credential: assertion })
+    expect(byPasskey.status).toBe(200)
+    expect(byPasskey.body.data.email).toBe(holder)
+    // the sign-in replaced the session of holderToken (single mode)
+    holderToken = byPasskey.body.data.access_token
+    expect((await passkeyLogin({ ticket: request.body.data.ticket, credential: assertion })).status).toBe(401)
+    for (const path of [
+      '/auth/passkeys/login/options',
+      '/auth/passkeys/login/verify',
+      '/auth/passkeys/register/options',
+      '/auth/passkeys/register/verify',
+    ]) {
+      expect(
+        (await send('POST', path, { token: holderToken, body: 'x', contentType: 'text/plain' })).status,
+      ).toBe(415)
+      expect((await send('POST', path, { token: holderToken, json: huge })).status).toBe(413)
+    }
+
     // the bodies every e-mail endpoint refuses: not JSON, over 16 KiB (each protected one with a valid token)
     for (const path of ['/auth/email/send-code', '/auth/login/email-code', '/auth/password/reset']) {
       expect((await send('POST', path, { body: 'x', contentType: 'text/plain' })).status).toBe(415)
@@ -583,6 +651,11 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('GET', callback, { cookie: `tessera_oauth=${secret}` })).status).toBe(500)
     expect((await exchange({ json: { code: secret } })).status).toBe(500)
     expect((await send('DELETE', '/auth/oauth/unreachable', { token })).status).toBe(500)
+    const passkeyTicket = { ticket: secret }
+    expect((await requestOptions({})).status).toBe(500)
+    expect((await passkeyLogin({ ...passkeyTicket, credential: assertion })).status).toBe(500)
+    expect((await creationOptions(holderToken, { password: PASSWORD })).status).toBe(500)
+    expect((await registerPasskey({ ...passkeyTicket, credential: created })).status).toBe(500)
     // a write sent with no answer (R7.3): 503, retry
     failure = 'outcome unknown'
     expect(
@@ -614,6 +687,11 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('GET', callback, { cookie: `tessera_oauth=${secret}` })).status).toBe(503)
     expect((await exchange({ json: { code: secret } })).status).toBe(503)
     expect((await send('DELETE', '/auth/oauth/unreachable', { token })).status).toBe(503)
+    // a ceremony's ticket stored or used up: each may have happened
+    expect((await requestOptions({})).status).toBe(503)
+    expect((await passkeyLogin({ ...passkeyTicket, credential: assertion })).status).toBe(503)
+    expect((await creationOptions(holderToken, { password: PASSWORD })).status).toBe(503)
+    expect((await registerPasskey({ ...passkeyTicket, credential: created })).status).toBe(503)
     failure = 'probe'
     expect((await send('GET', '/health')).status).toBe(503)
     failure = 'none'
@@ -682,6 +760,11 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect(await statuses('/auth/oauth/exchange', thrice({ code: 'unknown' }))).toEqual([400, 400, 429])
     const unlink = () => send('DELETE', '/auth/oauth/nowhere', { token })
     expect(await repeated(3, unlink)).toEqual([404, 404, 429])
+    // passkeys: every request counted
+    expect(await statuses('/auth/passkeys/login/options', thrice({}))).toEqual([200, 200, 429])
+    expect(await statuses('/auth/passkeys/login/verify', thrice({}))).toEqual([400, 400, 429])
+    expect(await statuses('/auth/passkeys/register/options', thrice({}), token)).toEqual([400, 400, 429])
+    expect(await statuses('/auth/passkeys/register/verify', thrice({}), token)).toEqual([400, 400, 429])
     // an e-mail without an account: no address is remembered for it (R8.6)
     const unknown = { email: `nobody-${randomUUID()}@example.com`, password: PASSWORD }
     expect(await statuses('/auth/login', thrice(unknown))).toEqual([401, 401, 429])
@@ -756,7 +839,13 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
 
   it('403: production behind TRUST_PROXY, a request with credentials that did not come over HTTPS (R5.7.2)', async () => {
     const { send } = await listen({
-      env: { ...RATE_LIMIT, NODE_ENV: 'production', TRUST_PROXY: '192.0.2.1' },
+      // FRONTEND_ORIGIN: a relying party for passkeys, whose routes production serves only with an origin (§4.26)
+      env: {
+        ...RATE_LIMIT,
+        NODE_ENV: 'production',
+        TRUST_PROXY: '192.0.2.1',
+        FRONTEND_ORIGIN: 'https://app.example',
+      },
     })
     const json = { email: 'a@example.com', password: PASSWORD }
     expect((await send('POST', '/auth/register', { json })).status).toBe(403)
@@ -781,6 +870,10 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('GET', '/auth/oauth/google/callback?code=x&state=y')).status).toBe(403)
     await expectRefused('/auth/oauth/exchange', { code: 'x' })
     expect((await send('DELETE', '/auth/oauth/google', { token: 'x' })).status).toBe(403)
+    await expectRefused('/auth/passkeys/login/options', {})
+    await expectRefused('/auth/passkeys/login/verify', {})
+    await expectRefused('/auth/passkeys/register/options', {}, 'x')
+    await expectRefused('/auth/passkeys/register/verify', {}, 'x')
   })
 
   it('R4.13.1 the key sets of EdDSA and ES256, and their discovery documents', async () => {

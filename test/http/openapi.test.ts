@@ -113,6 +113,10 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       'GET /auth/oauth/{provider}/callback': ['finishProviderSignIn', []],
       'POST /auth/oauth/exchange': ['exchangeProviderCode', []],
       'DELETE /auth/oauth/{provider}': ['unlinkProvider', [{ bearerAuth: [] }]],
+      'POST /auth/passkeys/register/options': ['passkeyRegistrationOptions', [{ bearerAuth: [] }]],
+      'POST /auth/passkeys/register/verify': ['passkeyRegister', [{ bearerAuth: [] }]],
+      'POST /auth/passkeys/login/options': ['passkeyLoginOptions', []],
+      'POST /auth/passkeys/login/verify': ['passkeyLogin', []],
     })
   })
 
@@ -152,6 +156,10 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       finishProviderSignIn: ['200', '302', '403', '404', '429', '500', '503'],
       exchangeProviderCode: ['200', '400', '403', '413', '415', '429', '500', '503'],
       unlinkProvider: ['200', '400', '401', '403', '404', '409', '429', '500', '503'],
+      passkeyRegistrationOptions: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
+      passkeyRegister: ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503'],
+      passkeyLoginOptions: ['200', '400', '403', '413', '415', '429', '500', '503'],
+      passkeyLogin: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
     })
     const descriptions = operations().flatMap(({ operation }) =>
       Object.values(operation.responses).map((response: any) => resolved(response).description),

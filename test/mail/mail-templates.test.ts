@@ -20,6 +20,7 @@ function valuesFor(name: TemplateName): Record<string, string> {
     minutes: '10',
     new_email: 'new@example.com',
     provider: 'google',
+    factor: 'Authenticator app',
     reset_key: '7K3M-9QXD-2HNT-W4BV-0RZE-6JPA-C8GS',
     reset_link: 'https://app.example/reset?key=7K3M-9QXD-2HNT-W4BV-0RZE-6JPA-C8GS',
   }
