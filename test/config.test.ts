@@ -624,15 +624,6 @@ const VARIABLES: Record<string, Variable> = {
     good: [['Acme Docs', 'Acme Docs']],
     bad: [],
   },
-  MFA_ISSUER: {
-    read: (config) => config.mfa.issuer,
-    default: 'Tessera',
-    good: [['Acme Docs', 'Acme Docs']],
-    bad: [
-      ['Acme: Docs', 'MFA_ISSUER must be one line of at most 64 characters without a colon'],
-      ['x'.repeat(65), 'MFA_ISSUER must be one line of at most 64 characters without a colon'],
-    ],
-  },
   MAIL_TEMPLATES_DIR: {
     // whether its files can be used is checked at start (test/mail/mail-templates.test.ts)
     read: (config) => config.mail.templatesDir,
@@ -1020,7 +1011,10 @@ const VARIABLES: Record<string, Variable> = {
       ['Acme', 'Acme'],
       ['Acme Docs', 'Acme Docs', { MAIL_PRODUCT_NAME: 'Other' }],
     ],
-    bad: [['Acme: Docs', 'MFA_ISSUER must be one line of at most 64 characters without a colon']],
+    bad: [
+      ['Acme: Docs', 'MFA_ISSUER must be one line of at most 64 characters without a colon'],
+      ['x'.repeat(65), 'MFA_ISSUER must be one line of at most 64 characters without a colon'],
+    ],
   },
   WEBAUTHN_RP_ID: {
     read: (config) => config.mfa.relyingParty,
@@ -1253,7 +1247,6 @@ describe('loadConfig', () => {
       SMTP_URL: 'smtps://mailer:secret@mail.example:465',
       MAIL_FROM: 'Docs <auth@example.com>',
       MAIL_PRODUCT_NAME: 'Docs',
-      MFA_ISSUER: 'Docs Sign-in',
       MAIL_TEMPLATES_DIR: '/etc/tessera/mail',
       MAIL_RETRY_SECONDS: '10',
       MAIL_SEND_TIMEOUT_SECONDS: '20',
@@ -1329,7 +1322,6 @@ describe('loadConfig', () => {
         passwordResetUrl: 'https://docs.example/reset#key={key}',
       },
       codes: { ttlSeconds: 300, resendSeconds: 30, hourlyLimit: 5, register: 'required' },
-      mfa: { issuer: 'Docs Sign-in' },
       http: {
         corsOrigins: ['https://a.example', 'https://b.example:8443'],
         rateLimitPerMinute: 60,
