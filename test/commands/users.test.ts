@@ -145,6 +145,7 @@ describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
       sessions: 1,
       refresh_token_stored: true,
       refresh_token_expires_at: expect.stringMatching(ISO_TIME),
+      factors: [],
     })
     // 7 days from the login, give or take the test's own time
     const lifetime = Date.parse(shown.refresh_token_expires_at) - Date.now()
@@ -158,7 +159,8 @@ describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
         'username       none\nnickname       none\nbio            none\nrole           user\n' +
         'status         active\npassword       set\nproviders      none\navatar         no\n' +
         `created at     ${user.createdAt}\nupdated at     ${user.createdAt}\n` +
-        `sessions       1, the last expiring ${shown.refresh_token_expires_at}\n`,
+        `sessions       1, the last expiring ${shown.refresh_token_expires_at}\n` +
+        'factors        none\n',
     )
 
     await call(service.app, 'POST', '/auth/delete-refresh-token', { headers: bearer(user.accessToken) })
@@ -233,6 +235,7 @@ describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
         sessions: 1,
         refresh_token_stored: true,
         refresh_token_expires_at: expect.stringMatching(ISO_TIME),
+        factors: [],
       })
       const human = await users(['show', user.email])
       expect(human.code, human.stderr).toBe(0)
@@ -243,7 +246,8 @@ describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
           `bio            "${'b'.repeat(79)}\\u202e"… (220 more characters)\n` +
           'role           user\nstatus         active\npassword       set\nproviders      github\navatar         yes\n' +
           `created at     ${user.createdAt}\nupdated at     ${updatedAt}\n` +
-          `sessions       1, the last expiring ${shown.refresh_token_expires_at}\n`,
+          `sessions       1, the last expiring ${shown.refresh_token_expires_at}\n` +
+          'factors        none\n',
       )
       expect(human.stdout).not.toContain('\u001b')
       expect(human.stdout).not.toContain('\u202e')

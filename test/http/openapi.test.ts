@@ -117,6 +117,12 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       'POST /auth/passkeys/register/verify': ['passkeyRegister', [{ bearerAuth: [] }]],
       'POST /auth/passkeys/login/options': ['passkeyLoginOptions', []],
       'POST /auth/passkeys/login/verify': ['passkeyLogin', []],
+      'POST /auth/mfa/verify': ['verifySecondFactor', []],
+      'GET /auth/mfa/factors': ['listFactors', [{ bearerAuth: [] }]],
+      'POST /auth/mfa/totp/setup': ['setUpTotp', [{ bearerAuth: [] }]],
+      'POST /auth/mfa/totp/confirm': ['confirmTotp', [{ bearerAuth: [] }]],
+      'DELETE /auth/mfa/factors/{id}': ['removeFactor', [{ bearerAuth: [] }]],
+      'POST /auth/mfa/recovery-codes': ['newRecoveryCodes', [{ bearerAuth: [] }]],
     })
   })
 
@@ -160,6 +166,12 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       passkeyRegister: ['200', '400', '401', '403', '409', '413', '415', '429', '500', '503'],
       passkeyLoginOptions: ['200', '400', '403', '413', '415', '429', '500', '503'],
       passkeyLogin: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
+      verifySecondFactor: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
+      setUpTotp: ['200', '400', '401', '403', '413', '415', '429', '500', '503'],
+      confirmTotp: ['200', '400', '401', '403', '404', '413', '415', '429', '500', '503'],
+      listFactors: ['200', '401', '403'],
+      removeFactor: ['200', '401', '403', '404', '413', '415', '429', '500', '503'],
+      newRecoveryCodes: ['200', '401', '403', '413', '415', '429', '500', '503'],
     })
     const descriptions = operations().flatMap(({ operation }) =>
       Object.values(operation.responses).map((response: any) => resolved(response).description),
