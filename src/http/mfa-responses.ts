@@ -6,7 +6,7 @@ import {
   SecondFactorRequiredError,
 } from '../errors.js'
 import { message } from '../language/message.js'
-import { answer, httpsRequired, LIMITED, NO_STORE, refusal, unauthorized } from './response-parts.js'
+import { answer, failed, httpsRequired, LIMITED, NO_STORE, refusal, unauthorized } from './response-parts.js'
 import {
   badBody,
   codeRefused,
@@ -93,6 +93,8 @@ export const factorsResponses = () => ({
   200: answer(FactorsResponse, "The caller's confirmed factors, oldest first", NO_STORE),
   401: unauthorized(),
   403: httpsRequired(),
+  // read statelessly (R3.8), but from the factor store, which can fail (R7.1) as GET /auth/sessions's can
+  500: failed(NO_STORE),
 })
 
 /** DELETE /auth/mfa/factors/<id>. */
