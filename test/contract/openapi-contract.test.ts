@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { authenticator } from 'otplib'
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Clock } from '../../src/clock.js'
@@ -66,6 +67,22 @@ const FAILING_STORES = [
   'avatars',
   'providerLinks',
   'tickets',
+  'factors',
+] as const
+
+/**
+ * The writes of the factor store, failing with their outcome unknown (R7.3) in that store alone: the outbox has a
+ * `remove` of its own, which its sender calls.
+ */
+const FACTOR_WRITES = [
+  'add',
+  'confirm',
+  'useStep',
+  'usePasskey',
+  'remove',
+  'removeAll',
+  'replaceRecoveryCodes',
+  'useRecoveryCode',
 ] as const
 
 /**
@@ -105,6 +122,29 @@ const avatarPath = (avatarUrl: string) => `/avatars/${avatarUrl.split('/').pop()
 
 /** A code that is not `code`. */
 const otherThan = (code: string) => (code === '000000' ? '000001' : '000000')
+
+/** RFC 6238's time step, the authenticator apps' and the service's (docs/api.md R4.25.2). */
+const TOTP_STEP_MS = 30_000
+
+/**
+ * The authenticator app's code for `secret`, `steps` time steps from now, computed by otplib, not by the service's
+ * own implementation. The service of these tests runs on the system clock, so "now" is the service's time too.
+ */
+const appCode = (secret: string, steps = 0) =>
+  authenticator.clone({ epoch: Date.now() + steps * TOTP_STEP_MS }).generate(secret)
+
+/**
+ * A code the app does not show for `secret` at any step within two of now: refused as a wrong code, whatever step
+ * boundary the request crosses on its way (the service accepts one step of drift either way, R4.25.3).
+ */
+function notTheAppCode(secret: string): string {
+  const near = [-2, -1, 0, 1, 2].map((steps) => appCode(secret, steps))
+  const code = ['000000', '000001', '000002', '000003', '000004', '000005'].find(
+    (each) => !near.includes(each),
+  )
+  if (code === undefined) throw new Error('five codes cannot cover six')
+  return code
+}
 
 interface Listening {
   service: TestService
@@ -239,12 +279,17 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
             stores: FAILING_STORES,
           },
         )
+        const failingFactors = withInjectedFailures(failing, () => failure === 'outcome unknown', {
+          writes: FACTOR_WRITES,
+          outcomeUnknown: true,
+          stores: ['factors'],
+        })
         const database = stores.probes.database!
         const probes = {
           ...stores.probes,
           database: () => (failure === 'probe' ? Promise.reject(new Error('injected')) : database()),
         }
-        return { ...failing, probes }
+        return { ...failingFactors, probes }
       },
     })
 
@@ -302,6 +347,11 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       ['DELETE', '/auth/oauth/unreachable'],
       ['POST', '/auth/passkeys/register/options'],
       ['POST', '/auth/passkeys/register/verify'],
+      ['POST', '/auth/mfa/totp/setup'],
+      ['POST', '/auth/mfa/totp/confirm'],
+      ['GET', '/auth/mfa/factors'],
+      ['DELETE', `/auth/mfa/factors/${'0'.repeat(32)}`],
+      ['POST', '/auth/mfa/recovery-codes'],
       ...PROTECTED_EMAIL_PATHS.map((protectedPath) => ['POST', protectedPath] as const),
     ] as const) {
       for (const authorization of [
@@ -568,6 +618,119 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       expect((await send('POST', path, { token: holderToken, json: huge })).status).toBe(413)
     }
 
+    // second factors (§4.25): an authenticator app, its codes computed by otplib, for an account whose registration's
+    // code proved its address; the session of that registration was established before the account had any factor
+    const guarded = `guarded-${randomUUID()}@example.com`
+    expect((await sendCode({ email: guarded, purpose: 'register' })).status).toBe(200)
+    const guardedCode = await mailedCode(mailbox, guarded)
+    const guardedAccount = await send('POST', '/auth/register', {
+      json: { email: guarded, password: PASSWORD, verification_code: guardedCode },
+    })
+    let guardedToken: string = guardedAccount.body.data.access_token
+    const listFactors = (accessToken: string) => send('GET', '/auth/mfa/factors', { token: accessToken })
+    expect((await listFactors(guardedToken)).body.data).toEqual([])
+    const setUpTotp = (accessToken: string, json: unknown) =>
+      send('POST', '/auth/mfa/totp/setup', { token: accessToken, json })
+    // an address not proved yet: 403, before any proof is checked
+    expect((await setUpTotp(unproved.body.data.access_token, { password: PASSWORD })).status).toBe(403)
+    // neither proof or both, a wrong password, a code never sent: 400
+    for (const json of [
+      {},
+      { password: PASSWORD, verification_code: '000000' },
+      { password: 'wrong password' },
+      { verification_code: '000000' },
+    ]) {
+      expect((await setUpTotp(guardedToken, json)).status).toBe(400)
+    }
+    // with a code of purpose manage_factors: a pending factor
+    expect((await sendAccountCode(guardedToken, { purpose: 'manage_factors' })).status).toBe(200)
+    const setup = await setUpTotp(guardedToken, { verification_code: await mailedCode(mailbox, guarded) })
+    expect(setup.status).toBe(200)
+    const { factor_id: totpId, secret: totpSecret } = setup.body.data
+    // a session not established with the second factor neither removes a factor nor renews the recovery codes
+    const removeFactor = (id: string) => send('DELETE', `/auth/mfa/factors/${id}`, { token: guardedToken })
+    const renewRecoveryCodes = () => send('POST', '/auth/mfa/recovery-codes', { token: guardedToken })
+    expect((await removeFactor(totpId)).status).toBe(403)
+    expect((await renewRecoveryCodes()).status).toBe(403)
+    // confirmation: no pending factor of that id is a 404, a code not the app's or not six digits a 400
+    const confirmTotp = (json: unknown) =>
+      send('POST', '/auth/mfa/totp/confirm', { token: guardedToken, json })
+    expect((await confirmTotp({ factor_id: '0'.repeat(32), code: appCode(totpSecret) })).status).toBe(404)
+    expect((await confirmTotp({ factor_id: totpId, code: notTheAppCode(totpSecret) })).status).toBe(400)
+    expect((await confirmTotp({ factor_id: totpId, code: '12345' })).status).toBe(400)
+    const confirmed = await confirmTotp({ factor_id: totpId, code: appCode(totpSecret) })
+    expect(confirmed.status).toBe(200)
+    expect(confirmed.body.data.recovery_codes).toHaveLength(10)
+    // the factor is listed, and the confirming session now counts as established with the second factor: it renews
+    // the recovery codes, the set of the confirmation void
+    expect((await listFactors(guardedToken)).body.data).toMatchObject([
+      { id: totpId, type: 'totp', name: 'Authenticator app', last_used_at: expect.any(String) },
+    ])
+    const renewed = await renewRecoveryCodes()
+    expect(renewed.status).toBe(200)
+    const recoveryCodes: string[] = renewed.body.data.recovery_codes
+    // the password now answers the challenge, and no tokens
+    const challenge = async () => {
+      const answer = await send('POST', '/auth/login', { json: { email: guarded, password: PASSWORD } })
+      expect(answer.status).toBe(200)
+      expect(answer.body.data).toEqual({
+        mfa_required: true,
+        mfa_ticket: expect.any(String),
+        factors: ['totp', 'recovery_code'],
+      })
+      return answer.body.data.mfa_ticket as string
+    }
+    const verifySecondFactor = (json: unknown) => send('POST', '/auth/mfa/verify', { json })
+    let mfaTicket = await challenge()
+    // neither a code nor a recovery code, or both: 400, the ticket left as it was
+    for (const json of [
+      {},
+      { mfa_ticket: mfaTicket },
+      { mfa_ticket: mfaTicket, code: '000000', recovery_code: recoveryCodes[0] },
+    ]) {
+      expect((await verifySecondFactor(json)).status).toBe(400)
+    }
+    // the step of the confirmation's code is used: the app's code of the next step (one step of drift) completes it;
+    // an unknown ticket, and a wrong code, are the one 401
+    const nextCode = appCode(totpSecret, 1)
+    expect((await verifySecondFactor({ mfa_ticket: 'A'.repeat(43), code: nextCode })).status).toBe(401)
+    expect(
+      (await verifySecondFactor({ mfa_ticket: mfaTicket, code: notTheAppCode(totpSecret) })).status,
+    ).toBe(401)
+    const verified = await verifySecondFactor({ mfa_ticket: mfaTicket, code: nextCode })
+    expect(verified.status).toBe(200)
+    expect(verified.body.data).toMatchObject({ email: guarded, access_token: expect.any(String) })
+    // the ticket is good once
+    expect((await verifySecondFactor({ mfa_ticket: mfaTicket, code: nextCode })).status).toBe(401)
+    // a new challenge: the code accepted is refused (no replay), so is a code of the confirmation's set, and one of the
+    // renewed set completes it; the sign-in replaces the session (single mode)
+    mfaTicket = await challenge()
+    expect((await verifySecondFactor({ mfa_ticket: mfaTicket, code: nextCode })).status).toBe(401)
+    const voidCode = confirmed.body.data.recovery_codes[0]
+    expect((await verifySecondFactor({ mfa_ticket: mfaTicket, recovery_code: voidCode })).status).toBe(401)
+    const recovered = await verifySecondFactor({ mfa_ticket: mfaTicket, recovery_code: recoveryCodes[0] })
+    expect(recovered.status).toBe(200)
+    guardedToken = recovered.body.data.access_token
+    // an id that is not one of the caller's factors: 404
+    for (const id of ['0'.repeat(32), 'not-a-factor']) expect((await removeFactor(id)).status).toBe(404)
+    // a second authenticator started with the password, left pending for the failures below
+    const pending = await setUpTotp(guardedToken, { password: PASSWORD })
+    expect(pending.status).toBe(200)
+    const { factor_id: pendingId, secret: pendingSecret } = pending.body.data
+    const confirmPending = () => confirmTotp({ factor_id: pendingId, code: appCode(pendingSecret) })
+    // the bodies they refuse: not JSON, over 16 KiB (with a valid token; the factor of the DELETE stays)
+    for (const [method, path] of [
+      ['POST', '/auth/mfa/totp/setup'],
+      ['POST', '/auth/mfa/totp/confirm'],
+      ['POST', '/auth/mfa/verify'],
+      ['DELETE', `/auth/mfa/factors/${totpId}`],
+      ['POST', '/auth/mfa/recovery-codes'],
+    ] as const) {
+      const token = guardedToken
+      expect((await send(method, path, { token, body: 'x', contentType: 'text/plain' })).status).toBe(415)
+      expect((await send(method, path, { token, json: huge })).status).toBe(413)
+    }
+
     // the bodies every e-mail endpoint refuses: not JSON, over 16 KiB (each protected one with a valid token)
     for (const path of ['/auth/email/send-code', '/auth/login/email-code', '/auth/password/reset']) {
       expect((await send('POST', path, { body: 'x', contentType: 'text/plain' })).status).toBe(415)
@@ -656,6 +819,12 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await passkeyLogin({ ...passkeyTicket, credential: assertion })).status).toBe(500)
     expect((await creationOptions(holderToken, { password: PASSWORD })).status).toBe(500)
     expect((await registerPasskey({ ...passkeyTicket, credential: created })).status).toBe(500)
+    expect((await setUpTotp(guardedToken, { password: PASSWORD })).status).toBe(500)
+    expect((await confirmPending()).status).toBe(500)
+    expect((await verifySecondFactor({ mfa_ticket: secret, code: '000000' })).status).toBe(500)
+    expect((await listFactors(guardedToken)).status).toBe(500)
+    expect((await removeFactor(totpId)).status).toBe(500)
+    expect((await renewRecoveryCodes()).status).toBe(500)
     // a write sent with no answer (R7.3): 503, retry
     failure = 'outcome unknown'
     expect(
@@ -692,6 +861,13 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await passkeyLogin({ ...passkeyTicket, credential: assertion })).status).toBe(503)
     expect((await creationOptions(holderToken, { password: PASSWORD })).status).toBe(503)
     expect((await registerPasskey({ ...passkeyTicket, credential: created })).status).toBe(503)
+    // a factor stored, confirmed or removed, a challenge's ticket used up, recovery codes replaced: each may have
+    // happened
+    expect((await setUpTotp(guardedToken, { password: PASSWORD })).status).toBe(503)
+    expect((await confirmPending()).status).toBe(503)
+    expect((await verifySecondFactor({ mfa_ticket: secret, code: '000000' })).status).toBe(503)
+    expect((await removeFactor(totpId)).status).toBe(503)
+    expect((await renewRecoveryCodes()).status).toBe(503)
     failure = 'probe'
     expect((await send('GET', '/health')).status).toBe(503)
     failure = 'none'
@@ -702,7 +878,11 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       clockFails = false
     }
 
-    // and the flow's end once the store is back
+    // and the flow's end once the store is back; removing the last factor turns the second step off
+    expect((await removeFactor(totpId)).status).toBe(200)
+    expect((await listFactors(guardedToken)).body.data).toEqual([])
+    const unguarded = await send('POST', '/auth/login', { json: { email: guarded, password: PASSWORD } })
+    expect(unguarded.body.data).toMatchObject({ email: guarded, access_token: expect.any(String) })
     expect((await send('DELETE', `/auth/sessions/${sessions.body.data[0].id}`, { token })).status).toBe(200)
     expect((await send('POST', '/auth/delete-refresh-token', { token })).status).toBe(200)
     // a few hundred requests, some hashing a password or decoding an image: more than the default 30 s when the
@@ -765,6 +945,14 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect(await statuses('/auth/passkeys/login/verify', thrice({}))).toEqual([400, 400, 429])
     expect(await statuses('/auth/passkeys/register/options', thrice({}), token)).toEqual([400, 400, 429])
     expect(await statuses('/auth/passkeys/register/verify', thrice({}), token)).toEqual([400, 400, 429])
+    // second factors: every request counted
+    expect(await statuses('/auth/mfa/verify', thrice({}))).toEqual([400, 400, 429])
+    expect(await statuses('/auth/mfa/totp/setup', thrice({}), token)).toEqual([400, 400, 429])
+    expect(await statuses('/auth/mfa/totp/confirm', thrice({}), token)).toEqual([400, 400, 429])
+    const removeFactor = () => send('DELETE', `/auth/mfa/factors/${'0'.repeat(32)}`, { token })
+    expect(await repeated(3, removeFactor)).toEqual([403, 403, 429])
+    const renewRecoveryCodes = () => send('POST', '/auth/mfa/recovery-codes', { token })
+    expect(await repeated(3, renewRecoveryCodes)).toEqual([403, 403, 429])
     // an e-mail without an account: no address is remembered for it (R8.6)
     const unknown = { email: `nobody-${randomUUID()}@example.com`, password: PASSWORD }
     expect(await statuses('/auth/login', thrice(unknown))).toEqual([401, 401, 429])
@@ -874,6 +1062,12 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     await expectRefused('/auth/passkeys/login/verify', {})
     await expectRefused('/auth/passkeys/register/options', {}, 'x')
     await expectRefused('/auth/passkeys/register/verify', {}, 'x')
+    await expectRefused('/auth/mfa/totp/setup', { password: PASSWORD }, 'x')
+    await expectRefused('/auth/mfa/totp/confirm', { factor_id: '0'.repeat(32), code: '000000' }, 'x')
+    await expectRefused('/auth/mfa/verify', { mfa_ticket: 'A'.repeat(43), code: '000000' })
+    expect((await send('GET', '/auth/mfa/factors', { token: 'x' })).status).toBe(403)
+    expect((await send('DELETE', `/auth/mfa/factors/${'0'.repeat(32)}`, { token: 'x' })).status).toBe(403)
+    expect((await send('POST', '/auth/mfa/recovery-codes', { token: 'x' })).status).toBe(403)
   })
 
   it('R4.13.1 the key sets of EdDSA and ES256, and their discovery documents', async () => {
