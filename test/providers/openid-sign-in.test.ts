@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { authenticator } from 'otplib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PASSWORD, uniqueEmail } from '../support/http.js'
 import { type Mailbox, smtpMailbox } from '../support/mailbox.js'
@@ -140,6 +141,43 @@ describe('sign-in with an OpenID provider', () => {
       status: 401,
       body: { code: 401, message: 'E-mail or password wrong', data: null },
     })
+  })
+
+  it('R4.25.6 an account with a second factor: the popup posts success, "Second factor required" and the challenge', async () => {
+    const account = await verifiedAccount()
+    const token = account.access_token
+    const setup = await api(service, 'POST', '/auth/mfa/totp/setup', { token, body: { password: PASSWORD } })
+    expect(setup.status).toBe(200)
+    // the app's code by otplib, not the service's own implementation
+    const code = authenticator.generate(setup.body.data.secret)
+    const confirmed = await api(service, 'POST', '/auth/mfa/totp/confirm', {
+      token,
+      body: { factor_id: setup.body.data.factor_id, code },
+    })
+    expect(confirmed.status).toBe(200)
+    service.provider.setAccount({ sub: subject(), email: account.email, email_verified: true })
+    const { result } = await popupSignIn(browser(), service, 'google')
+    expect(result.targetOrigin).toBe(service.origin)
+    expect(result.message).toEqual({
+      type: 'auth:oauth:result',
+      success: true,
+      provider: 'google',
+      message: 'Second factor required',
+      data: {
+        mfa_required: true,
+        mfa_ticket: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+        factors: ['totp', 'recovery_code'],
+      },
+    })
+    // the link is made; the sign-in completes with the second step (a recovery code: the code's step is used)
+    const verified = await api(service, 'POST', '/auth/mfa/verify', {
+      body: {
+        mfa_ticket: result.message.data?.mfa_ticket,
+        recovery_code: confirmed.body.data.recovery_codes[0],
+      },
+    })
+    expect(verified.status).toBe(200)
+    expect(verified.body.data).toMatchObject({ id: account.id, providers: ['google'] })
   })
 
   it('links the account whose verified address the provider vouches for, and tells its owner', async () => {
