@@ -404,6 +404,51 @@ describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {
     expectError(await refresh(again.body.data.refresh_token), 401, MESSAGES.refreshTokenInvalid)
   })
 
+  it('mfa-reset: every second factor and recovery code goes, the sessions end, and the password signs in alone', async () => {
+    const user = await registerUser(service.app)
+    // an authenticator as a confirmation leaves it (its secret sealed by the service: opaque here)
+    const factor = {
+      id: randomBytes(16).toString('hex'),
+      userId: user.id,
+      type: 'totp' as const,
+      name: 'Authenticator app',
+      confirmed: true,
+      secret: 'v1.sealed-elsewhere',
+      lastStep: 1,
+      credentialId: null,
+      publicKey: null,
+      counter: 0,
+      backedUp: false,
+      transports: [],
+      createdAt: Date.now(),
+      lastUsedAt: Date.now(),
+    }
+    expect(await service.stores.factors.add(factor)).toBe('added')
+    await service.stores.factors.replaceRecoveryCodes(user.id, ['a'.repeat(64)])
+    expect((await login(user.email, PASSWORD)).body.data.mfa_required).toBe(true)
+    const shown = JSON.parse((await users(['show', user.id, '--json'])).stdout)
+    expect(shown.factors).toEqual([{ id: factor.id, type: 'totp', name: 'Authenticator app' }])
+    expect((await users(['show', user.email])).stdout).toContain(
+      '\nfactors        totp "Authenticator app"\n',
+    )
+
+    const result = await users(['mfa-reset', user.email, '--json'])
+    expect(result.code, result.stderr).toBe(0)
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      id: user.id,
+      factors_removed: 1,
+      refresh_token_revoked: true,
+      sessions_ended: 1,
+    })
+    expect(await service.stores.factors.list(user.id)).toEqual([])
+    expect(await service.stores.factors.recoveryCodesLeft(user.id)).toBe(0)
+    expectError(await refresh(user.refreshToken), 401, MESSAGES.refreshTokenInvalid)
+    expect((await login(user.email, PASSWORD)).body.data.access_token).toEqual(expect.any(String))
+    expect(await events(user.id)).toContainEqual(operatorEvent('mfa_disabled', user.id))
+    const human = await users(['mfa-reset', user.id])
+    expect(human.stdout).toMatch(/^0 second factors of \S+ \(\d{10}\) removed, and its sessions ended/)
+  })
+
   it.runIf(profileBackend)(
     'set-role: the sessions end, role_changed is recorded, and tokens carry the role from the next login',
     async () => {
