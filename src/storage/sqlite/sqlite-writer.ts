@@ -127,17 +127,31 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
     worker.postMessage(request)
   }
 
-  const enqueue = (statements: QueuedWrite) => {
-    if (closed !== null) return Promise.reject(new Error('the SQLite writer is closed'))
-    return new Promise<SqlResult[]>((resolve, reject) => {
-      queued.push({ statements, resolve, reject })
-      if (inFlight === null) schedule()
-    })
+  /** Queues one write; `resolve` is given its statements' results once its group is committed. */
+  const enqueue = (
+    statements: QueuedWrite,
+    resolve: PendingWrite['resolve'],
+    reject: PendingWrite['reject'],
+  ): void => {
+    if (closed !== null) return reject(new Error('the SQLite writer is closed'))
+    queued.push({ statements, resolve, reject })
+    if (inFlight === null) schedule()
   }
 
   return {
-    write: async (sql, parameters) => (await enqueue([[sql, parameters]]))[0] as SqlResult,
-    writeAll: (queries) => enqueue(queries.map(({ sql, parameters }) => [sql, parameters])),
+    // one statement, the hot path of every refresh: one promise, resolved with its one result
+    write: (sql, parameters) =>
+      new Promise((resolve, reject) =>
+        enqueue([[sql, parameters]], (results) => resolve(results[0] as SqlResult), reject),
+      ),
+    writeAll: (queries) =>
+      new Promise((resolve, reject) =>
+        enqueue(
+          queries.map(({ sql, parameters }) => [sql, parameters]),
+          resolve,
+          reject,
+        ),
+      ),
     close() {
       closed ??= (async () => {
         if (queued.length > 0 || inFlight !== null) {
