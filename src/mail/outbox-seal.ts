@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
+import { hkdfSync } from 'node:crypto'
 import { CODE_PURPOSES } from '../code-purpose.js'
+import { openText, sealText } from '../sealed-text.js'
 import { type MailIntent, NOTICE_NAMES } from './mail-intent.js'
 
 /** What an outbox row carries, sealed: whom the message goes to, what it is to say, and in which language. */
@@ -28,11 +29,7 @@ export interface OutboxSeal {
 /** OutboxMessage.payload's bound (src/storage/stores.ts). */
 export const MAX_PAYLOAD_LENGTH = 8192
 
-/** The format's version, which leads the payload: a later format can be told from this one. */
-const PREFIX = 'v1.'
 const KEY_INFO = 'tessera outbox v1'
-const IV_BYTES = 12
-const TAG_BYTES = 16
 
 /**
  * AES-256-GCM under a key derived from AUTH_JWT_SECRET (HKDF-SHA-256, an info of its own, so this key is used for
@@ -47,11 +44,7 @@ export function createOutboxSeal(secrets: {
   const keys = [current as Buffer, ...previous]
   return {
     seal(id, mail) {
-      const iv = randomBytes(IV_BYTES)
-      const cipher = createCipheriv('aes-256-gcm', current as Buffer, iv, { authTagLength: TAG_BYTES })
-      cipher.setAAD(Buffer.from(id, 'utf8'))
-      const body = Buffer.concat([cipher.update(JSON.stringify(mail), 'utf8'), cipher.final()])
-      const payload = PREFIX + Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')
+      const payload = sealText(current as Buffer, id, JSON.stringify(mail))
       if (payload.length > MAX_PAYLOAD_LENGTH)
         throw new RangeError(
           `a sealed mail of ${payload.length} characters exceeds the outbox's ${MAX_PAYLOAD_LENGTH}`,
@@ -59,11 +52,8 @@ export function createOutboxSeal(secrets: {
       return payload
     },
     open(id, payload) {
-      if (!payload.startsWith(PREFIX)) return null
-      const bytes = Buffer.from(payload.slice(PREFIX.length), 'base64url')
-      if (bytes.length < IV_BYTES + TAG_BYTES) return null
       for (const key of keys) {
-        const text = decrypt(key, id, bytes)
+        const text = openText(key, id, payload)
         if (text !== null) return parseSealedMail(text)
       }
       return null
@@ -73,23 +63,6 @@ export function createOutboxSeal(secrets: {
 
 function deriveKey(secret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, '', KEY_INFO, 32))
-}
-
-/** The plaintext, or null when `key` does not authenticate it for the row `id`. */
-function decrypt(key: Buffer, id: string, bytes: Buffer): string | null {
-  const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES), {
-    authTagLength: TAG_BYTES,
-  })
-  decipher.setAAD(Buffer.from(id, 'utf8'))
-  decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES))
-  try {
-    return Buffer.concat([
-      decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
-      decipher.final(),
-    ]).toString('utf8')
-  } catch {
-    return null
-  }
 }
 
 /**

@@ -1,12 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
 import type { Account, Session } from '../auth/account.js'
-import type { AccountService, LoginContext } from '../auth/account-service.js'
+import type { AccountService } from '../auth/account-service.js'
 import type { EmailAccountService } from '../auth/email-account-service.js'
 import type { SignIn } from '../auth/session-starter.js'
-import { SessionNotFoundError, ValidationError } from '../errors.js'
+import { SessionNotFoundError } from '../errors.js'
 import { accountData, loginData, signInData } from '../http/account-data.js'
-import { languageOf } from '../http/answer-language.js'
 import { callerOf } from '../http/authenticate.js'
 import { success } from '../http/envelope.js'
 import {
@@ -43,26 +41,15 @@ import {
   SessionParams,
   VerifyEmailBody,
 } from '../http/schemas.js'
-import { message } from '../language/message.js'
 import type { ProfileService } from '../profile/profile-service.js'
 import type { SessionService } from '../sessions/session-service.js'
-
-/** The API document's security requirements: none for a public operation, the access token for a protected one. */
-const PUBLIC: [] = []
-const BEARER_AUTH = [{ bearerAuth: [] }]
+import { BEARER_AUTH, holderProof, PUBLIC, requestContext } from './route-parts.js'
 
 /**
  * Whom the account service works for, built once per request: the one place the client address goes in (the login
  * throttle, the Argon2 queue and the security events read it from there; docs/api.md R8.2 to R8.6, "Audit events").
  * An HTTP request always has both its address and its id.
  */
-const requestContext = (request: FastifyRequest): LoginContext => ({
-  clientAddress: request.ip,
-  requestId: request.id,
-  userAgent: request.headers['user-agent'] ?? null,
-  // a mail the request causes is written in the language of its answers (docs/api.md R1.18)
-  language: languageOf(request.headers),
-})
 
 export interface AuthRoutesOptions {
   accounts: AccountService
@@ -461,12 +448,7 @@ export const accountChangeRoutes: FastifyPluginAsyncTypebox<ProtectedAuthRoutesO
       },
     },
     async (request) => {
-      const { password, verification_code: code } = request.body
-      if ((password === undefined) === (code === undefined)) {
-        throw new ValidationError([{ field: '/password', message: message('field.password_or_code') }])
-      }
-      const proof = password === undefined ? { code: code as string } : { password }
-      await emailAccounts.deleteAccount(callerOf(request), proof, requestContext(request))
+      await emailAccounts.deleteAccount(callerOf(request), holderProof(request.body), requestContext(request))
       return success(null)
     },
   )

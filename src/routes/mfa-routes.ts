@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
 import { FactorNotFoundError, ValidationError } from '../errors.js'
 import { loginData } from '../http/account-data.js'
-import { languageOf } from '../http/answer-language.js'
 import { callerOf } from '../http/authenticate.js'
 import { success } from '../http/envelope.js'
 import {
@@ -15,27 +13,10 @@ import {
 } from '../http/mfa-responses.js'
 import { FactorParams, HolderProofBody, MfaVerifyBody, TotpConfirmBody } from '../http/schemas.js'
 import { message } from '../language/message.js'
-import type { HolderProof, MfaService } from '../mfa/mfa-service.js'
-import type { RequestContext } from '../security-event.js'
+import type { MfaService } from '../mfa/mfa-service.js'
+import { BEARER_AUTH, holderProof, PUBLIC, requestContext } from './route-parts.js'
 
-const PUBLIC: [] = []
-const BEARER_AUTH = [{ bearerAuth: [] }]
 const FACTOR_ID = /^[0-9a-f]{32}$/
-
-const requestContext = (request: FastifyRequest): RequestContext => ({
-  clientAddress: request.ip,
-  requestId: request.id,
-  userAgent: request.headers['user-agent'] ?? null,
-  language: languageOf(request.headers),
-})
-
-/** Exactly one of `password` and `verification_code` (docs/api.md §4.25, as POST /auth/delete takes them). */
-export function holderProof(body: HolderProofBody): HolderProof {
-  const { password, verification_code: code } = body
-  if ((password === undefined) === (code === undefined))
-    throw new ValidationError([{ field: '/password', message: message('field.password_or_code') }])
-  return password === undefined ? { code: code as string } : { password }
-}
 
 export interface MfaRoutesOptions {
   mfa: MfaService

@@ -23,17 +23,7 @@ import { CALLBACK_PAGE_HEADERS, callbackPage } from '../providers/callback-page.
 import { SIGN_IN_FAILURES, SIGNED_IN, type SignInFailure } from '../providers/sign-in-failure.js'
 import type { SignInFlow } from '../providers/sign-in-flow.js'
 import { SIGN_IN_TTL_SECONDS } from '../providers/sign-in-state.js'
-import type { RequestContext } from '../security-event.js'
-
-const PUBLIC: [] = []
-const BEARER_AUTH = [{ bearerAuth: [] }]
-
-const requestContext = (request: FastifyRequest): RequestContext => ({
-  clientAddress: request.ip,
-  requestId: request.id,
-  userAgent: request.headers['user-agent'] ?? null,
-  language: languageOf(request.headers),
-})
+import { BEARER_AUTH, PUBLIC, requestContext } from './route-parts.js'
 
 export interface OAuthRoutesOptions {
   flow: SignInFlow

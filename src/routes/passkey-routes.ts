@@ -1,7 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
 import { loginData } from '../http/account-data.js'
-import { languageOf } from '../http/answer-language.js'
 import { callerOf } from '../http/authenticate.js'
 import { success } from '../http/envelope.js'
 import {
@@ -17,18 +15,7 @@ import {
   PasskeyRegisterBody,
 } from '../http/schemas.js'
 import type { PasskeyService } from '../mfa/passkeys.js'
-import type { RequestContext } from '../security-event.js'
-import { holderProof } from './mfa-routes.js'
-
-const PUBLIC: [] = []
-const BEARER_AUTH = [{ bearerAuth: [] }]
-
-const requestContext = (request: FastifyRequest): RequestContext => ({
-  clientAddress: request.ip,
-  requestId: request.id,
-  userAgent: request.headers['user-agent'] ?? null,
-  language: languageOf(request.headers),
-})
+import { BEARER_AUTH, holderProof, PUBLIC, requestContext } from './route-parts.js'
 
 export interface PasskeyRoutesOptions {
   passkeys: PasskeyService
