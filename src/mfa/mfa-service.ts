@@ -226,11 +226,10 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
     user: UserRecord,
     challenge: Challenge,
     context: RequestContext,
-    reason: 'mfa',
   ): Promise<Session> => {
     if (challenge.login !== null) await throttle.succeeded(passOf(challenge.login))
     const session = await startSession(user, context, { secondFactor: true })
-    record('login_succeeded', user.id, context, reason)
+    record('login_succeeded', user.id, context, 'mfa')
     deps.observer?.secondStep('passed')
     return session
   }
@@ -343,7 +342,7 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       }
       await throttle.succeeded(pass)
       if ('recoveryCode' in proof) record('recovery_code_used', user.id, context)
-      return complete(user, challenge, context, 'mfa')
+      return complete(user, challenge, context)
     },
 
     async completeWithPasskey(ticket, userId, context) {
@@ -359,7 +358,7 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       }
       const user = await signInAccount(challenge, context)
       if (user === null) throw new SecondFactorInvalidError()
-      return complete(user, challenge, context, 'mfa')
+      return complete(user, challenge, context)
     },
 
     async refusePasskey(ticket, context) {
@@ -373,12 +372,7 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       await sessions.live(caller)
       const user = await callerAccount(caller)
       if (!user.emailVerified) throw new EmailUnverifiedError()
-      await deps.proveHolder(
-        user,
-        'password' in proof ? proof : { code: proof.code },
-        'manage_factors',
-        context,
-      )
+      await deps.proveHolder(user, proof, 'manage_factors', context)
       return user
     },
 
