@@ -133,7 +133,10 @@ export function createSqliteWriter(filename: string, pragmas: readonly string[])
     resolve: PendingWrite['resolve'],
     reject: PendingWrite['reject'],
   ): void => {
-    if (closed !== null) return reject(new Error('the SQLite writer is closed'))
+    if (closed !== null) {
+      reject(new Error('the SQLite writer is closed'))
+      return
+    }
     queued.push({ statements, resolve, reject })
     if (inFlight === null) schedule()
   }
