@@ -377,18 +377,24 @@ describe('sign-in with an OpenID provider', () => {
 
 describe('sign-in with an OpenID provider, back to the application with redirect_to', () => {
   const temp = useTempDir('oidc-redirect')
+  let smtp: TestSmtpServer
+  let mailbox: Mailbox
   let service: ServiceWithProvider<TestOidcProvider>
 
   beforeAll(async () => {
+    smtp = await startSmtpServer()
+    mailbox = smtpMailbox(smtp)
     // the claims kept to the UserInfo endpoint, as OpenID Connect's default rule has it
     service = await startServiceWithOidcProvider(
       temp.path,
-      { FRONTEND_ORIGIN: APP_ORIGIN },
+      { FRONTEND_ORIGIN: APP_ORIGIN, SMTP_URL: smtp.url },
       { claimsInIdToken: false },
     )
   })
   afterAll(async () => {
     await service?.stop()
+    await mailbox?.close()
+    await smtp?.stop()
   })
 
   /**
@@ -410,15 +416,19 @@ describe('sign-in with an OpenID provider, back to the application with redirect
     return back
   }
   /** A redirect_to sign-in of a new provider account, started with `challenge`: the code it came back with. */
-  const signInCode = async (challenge: string): Promise<string> => {
+  /** A redirect_to sign-in of the provider account as set, started with `challenge`: the code it came back with. */
+  const codeFor = async (challenge: string): Promise<string> => {
+    const code = (await returnUrl(`${APP_ORIGIN}/signed-in`, challenge)).searchParams.get('code')
+    if (code === null) throw new Error('no code')
+    return code
+  }
+  const signInCode = (challenge: string): Promise<string> => {
     service.provider.setAccount({
       sub: `redirect-${randomUUID()}`,
       email: uniqueEmail(),
       email_verified: true,
     })
-    const code = (await returnUrl(`${APP_ORIGIN}/signed-in`, challenge)).searchParams.get('code')
-    if (code === null) throw new Error('no code')
-    return code
+    return codeFor(challenge)
   }
   const exchange = (body: Record<string, unknown>) => api(service, 'POST', '/auth/oauth/exchange', { body })
   const REFUSED = { status: 400, body: { code: 400, message: 'Invalid or expired code', data: null } }
@@ -449,6 +459,59 @@ describe('sign-in with an OpenID provider, back to the application with redirect
     expect(await exchange({ code, code_verifier: verifier })).toEqual(REFUSED)
     const unknown = await exchange({ code: 'x'.repeat(43), code_verifier: verifier })
     expect(unknown).toEqual(REFUSED)
+  })
+
+  it('R4.25.6 the exchange for an account with a second factor answers the challenge, with no tokens', async () => {
+    const email = uniqueEmail()
+    const sub = `redirect-mfa-${randomUUID()}`
+    service.provider.setAccount({ sub, email, email_verified: true })
+    const first = pkcePair()
+    const created = await exchange({ code: await codeFor(first.challenge), code_verifier: first.verifier })
+    expect(created.status).toBe(200)
+    const token = created.body.data.access_token
+    // an account without a password enrols with a manage_factors code mailed to its address
+    expect(
+      (await api(service, 'POST', '/auth/me/send-code', { token, body: { purpose: 'manage_factors' } }))
+        .status,
+    ).toBe(200)
+    const mailed = /\b(\d{6})\b/.exec((await mailbox.next(email)).text)?.[1]
+    const setup = await api(service, 'POST', '/auth/mfa/totp/setup', {
+      token,
+      body: { verification_code: mailed },
+    })
+    expect(setup.status).toBe(200)
+    const confirmed = await api(service, 'POST', '/auth/mfa/totp/confirm', {
+      token,
+      body: { factor_id: setup.body.data.factor_id, code: authenticator.generate(setup.body.data.secret) },
+    })
+    expect(confirmed.status).toBe(200)
+    // the same provider account signs in again: the exchange is a first factor alone
+    const second = pkcePair()
+    const challenged = await exchange({
+      code: await codeFor(second.challenge),
+      code_verifier: second.verifier,
+    })
+    expect(challenged).toEqual({
+      status: 200,
+      body: {
+        code: 200,
+        message: 'Success',
+        data: {
+          mfa_required: true,
+          mfa_ticket: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+          factors: ['totp', 'recovery_code'],
+        },
+      },
+    })
+    const verified = await api(service, 'POST', '/auth/mfa/verify', {
+      body: {
+        mfa_ticket: challenged.body.data.mfa_ticket,
+        recovery_code: confirmed.body.data.recovery_codes[0],
+      },
+    })
+    expect(verified.status).toBe(200)
+    expect(verified.body.data).toMatchObject({ id: created.body.data.id, providers: ['google'] })
+    expect(typeof verified.body.data.access_token).toBe('string')
   })
 
   it('R4.24.11 refuses redirect_to without a code_challenge, or with one not of the S256 form, with a 400 page', async () => {
