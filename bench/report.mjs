@@ -191,6 +191,12 @@ the PostgreSQL user needs the right to create databases. Each run prints its tab
 this page with \`--write-docs\`. Nothing under \`bench/results/\` is committed. The command exits non-zero only when
 the run itself fails; missed targets are listed at the end of its output.
 
+The ratios to bare Fastify depend on the machine as much as on the code. Whether a change made the service slower is
+answered by \`npm run bench:compare -- <git revision>\`: it builds that revision in a temporary git worktree and
+measures \`GET /auth/me\` and \`POST /auth/refresh\` of both builds beside bare Fastify, on the embedded store, in an
+order that alternates from round to round (\`--rounds N\`, default 10; \`--seconds S\` per load, default 3), and prints
+this build's median ratio ÷ the other's.
+
 ## Notes
 
 ${notes}`

@@ -54,7 +54,7 @@ export interface LoadConfigOptions {
 }
 
 /**
- * Reads and validates the configuration from environment variables (the README lists them), one section after the
+ * Reads and validates the configuration from environment variables (docs/configuration.md lists them), one section after the
  * other. Every variable is trimmed and an empty one is unset. Throws a ConfigError naming the first variable with a
  * bad value. Performs no I/O.
  */

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 
 /**
  * The layers of src/, lowest first. A module may import modules of its own layer or a lower one, never one above
- * (README "How the code is laid out"). A folder's modules share its layer; a file at the root of src/ has its own.
+ * (docs/development.md "How the code is laid out"). A folder's modules share its layer; a file at the root of src/ has its own.
  */
 const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
   {

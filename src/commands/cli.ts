@@ -45,7 +45,7 @@ Main environment variables:
   LOG_LEVEL                  fatal, error, warn, info (default), debug, trace or silent
   SITE_CONFIG_FILE           a site configuration (JSON or YAML) to validate at start and serve
 
-See README.md for every variable.
+See docs/configuration.md for every variable.
 `
 
 /**

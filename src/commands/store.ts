@@ -31,7 +31,7 @@ compared at the end.
   --json               print the report as JSON
 
 backup: a consistent copy of the SQLite store (DATABASE_URL, or --database-url) while the service runs, written
-with mode 0600; an existing <file> is replaced only with --force. See README.md, "Backup and restore".
+with mode 0600; an existing <file> is replaced only with --force. See docs/operations.md, "Backup and restore".
 
 Exit codes: 0 done, 1 refused, failed or not verified (one line on stderr), 2 usage error.
 `

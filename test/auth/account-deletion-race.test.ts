@@ -10,7 +10,7 @@ import { MESSAGES } from '../support/messages.js'
 import { startTestService, type TestService } from '../support/test-service.js'
 
 /**
- * Deleting an account while its user logs in or refreshes (README "Administering users"): with REDIS_URL no foreign
+ * Deleting an account while its user logs in or refreshes (docs/administration.md "Administering users"): with REDIS_URL no foreign
  * key ties a refresh token to its account, so the deletion retires the user's token first and a login that read the
  * account before it was deleted stores nothing; refresh, which does not read the account, has nothing to rotate.
  */

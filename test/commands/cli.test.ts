@@ -41,7 +41,7 @@ afterEach(() => {
 })
 
 describe('tessera --help', () => {
-  it('names the commands, the options and the main variables, one line each, and points to the README', async () => {
+  it('names the commands, the options and the main variables, one line each, and points to docs/configuration.md', async () => {
     const { stdout, stderr, exitCode } = await run(['--help'])
     expect(stderr).toBe('')
     expect(exitCode).toBeUndefined()
@@ -62,7 +62,7 @@ describe('tessera --help', () => {
     ]) {
       expect(stdout).toMatch(new RegExp(`\\n  ${variables} +\\S[^\\n]*\\n`))
     }
-    expect(stdout.endsWith('\nSee README.md for every variable.\n')).toBe(true)
+    expect(stdout.endsWith('\nSee docs/configuration.md for every variable.\n')).toBe(true)
   })
 
   it('names only variables the configuration reads', async () => {

@@ -63,7 +63,7 @@ const COMMAND_BACKENDS = backends.filter((backend) =>
 const PROFILE_BACKENDS = new Set([COMMAND_BACKENDS[0]?.name, COMMAND_BACKENDS.at(-1)?.name])
 
 /**
- * `tessera users` (README "Administering users"), built (npm run build) and run as the operator runs it, against the
+ * `tessera users` (docs/administration.md "Administering users"), built (npm run build) and run as the operator runs it, against the
  * store of a running service: each verb, --json, the exit codes, and what the service then does for the user.
  */
 describe.each(COMMAND_BACKENDS)('tessera users [$name]', (backend) => {

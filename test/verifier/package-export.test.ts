@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 
-// README "Protect your own API": the verifier is exported from the package, and from `tessera/verifier` alone
+// docs/client.md "Protect your own API": the verifier is exported from the package, and from `tessera/verifier` alone
 // (the built package in dist/, which `npm test` builds first)
 
 describe('the package exports the verifier', () => {

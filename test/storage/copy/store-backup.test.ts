@@ -95,7 +95,7 @@ describe('tessera store backup', () => {
       copy.close()
     }
 
-    // restored as the README says: the file in place of the database, mode 0600, and the service started on it
+    // restored as docs/operations.md says: the file in place of the database, mode 0600, and the service started on it
     const restored = join(dir.path, 'restored')
     mkdirSync(restored, { mode: 0o700 })
     copyFileSync(file, join(restored, 'app.db'))
