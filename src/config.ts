@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os'
+import { type AdminConfig, readAdminConfig } from './config/admin-config.js'
 import { type AuditConfig, readAuditConfig } from './config/audit-config.js'
 import { type AuthConfig, authWarnings, readAuthConfig } from './config/auth-config.js'
 import { createEnvReader, type Env } from './config/env-reader.js'
@@ -12,6 +13,7 @@ import { readSessionConfig, type SessionConfig } from './config/session-config.j
 import { readSigningConfig, type SigningConfig } from './config/signing-config.js'
 import { readStorageConfig, type StorageConfig } from './config/storage-config.js'
 
+export type { AdminConfig } from './config/admin-config.js'
 export type { Argon2Params } from './config/auth-config.js'
 export { ConfigError } from './config/config-error.js'
 export type { Env } from './config/env-reader.js'
@@ -36,6 +38,8 @@ export interface Config {
   codes: CodeConfig
   /** MFA_ISSUER, WEBAUTHN_RP_ID: second factors and passkeys (docs/api.md §4.25, §4.26). */
   mfa: MfaConfig
+  /** ADMIN_ROLE, ADMIN_REQUIRE_MFA: who may use the admin API (docs/api.md §4.27). */
+  admin: AdminConfig
   http: HttpConfig
   logLevel: LogLevel
   /** A site presentation configuration (spec 2.6) to load and validate at start; null when unset. */
@@ -72,6 +76,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
     signing: readSigningConfig(read, { env: nodeEnv, publicUrl: server.publicUrl }),
     storage: readStorageConfig(read),
     audit: readAuditConfig(read),
+    admin: readAdminConfig(read),
     mail,
     codes: readCodeConfig(read, mail),
     http: readHttpConfig(read, nodeEnv),

@@ -95,10 +95,23 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
 }
 
 /**
+ * Turns a seeded SQLite store (`connection`, open on it) into one as the versions before 0011 left it: an audit trail
+ * without actors, neither index of 0011, and no record of 0011.
+ */
+export function undoMigration0011(connection: { exec(sql: string): unknown }): void {
+  connection.exec(`
+    DROP INDEX audit_events_event_time;
+    DROP INDEX users_role_status;
+    ALTER TABLE audit_events DROP COLUMN actor;
+    DELETE FROM schema_migrations WHERE version = 11`)
+}
+
+/**
  * Turns a seeded SQLite store (`connection`, open on it) into one as the versions before 0010 left it: sessions
- * without the second-factor flag, and no record of 0010.
+ * without the second-factor flag, and no record of 0010 (nor 0011's change).
  */
 export function undoMigration0010(connection: { exec(sql: string): unknown }): void {
+  undoMigration0011(connection)
   connection.exec(`
     ALTER TABLE sessions DROP COLUMN second_factor;
     DELETE FROM schema_migrations WHERE version = 10`)
