@@ -180,8 +180,12 @@ export function createAccountsView({ api, run, showView, showEvents, self }: Acc
       ({ user, sessions }) => ({
         title: `Disable ${user.email}?`,
         text:
-          `It cannot sign in or refresh its tokens until an admin enables it again, and its ` +
-          `${count(sessions.length, 'session')} end now.`,
+          'It cannot sign in or refresh its tokens until an admin enables it again' +
+          (sessions.length === 0
+            ? '.'
+            : sessions.length === 1
+              ? ', and its session ends now.'
+              : `, and its ${sessions.length} sessions end now.`),
         action: 'Disable',
       }),
       async (user) => {
@@ -204,8 +208,10 @@ export function createAccountsView({ api, run, showView, showEvents, self }: Acc
       ({ user, sessions }) => ({
         title: `End every session of ${user.email}?`,
         text:
-          `Each of its ${count(sessions.length, 'session')} must sign in again: its refresh token is refused ` +
-          'from now on (an access token already issued reads until it expires).',
+          (sessions.length === 1
+            ? 'The device of its session must sign in again'
+            : `The devices of its ${sessions.length} sessions must sign in again`) +
+          ': their refresh tokens are refused from now on (an access token already issued reads until it expires).',
         action: 'End the sessions',
       }),
       async (user) => {
@@ -221,7 +227,8 @@ export function createAccountsView({ api, run, showView, showEvents, self }: Acc
       ({ user, factors }) => ({
         title: `Reset the second factor of ${user.email}?`,
         text:
-          `Its ${count(factors.length, 'factor')} and its recovery codes are removed: it signs in with its first ` +
+          `${factors.length === 1 ? 'Its factor' : `Its ${factors.length} factors`} and its recovery codes are ` +
+          'removed: it signs in with its first ' +
           'factor alone until it adds one again, and its sessions end. Do this only for a holder whose identity ' +
           'you have checked otherwise.',
         action: 'Reset the second factor',
