@@ -37,6 +37,7 @@ import type { MfaService } from './mfa/mfa-service.js'
 import type { PasskeyService } from './mfa/passkeys.js'
 import type { ProfileService } from './profile/profile-service.js'
 import type { SignInFlow } from './providers/sign-in-flow.js'
+import { adminConsoleRoutes } from './routes/admin-console-routes.js'
 import { adminRoutes } from './routes/admin-routes.js'
 import { accountChangeRoutes, protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
 import { avatarImageRoutes, protectedAvatarRoutes } from './routes/avatar-routes.js'
@@ -194,6 +195,9 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await app.register(wellKnownRoutes, wellKnownDocuments(config, deps.accessTokenKeys ?? null))
   // DEMO_PAGE (on by default outside production): GET /demo, the client library's page, and the files it loads
   if (config.http.demoPage) await app.register(demoRoutes)
+  // ADMIN_CONSOLE (on by default outside production): GET /admin, the admin console, and its files; public pages
+  // (the admin API they call is what checks the admin)
+  if (config.http.adminConsole) await app.register(adminConsoleRoutes)
   // docs/api.md §4.23: public and cacheable, so outside the credentials scope and its no-store
   await app.register(avatarImageRoutes, { avatars: deps.avatars })
   await app.register(async (credentials) => {

@@ -899,6 +899,18 @@ const VARIABLES: Record<string, Variable> = {
     ],
     bad: ['yes', '1'].map((value) => [value, `DEMO_PAGE must be one of true, false, got "${value}"`]),
   },
+  ADMIN_CONSOLE: {
+    read: (config) => config.http.adminConsole,
+    default: true,
+    good: [
+      ['false', false],
+      ['true', true],
+      // production serves no admin console unless asked to
+      ['false', false, PRODUCTION],
+      ['true', true, PRODUCTION],
+    ],
+    bad: ['yes', 'on'].map((value) => [value, `ADMIN_CONSOLE must be one of true, false, got "${value}"`]),
+  },
   BASE_PATH: {
     read: (config) => config.http.basePath,
     default: '',
@@ -1273,6 +1285,7 @@ describe('loadConfig', () => {
       HEALTH_TIMEOUT_MS: '500',
       API_DOCS: 'true',
       DEMO_PAGE: 'true',
+      ADMIN_CONSOLE: 'true',
       BASE_PATH: '/api',
       LOG_LEVEL: 'warn',
       SITE_CONFIG_FILE: 'site.yaml',
@@ -1363,6 +1376,7 @@ describe('loadConfig', () => {
         healthTimeoutMs: 500,
         apiDocs: true,
         demoPage: true,
+        adminConsole: true,
         basePath: '/api',
       },
       mfa: {

@@ -14,6 +14,11 @@ export interface HttpConfig {
   /** DEMO_PAGE: whether GET /demo, the client's demo page, is served (by default outside production only). */
   demoPage: boolean
   /**
+   * ADMIN_CONSOLE: whether GET /admin, the admin console, and its files under /admin/assets/ are served (by default
+   * outside production only). The admin API answers either way.
+   */
+  adminConsole: boolean
+  /**
    * BASE_PATH: the prefix of every route (`/api`: `/api/auth/login`, `/api/docs`); '' (the default) serves the
    * specification's paths as they are. Starts with a slash and ends without one.
    */
@@ -22,7 +27,7 @@ export interface HttpConfig {
 
 /**
  * CORS_ORIGINS (read in production only: elsewhere any origin is allowed), RATE_LIMIT_PER_MINUTE, HEALTH_TIMEOUT_MS,
- * API_DOCS, DEMO_PAGE, BASE_PATH.
+ * API_DOCS, DEMO_PAGE, ADMIN_CONSOLE, BASE_PATH.
  */
 export function readHttpConfig(read: EnvReader, env: Environment): HttpConfig {
   return {
@@ -31,6 +36,8 @@ export function readHttpConfig(read: EnvReader, env: Environment): HttpConfig {
     healthTimeoutMs: read.integer('HEALTH_TIMEOUT_MS', 1_000, { min: 1 }),
     apiDocs: read.oneOf('API_DOCS', ['true', 'false'], env === 'production' ? 'false' : 'true') === 'true',
     demoPage: read.oneOf('DEMO_PAGE', ['true', 'false'], env === 'production' ? 'false' : 'true') === 'true',
+    adminConsole:
+      read.oneOf('ADMIN_CONSOLE', ['true', 'false'], env === 'production' ? 'false' : 'true') === 'true',
     basePath: readBasePath(read),
   }
 }

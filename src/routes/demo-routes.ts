@@ -1,6 +1,15 @@
 import { readFile } from 'node:fs/promises'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { ownFilesOnlyPolicy } from '../http/security-headers.js'
+import {
+  CLIENT_PACKAGE,
+  CSS,
+  HTML,
+  JAVASCRIPT,
+  readBuilt,
+  sendNotBuilt,
+  sendPageFile,
+} from './built-files.js'
 
 /**
  * The policy of the demo page and its files, as strict as the one of /docs (docs/api.md R4.9.2): scripts and styles
@@ -33,24 +42,11 @@ export interface DemoRoutesOptions {
   passkeysFile?: URL
 }
 
-// from src/routes/ and dist/routes/ alike, two levels up is the repository (as migrations/ is found)
-const CLIENT_PACKAGE = new URL('../../client/', import.meta.url)
 const PAGE_FOLDER = new URL('dist/demo/', CLIENT_PACKAGE)
 const CLIENT_FILE = new URL('dist/index.js', CLIENT_PACKAGE)
 const PASSKEYS_FILE = new URL('dist/passkeys.js', CLIENT_PACKAGE)
 /** The demo's sources: not-built.html, and the style it shares with the page. */
 const SOURCE_FOLDER = new URL('demo/', CLIENT_PACKAGE)
-
-const HTML = 'text/html; charset=utf-8'
-const JAVASCRIPT = 'text/javascript; charset=utf-8'
-const CSS = 'text/css; charset=utf-8'
-
-/** A built file's content, or null when it does not exist. */
-const readBuilt = (file: URL): Promise<Buffer | null> =>
-  readFile(file).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null
-    throw error
-  })
 
 /**
  * The files of the page: the built ones when all three exist; otherwise client/demo/not-built.html and the
@@ -91,16 +87,8 @@ export const demoRoutes: FastifyPluginAsync<DemoRoutesOptions> = async (app, opt
     readBuilt(options.passkeysFile ?? PASSKEYS_FILE),
   ])
 
-  const send = (reply: FastifyReply, type: string, body: Buffer) =>
-    reply
-      .header('content-security-policy', DEMO_CSP)
-      .header('referrer-policy', 'no-referrer')
-      // revalidated on every load, so a rebuilt client or page is seen after a restart
-      .header('cache-control', 'no-cache')
-      .type(type)
-      .send(body)
-  const notBuilt = (reply: FastifyReply, message: string) =>
-    reply.code(503).type('application/json; charset=utf-8').send({ code: 503, message, data: null })
+  const send = (reply: FastifyReply, type: string, body: Buffer) => sendPageFile(reply, DEMO_CSP, type, body)
+  const notBuilt = sendNotBuilt
 
   const hide = { schema: { hide: true } }
   app.get('/demo', hide, (_request, reply) => send(reply, HTML, page))
