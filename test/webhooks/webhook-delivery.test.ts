@@ -10,7 +10,7 @@ import { openWebhookHarness, PREVIOUS_SECRET, SECRET, type WebhookHarness } from
 // docs/api.md §6.5: events signed as Standard Webhooks defines, checked by the specification's own verifier (the
 // `standardwebhooks` package's Webhook.verify), posted to real receivers on 127.0.0.1, from the outbox's webhook lane.
 
-const WAIT = { timeout: 30_000, interval: 50 }
+const WAIT = { timeout: 60_000, interval: 50 }
 
 const account = (id: string, overrides: Partial<Account> = {}): Account => ({
   id,
