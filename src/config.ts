@@ -12,6 +12,7 @@ import { checkTransport, publicBaseUrl, readServerConfig, type ServerConfig } fr
 import { readSessionConfig, type SessionConfig } from './config/session-config.js'
 import { readSigningConfig, type SigningConfig } from './config/signing-config.js'
 import { readStorageConfig, type StorageConfig } from './config/storage-config.js'
+import { readWebhookConfig, type WebhookConfig } from './config/webhook-config.js'
 
 export type { AdminConfig } from './config/admin-config.js'
 export type { Argon2Params } from './config/auth-config.js'
@@ -20,6 +21,7 @@ export type { Env } from './config/env-reader.js'
 export type { Environment, LogLevel } from './config/environment.js'
 export type { CodeConfig, MailConfig, RegisterCodeMode } from './config/mail-config.js'
 export type { SessionConfig, SessionMode } from './config/session-config.js'
+export type { WebhookConfig } from './config/webhook-config.js'
 
 /** The whole configuration, read once from the environment, validated and frozen. */
 export interface Config {
@@ -40,6 +42,8 @@ export interface Config {
   mfa: MfaConfig
   /** ADMIN_ROLE, ADMIN_REQUIRE_MFA: who may use the admin API (docs/api.md §4.27). */
   admin: AdminConfig
+  /** WEBHOOK_*: the events posted to the application (docs/api.md §6.5). */
+  webhooks: WebhookConfig
   http: HttpConfig
   logLevel: LogLevel
   /** A site presentation configuration (spec 2.6) to load and validate at start; null when unset. */
@@ -79,6 +83,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
     admin: readAdminConfig(read),
     mail,
     codes: readCodeConfig(read, mail),
+    webhooks: readWebhookConfig(read, nodeEnv),
     http: readHttpConfig(read, nodeEnv),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     siteConfigFile: read.optional('SITE_CONFIG_FILE'),

@@ -366,7 +366,13 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         (await users.countActive(keep)) <= 1
       )
         throw new LastAdminError()
-      const stores = { ...deps, users: { delete: (id: string) => users.delete(id, keep) } }
+      const stores = {
+        ...deps,
+        users: {
+          delete: (id: string, options: Parameters<typeof users.delete>[1]) =>
+            users.delete(id, { ...options, keep }),
+        },
+      }
       const removed = await removeAccount(stores, user, clock.now() + deps.refreshTokenTtlMs, (failure) => {
         const { cause } = failure
         if (!shell) throw cause

@@ -88,7 +88,7 @@ describe.each(sqlBackends)('admin stores [$name]', (backend) => {
     // the last active one: refused, nothing changed
     expect(await stores.users.setRole(second.id, 'user', now(), role)).toBe(false)
     expect(await stores.users.setStatus(second.id, 'disabled', now(), role)).toBe(false)
-    expect(await stores.users.delete(second.id, role)).toBe(false)
+    expect(await stores.users.delete(second.id, { keep: role })).toBe(false)
     expect(await stores.users.findById(second.id)).toMatchObject({ role, status: 'active' })
     // without `keep`, the shell's writes are made
     expect(await stores.users.setStatus(second.id, 'disabled', now())).toBe(true)
@@ -99,11 +99,11 @@ describe.each(sqlBackends)('admin stores [$name]', (backend) => {
     expect(await stores.users.setStatus(inactive.id, 'active', now(), role)).toBe(true)
     const plain = await created()
     expect(await stores.users.setStatus(plain.id, 'disabled', now(), role)).toBe(true)
-    expect(await stores.users.delete(plain.id, role)).toBe(true)
+    expect(await stores.users.delete(plain.id, { keep: role })).toBe(true)
     // three active again: two may go, the third may not
     expect(await stores.users.countActive(role)).toBe(2)
-    expect(await stores.users.delete(first.id, role)).toBe(true)
-    expect(await stores.users.delete(second.id, role)).toBe(false)
+    expect(await stores.users.delete(first.id, { keep: role })).toBe(true)
+    expect(await stores.users.delete(second.id, { keep: role })).toBe(false)
     // a missing account: false as before
     expect(await stores.users.setRole(first.id, 'user', now(), role)).toBe(false)
   })
@@ -119,7 +119,7 @@ describe.each(sqlBackends)('admin stores [$name]', (backend) => {
         const takeAway = (on: Stores, user: UserRecord) => {
           if (round % 3 === 0) return on.users.setRole(user.id, 'user', now(), role)
           if (round % 3 === 1) return on.users.setStatus(user.id, 'disabled', now(), role)
-          return on.users.delete(user.id, role)
+          return on.users.delete(user.id, { keep: role })
         }
         const results = await Promise.all([takeAway(stores, a), takeAway(other, b)])
         expect(results.filter(Boolean), `round ${round}`).toHaveLength(1)

@@ -1,3 +1,4 @@
+import { OUTBOX_INSERT_COLUMNS, outboxValues } from './mail-rows.js'
 import { PROVIDER_LINK_COLUMNS, providerLinkValues, TICKET_COLUMNS } from './oauth-rows.js'
 import type { SqlStatements } from './sql-statements.js'
 import { USER_COLUMNS, USER_PLACEHOLDERS, userSelectList, userValues } from './user-rows.js'
@@ -43,7 +44,12 @@ export function questionMarkUserReads(
  */
 export function questionMarkKeepingWrites(
   activeWithRole: string,
-): Pick<SqlStatements, 'setUserRoleKeeping' | 'setUserStatusKeeping' | 'deleteUserKeeping'> {
+  /** The values of a new outbox row as a SELECT list: PostgreSQL casts the BIGINT ones. */
+  outboxSelect = '?, ?, ?, ?, ?, ?, ?, ?',
+): Pick<
+  SqlStatements,
+  'setUserRoleKeeping' | 'setUserStatusKeeping' | 'deleteUserKeeping' | 'enqueueOutboxIfUserKeeping'
+> {
   const keeping = `(role <> ? OR status <> 'active' OR (${activeWithRole}) > 1)`
   return {
     setUserRoleKeeping: (id, role, updatedAt, keep) => ({
@@ -57,6 +63,10 @@ export function questionMarkKeepingWrites(
     deleteUserKeeping: (id, keep) => ({
       sql: `DELETE FROM users WHERE id = ? AND ${keeping}`,
       parameters: [id, keep, keep],
+    }),
+    enqueueOutboxIfUserKeeping: (userId, message, keep) => ({
+      sql: `INSERT INTO outbox (${OUTBOX_INSERT_COLUMNS}) SELECT ${outboxSelect} FROM users WHERE id = ? AND ${keeping}`,
+      parameters: [...outboxValues(message), userId, keep, keep],
     }),
   }
 }

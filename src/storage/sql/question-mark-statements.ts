@@ -35,6 +35,7 @@ export const questionMarkStatements: Omit<
   | 'setUserRoleKeeping'
   | 'setUserStatusKeeping'
   | 'deleteUserKeeping'
+  | 'enqueueOutboxIfUserKeeping'
   | 'putAvatar'
   | 'unlinkProvider'
   | 'pruneTickets'

@@ -95,9 +95,24 @@ export function createSqlUserStore(database: SqlDatabase, call: StorageCall): Us
           : statements.setUserStatusKeeping(id, status, updatedAt, keep)
       return (await write('users.setStatus', query)) === 1
     },
-    async delete(id, keep) {
-      const query = keep === undefined ? statements.deleteUser(id) : statements.deleteUserKeeping(id, keep)
-      return (await write('users.delete', query)) === 1
+    async delete(id, { keep, outbox = [] } = {}) {
+      const removal = keep === undefined ? statements.deleteUser(id) : statements.deleteUserKeeping(id, keep)
+      if (outbox.length === 0) return (await write('users.delete', removal)) === 1
+      // the account locked first (SQLite's one writer runs the transaction whole), so that of concurrent deletions
+      // only the one that deletes it finds it and queues the messages; with `keep`, each message under the
+      // deletion's own condition, evaluated in the same transaction under the same locks
+      const lock = statements.lockAccount(id)
+      const queries = [
+        ...(lock === null ? [] : [lock]),
+        ...outbox.map((message) =>
+          keep === undefined
+            ? statements.enqueueOutboxIfUser(id, message)
+            : statements.enqueueOutboxIfUserKeeping(id, message, keep),
+        ),
+        removal,
+      ]
+      const results = await call('users.delete', (attempt) => database.writeAll(queries, attempt))
+      return results.at(-1)?.changes === 1
     },
   }
 }
