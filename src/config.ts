@@ -11,6 +11,7 @@ import { checkTransport, publicBaseUrl, readServerConfig, type ServerConfig } fr
 import { readSessionConfig, type SessionConfig } from './config/session-config.js'
 import { readSigningConfig, type SigningConfig } from './config/signing-config.js'
 import { readStorageConfig, type StorageConfig } from './config/storage-config.js'
+import { readWebhookConfig, type WebhookConfig } from './config/webhook-config.js'
 
 export type { Argon2Params } from './config/auth-config.js'
 export { ConfigError } from './config/config-error.js'
@@ -18,6 +19,7 @@ export type { Env } from './config/env-reader.js'
 export type { Environment, LogLevel } from './config/environment.js'
 export type { CodeConfig, MailConfig, RegisterCodeMode } from './config/mail-config.js'
 export type { SessionConfig, SessionMode } from './config/session-config.js'
+export type { WebhookConfig } from './config/webhook-config.js'
 
 /** The whole configuration, read once from the environment, validated and frozen. */
 export interface Config {
@@ -36,6 +38,8 @@ export interface Config {
   codes: CodeConfig
   /** MFA_ISSUER, WEBAUTHN_RP_ID: second factors and passkeys (docs/api.md §4.25, §4.26). */
   mfa: MfaConfig
+  /** WEBHOOK_*: the events posted to the application (docs/api.md §6.5). */
+  webhooks: WebhookConfig
   http: HttpConfig
   logLevel: LogLevel
   /** A site presentation configuration (spec 2.6) to load and validate at start; null when unset. */
@@ -74,6 +78,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
     audit: readAuditConfig(read),
     mail,
     codes: readCodeConfig(read, mail),
+    webhooks: readWebhookConfig(read, nodeEnv),
     http: readHttpConfig(read, nodeEnv),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     siteConfigFile: read.optional('SITE_CONFIG_FILE'),

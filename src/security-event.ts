@@ -84,6 +84,16 @@ export type SecurityEventType =
   /** A mail that failed for a day (or could no longer be read) was given up. */
   | 'mail_dropped'
   /**
+   * A webhook receiver answered 410 Gone: its URL is disabled until `tessera webhooks enable` (docs/api.md §6.5); the
+   * reason names the URL by its position in WEBHOOK_URLS (`url_1`), never the URL.
+   */
+  | 'webhook_disabled'
+  /**
+   * An event was given up for one URL: failing for WEBHOOK_GIVE_UP_HOURS; the user is the account it was about, the
+   * reason names the URL by its position (`url_1`).
+   */
+  | 'webhook_dropped'
+  /**
    * Not an event of an account: how many events of one kind a client can cause at will (its reason) the flood bound
    * left out of the trail in one minute (docs/api.md R6.3.4); the count is `omitted`.
    */
@@ -147,6 +157,8 @@ export type SecurityEventReason =
    * name no account and are a kind a client can cause at will (R6.3.4).
    */
   | CodePurpose
+  /** webhook_disabled, webhook_dropped: the URL at this position of WEBHOOK_URLS (from 1) */
+  | `url_${number}`
 
 export interface SecurityEvent {
   /** When it happened: epoch milliseconds of the service clock. */

@@ -36,6 +36,9 @@ import { createExpiryPruner } from './storage/expiry-pruner.js'
 import { createMemoryLoginAttemptStore } from './storage/memory/memory-login-attempt-store.js'
 import { openStores } from './storage/open-stores.js'
 import type { Stores } from './storage/stores.js'
+import { type OpenedWebhooks, openWebhooks } from './webhooks/open-webhooks.js'
+import type { WebhookPublisher } from './webhooks/webhook-publisher.js'
+import { webhookTargets } from './webhooks/webhook-urls.js'
 
 export interface Service {
   app: FastifyInstance
@@ -44,6 +47,8 @@ export interface Service {
   metricsUrl: string | null
   /** The security events on their way to the audit trail. */
   auditSink: AuditSink
+  /** The webhook events' publisher (docs/api.md §6.5); one that does nothing without WEBHOOK_URLS. */
+  webhooks: WebhookPublisher
   /** Closes the HTTP server (in-flight requests finish), writes the pending audit events, closes the stores. */
   close(): Promise<void>
 }
@@ -100,6 +105,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     log: options.logger,
   })
   let mail: OpenedMail | null = null
+  let webhooks: OpenedWebhooks | null = null
   try {
     const tokens = createTokenService(
       {
@@ -137,6 +143,16 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       observer: metrics?.mail ?? null,
     })
     metrics?.mail.watch(stores.outbox, clock)
+    // docs/api.md §6.5: the webhook lane of the outbox, its sender (started with the mail's) and the publisher
+    webhooks = await openWebhooks({
+      config,
+      stores,
+      clock,
+      log: options.logger,
+      events: auditSink,
+      observer: metrics?.webhooks ?? null,
+    })
+    metrics?.webhooks.watch(stores.outbox, webhookTargets(config.webhooks.urls), clock)
     const record = securityEventRecorder(auditSink, clock)
     const emailCodes = createEmailCodes({
       codes: stores.codes,
@@ -162,6 +178,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       emailCodes,
       registerCode: config.codes.register,
       secondStep: (user, context, firstFactor, login) => mfa.challenge(user, context, firstFactor, login),
+      webhooks: webhooks.publisher,
     })
     const sessions = createSessionService({
       store: stores.sessions,
@@ -223,7 +240,8 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       factors: stores.factors,
       secondStep: mfa.challenge,
       codes: emailCodes,
-      stores,
+      // an account's deletion queues its user.deleted event in the deletion's transaction (docs/api.md §6.5)
+      stores: { ...stores, webhooks: webhooks.publisher },
       sessions,
       startSession,
       hasher: hashing.hasher,
@@ -303,6 +321,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     metrics?.connections.watch(guard)
     await app.ready()
     mail.sender.start()
+    webhooks.sender.start()
     pruner.start()
     // docs/api.md R4.25.4: the data key is read (made, on a new store) and sealed again under a rotated secret now,
     // once the port is open, so that a previous secret can be removed whether or not a factor was used meanwhile
@@ -318,6 +337,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       stores,
       metricsUrl: exposure?.url ?? null,
       auditSink,
+      webhooks: webhooks.publisher,
       async close() {
         // in-flight requests finish; a keep-alive connection is closed as soon as its last response is sent
         const reaper = setInterval(() => app.server.closeIdleConnections(), 100)
@@ -330,6 +350,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         await sealing
         // what is in hand is delivered or released before the stores close
         await mail?.sender.close()
+        await webhooks?.sender.close()
         await pruner.close()
         await hashing.close()
         await auditSink.close()
@@ -338,6 +359,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     }
   } catch (error) {
     await mail?.sender.close()
+    await webhooks?.sender.close()
     await pruner.close()
     await hashing.close()
     await auditSink.close()

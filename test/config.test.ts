@@ -41,6 +41,13 @@ const integerError = (name: string, bounds: string, value: string) =>
   `${name} must be an integer ${bounds}, got "${value}"`
 const SAME_PORT = "METRICS_PORT must differ from PORT: the metrics are never served on the API's port"
 
+/** A Standard Webhooks secret, and one of before a rotation. */
+const WEBHOOK_SECRET_VALUE = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
+const PREVIOUS_WEBHOOK_SECRET = `whsec_${Buffer.alloc(24, 3).toString('base64')}`
+const OTHER_WEBHOOK_SECRET = `whsec_${Buffer.alloc(64, 5).toString('base64')}`
+const WEBHOOK_SECRET_ERROR = (name: string) =>
+  `${name} must be whsec_ followed by the base64 of 24 to 64 random bytes (the Standard Webhooks form), such as the output of: node -e "console.log('whsec_' + require('crypto').randomBytes(32).toString('base64'))"`
+
 /** Every variable the configuration reads, one row each; a test below checks that none is missing. */
 const VARIABLES: Record<string, Variable> = {
   NODE_ENV: {
@@ -1075,6 +1082,125 @@ const VARIABLES: Record<string, Variable> = {
       ],
     ],
   },
+  WEBHOOK_URLS: {
+    read: (config) => config.webhooks.urls,
+    with: { WEBHOOK_SECRET: WEBHOOK_SECRET_VALUE },
+    default: [],
+    good: [
+      ['https://app.example/hooks/tessera', ['https://app.example/hooks/tessera']],
+      [
+        'https://a.example/hook, https://user:pass@b.example/hook?x=1',
+        ['https://a.example/hook', 'https://user:pass@b.example/hook?x=1'],
+      ],
+      [
+        'https://app.example/hook',
+        ['https://app.example/hook'],
+        { ...PRODUCTION, WEBHOOK_SECRET: WEBHOOK_SECRET_VALUE },
+      ],
+      // outside production: http to a loopback host, the application on the developer's machine
+      [
+        'http://127.0.0.1:4000/hook,http://localhost/hook',
+        ['http://127.0.0.1:4000/hook', 'http://localhost/hook'],
+      ],
+    ],
+    bad: [
+      ...[
+        ['http://app.example/hook'],
+        ['https://ok.example/hook,http://user:secret@10.0.0.5/hook'],
+        ['ftp://app.example/hook'],
+        ['not a url'],
+        ['http://127.0.0.1:4000/hook', { ...PRODUCTION, WEBHOOK_SECRET: WEBHOOK_SECRET_VALUE }],
+      ].map(
+        ([value, withVariables]): Entry<string> => [
+          value as string,
+          `WEBHOOK_URLS item ${String(value).includes(',') ? 2 : 1} must be an absolute https URL (http only to a loopback host outside production)`,
+          (withVariables as Env | undefined) ?? { WEBHOOK_SECRET: WEBHOOK_SECRET_VALUE },
+        ],
+      ),
+      [
+        'https://a.example/hook,https://a.example/hook',
+        'WEBHOOK_URLS lists a URL twice: each event would be posted to it twice',
+      ],
+      [
+        'https://a.example/hook',
+        'WEBHOOK_URLS is set without WEBHOOK_SECRET, which signs the events (whsec_ and the base64 of 24 to 64 random bytes)',
+        {},
+      ],
+    ],
+  },
+  WEBHOOK_SECRET: {
+    read: (config) => config.webhooks.secrets,
+    default: [],
+    good: [
+      [WEBHOOK_SECRET_VALUE, [WEBHOOK_SECRET_VALUE], { WEBHOOK_URLS: 'https://app.example/hook' }],
+      [OTHER_WEBHOOK_SECRET, [OTHER_WEBHOOK_SECRET], { WEBHOOK_URLS: 'https://app.example/hook' }],
+      // without a URL no secret is kept: nothing is signed
+      [WEBHOOK_SECRET_VALUE, []],
+    ],
+    bad: [
+      WEBHOOK_SECRET_VALUE.slice('whsec_'.length),
+      `whsec_${Buffer.alloc(16, 1).toString('base64')}`,
+      `whsec_${Buffer.alloc(65, 1).toString('base64')}`,
+      `whsec_${Buffer.alloc(32, 1).toString('base64').replace(/=+$/, '')}!`,
+      `whsec_${Buffer.alloc(32, 1).toString('base64url')}-_`,
+      'whsec_',
+    ].map((value): Entry<string> => [value, WEBHOOK_SECRET_ERROR('WEBHOOK_SECRET')]),
+  },
+  WEBHOOK_PREVIOUS_SECRETS: {
+    read: (config) => config.webhooks.secrets,
+    with: { WEBHOOK_URLS: 'https://app.example/hook', WEBHOOK_SECRET: WEBHOOK_SECRET_VALUE },
+    default: [WEBHOOK_SECRET_VALUE],
+    good: [
+      [
+        `${PREVIOUS_WEBHOOK_SECRET}, ${OTHER_WEBHOOK_SECRET}`,
+        [WEBHOOK_SECRET_VALUE, PREVIOUS_WEBHOOK_SECRET, OTHER_WEBHOOK_SECRET],
+      ],
+    ],
+    bad: [
+      [`${PREVIOUS_WEBHOOK_SECRET},secret`, WEBHOOK_SECRET_ERROR('WEBHOOK_PREVIOUS_SECRETS')],
+      [
+        PREVIOUS_WEBHOOK_SECRET,
+        'WEBHOOK_PREVIOUS_SECRETS is set without WEBHOOK_SECRET, the current secret',
+        { WEBHOOK_URLS: 'https://app.example/hook' },
+      ],
+    ],
+  },
+  WEBHOOK_GIVE_UP_HOURS: {
+    read: (config) => config.webhooks.giveUpHours,
+    default: 72,
+    good: [
+      ['1', 1],
+      ['720', 720],
+    ],
+    bad: ['0', '721', 'soon'].map((value) => [
+      value,
+      integerError('WEBHOOK_GIVE_UP_HOURS', 'from 1 to 720', value),
+    ]),
+  },
+  WEBHOOK_RETRY_SECONDS: {
+    read: (config) => config.webhooks.retrySeconds,
+    default: 10,
+    good: [['1', 1]],
+    bad: ['0', '3601'].map((value) => [
+      value,
+      integerError('WEBHOOK_RETRY_SECONDS', 'from 1 to 3600', value),
+    ]),
+  },
+  WEBHOOK_TIMEOUT_SECONDS: {
+    read: (config) => config.webhooks.timeoutSeconds,
+    default: 10,
+    good: [['30', 30]],
+    bad: ['0', '121'].map((value) => [
+      value,
+      integerError('WEBHOOK_TIMEOUT_SECONDS', 'from 1 to 120', value),
+    ]),
+  },
+  WEBHOOK_SEND_CONNECTIONS: {
+    read: (config) => config.webhooks.sendConnections,
+    default: 5,
+    good: [['1', 1]],
+    bad: ['0', '51'].map((value) => [value, integerError('WEBHOOK_SEND_CONNECTIONS', 'from 1 to 50', value)]),
+  },
   SITE_CONFIG_FILE: {
     // whether the file exists and is valid is checked at start (test/server.test.ts)
     read: (config) => config.siteConfigFile,
@@ -1258,6 +1384,13 @@ describe('loadConfig', () => {
       PASSWORD_RESET_URL: 'https://docs.example/reset#key={key}',
       MFA_ISSUER: 'Docs accounts',
       WEBAUTHN_RP_ID: 'example.com',
+      WEBHOOK_URLS: 'https://app.example/hooks/tessera',
+      WEBHOOK_SECRET: WEBHOOK_SECRET_VALUE,
+      WEBHOOK_PREVIOUS_SECRETS: PREVIOUS_WEBHOOK_SECRET,
+      WEBHOOK_GIVE_UP_HOURS: '24',
+      WEBHOOK_RETRY_SECONDS: '5',
+      WEBHOOK_TIMEOUT_SECONDS: '3',
+      WEBHOOK_SEND_CONNECTIONS: '2',
     })
     expect(config).toEqual({
       env: 'production',
@@ -1344,6 +1477,14 @@ describe('loadConfig', () => {
         enabled: [],
         frontendOrigin: 'https://auth.example.com',
         publicBaseUrl: 'https://auth.example.com/api',
+      },
+      webhooks: {
+        urls: ['https://app.example/hooks/tessera'],
+        secrets: [WEBHOOK_SECRET_VALUE, PREVIOUS_WEBHOOK_SECRET],
+        giveUpHours: 24,
+        retrySeconds: 5,
+        timeoutSeconds: 3,
+        sendConnections: 2,
       },
       logLevel: 'warn',
       siteConfigFile: 'site.yaml',

@@ -1,11 +1,14 @@
 import type { EmailCodeStore, OutboxStore, SessionStore, UserRecord, UserStore } from '../storage/stores.js'
+import type { WebhookPublisher } from '../webhooks/webhook-publisher.js'
 
-/** The stores an account's removal empties. */
+/** The stores an account's removal empties, and the webhooks its `user.deleted` event goes to. */
 export interface AccountRemovalStores {
   users: Pick<UserStore, 'delete'>
   sessions: Pick<SessionStore, 'retire' | 'reinstate'>
   codes: Pick<EmailCodeStore, 'deleteFor'>
   outbox: Pick<OutboxStore, 'deleteFor'>
+  /** Absent: no event (a caller without webhooks). */
+  webhooks?: Pick<WebhookPublisher, 'messages' | 'queued'>
 }
 
 /**
@@ -40,8 +43,14 @@ export async function removeAccount(
   }
   try {
     await stores.codes.deleteFor(user.id, user.email)
+    // its mail, never its events (docs/api.md R6.5.3)
     await stores.outbox.deleteFor(user.id, user.email)
-    return await stores.users.delete(user.id)
+    // docs/api.md §6.5: `user.deleted` is queued in the deletion's own transaction, so that neither is without the other
+    const events =
+      stores.webhooks?.messages([{ type: 'user.deleted', user: { id: user.id, email: user.email } }]) ?? []
+    const deleted = await stores.users.delete(user.id, events)
+    if (deleted) stores.webhooks?.queued(events)
+    return deleted
   } catch (cause) {
     const reinstated = await stores.sessions.reinstate(user.id).then(
       () => true,

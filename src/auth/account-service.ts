@@ -23,6 +23,7 @@ import {
 import { sessionTag } from '../sessions/session-tag.js'
 import { newUserRecord } from '../storage/new-user.js'
 import type { SessionStore, StoredSession, UserRecord, UserStore } from '../storage/stores.js'
+import type { WebhookPublisher } from '../webhooks/webhook-publisher.js'
 import type { Account, Session } from './account.js'
 import { normalizeEmail } from './email.js'
 import type { EmailCodes } from './email-codes.js'
@@ -100,6 +101,8 @@ export interface AccountServiceDeps {
   registerCode?: RegisterCodeMode
   /** The second step of a sign-in (docs/api.md §4.25); absent or null: a right password signs in alone. */
   secondStep?: SecondStepGate | null
+  /** Where the account's events go (docs/api.md §6.5: `user.created`); absent: none. */
+  webhooks?: Pick<WebhookPublisher, 'publish'>
 }
 
 /** Attempts at drawing an unused random id; with 9·10⁹ ids a second attempt is already rare. */
@@ -244,6 +247,8 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
       }
       record('registered', user.id, context)
       if (user.emailVerified) record('email_verified', user.id, context)
+      // before the answer: a failure to queue it is the 503 of R7.3 (the account exists; a retry answers 409)
+      await deps.webhooks?.publish([{ type: 'user.created', user: session.account }])
       // the address that chose the password is one its owner uses (R8.6)
       if (address !== undefined) await throttle.remember(email, address)
       return session

@@ -19,6 +19,7 @@ Commands:
   audit --user <email|id>    a user's security events from the audit trail; see tessera audit --help
   keys generate              write a key pair for EdDSA or ES256 access tokens; see tessera keys --help
   mail test <address>        send the test message now (SMTP_URL, or an .eml file); see tessera mail --help
+  webhooks list|test|enable  the webhook URLs: their state, a signed ping to each, enable one a 410 disabled
   help                       show this text
 
 Options:
@@ -42,6 +43,7 @@ Main environment variables:
   AUDIT_RETENTION_DAYS       days the audit trail keeps a security event (90; 0 keeps no trail)
   SMTP_URL, MAIL_FROM        smtp://… (STARTTLS) or smtps://…, user and password in the URL; unset in development,
                              mail is written as .eml files to DATA_DIR/outbox/
+  WEBHOOK_URLS, WEBHOOK_SECRET  post signed events (Standard Webhooks) to these URLs; secret whsec_<base64>
   LOG_LEVEL                  fatal, error, warn, info (default), debug, trace or silent
   SITE_CONFIG_FILE           a site configuration (JSON or YAML) to validate at start and serve
 
@@ -96,6 +98,15 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === 'mail') {
     const { runMailCommand } = await import('./mail.js')
     process.exitCode = await runMailCommand(argv.slice(1), { ...output, environment: readEnvironment })
+    return
+  }
+  if (argv[0] === 'webhooks') {
+    const { runWebhooksCommand } = await import('./webhooks.js')
+    process.exitCode = await runWebhooksCommand(argv.slice(1), {
+      ...output,
+      environment: readEnvironment,
+      clock: systemClock,
+    })
     return
   }
   if (argv[0] === 'audit') {

@@ -170,6 +170,12 @@ function describeReport(report: CopyReport, seconds: number): string {
           `copied ${report.emailCodes.copied} unexpired e-mail codes and ${report.outbox.copied} outbox messages ` +
             `(the target holds ${report.emailCodes.target.count} and ${report.outbox.target.count} of them)`,
         ]),
+    ...(report.disabledWebhookUrls === null
+      ? []
+      : [
+          `copied ${report.disabledWebhookUrls.copied} disabled webhook URLs ` +
+            `(the target holds ${report.disabledWebhookUrls.target.count})`,
+        ]),
     ...(report.factors === null || report.recoveryCodes === null || report.serviceKeys === null
       ? []
       : [

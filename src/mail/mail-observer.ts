@@ -1,3 +1,5 @@
+import type { DeliveryLog } from '../delivery/delivery-log.js'
+
 /**
  * What the mail domain reports of itself, for the metrics (src/metrics/mail-metrics.ts implements it; the domain
  * does not know the sink). Each call counts one message.
@@ -16,8 +18,4 @@ export interface MailObserver {
 }
 
 /** The slice of a logger the mail domain writes to (pino's). */
-export interface MailLog {
-  info(fields: Record<string, unknown>, message: string): void
-  warn(fields: Record<string, unknown>, message: string): void
-  error(fields: Record<string, unknown>, message: string): void
-}
+export type MailLog = DeliveryLog

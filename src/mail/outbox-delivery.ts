@@ -1,4 +1,9 @@
 import type { Clock } from '../clock.js'
+import type { HeldMessage } from '../delivery/queue-leases.js'
+import type { LaneDelivery } from '../delivery/queue-sender.js'
+import { createQueueSettlements } from '../delivery/queue-settlements.js'
+import { nextAttemptAt } from '../delivery/retry-schedule.js'
+import type { StoreFailureLog } from '../delivery/store-failure-log.js'
 import {
   OFF_HTTP,
   type SecurityEventSink,
@@ -10,11 +15,8 @@ import { contentOf, type MailContent, mailEventReason } from './mail-content.js'
 import type { MailLog, MailObserver } from './mail-observer.js'
 import type { MailTemplates } from './mail-templates.js'
 import type { DeliveryResult, MailTransport } from './mail-transport.js'
-import type { HeldMessage } from './outbox-leases.js'
 import type { OutboxSeal, SealedMail } from './outbox-seal.js'
 import { messageIdFor } from './outgoing-mail.js'
-import { GIVE_UP_AFTER_MS, nextAttemptAt } from './retry-schedule.js'
-import type { StoreFailureLog } from './store-failure-log.js'
 
 export interface OutboxDeliveryDeps {
   outbox: Pick<OutboxStore, 'remove' | 'failed' | 'release'>
@@ -38,86 +40,37 @@ export interface OutboxDeliveryDeps {
   random: () => number
 }
 
-/** What the sender does with the messages it claimed. */
-export interface OutboxDelivery {
-  /**
-   * Delivers one claimed message and settles it: removed (delivered, skipped, given up) or due again later; left as
-   * it is when its claim was lost before or while it was sent (whoever claims it next delivers it). Resolves false
-   * when it gave the message back untried instead (the account could not be looked up).
-   */
-  deliver(held: HeldMessage): Promise<boolean>
-  /** Gives back claimed messages not tried. */
-  release(messages: readonly OutboxMessage[], claimant: string): Promise<void>
-  /** Makes the store calls that failed before (a removal after a delivery, above all). */
-  settleLeftovers(): Promise<void>
-}
-
-/** A store call still to be made for a message already dealt with (the store failed when it was first made). */
-type Settlement =
-  | { kind: 'remove'; id: string; claimant: string }
-  | { kind: 'failed'; id: string; claimant: string; nextAttemptAt: number }
-
-/** Settlements kept while the store fails; beyond them, their messages are left to their leases. */
-const MAX_SETTLEMENTS = 1_000
+/** How long a mail is tried before it is given up: a day after it was queued. */
+export const GIVE_UP_AFTER_MS = 86_400_000
 
 /**
  * One message's delivery (docs/api.md §6.4): opened, written with the templates of this moment, sent, settled.
  * Delivered → removed, `mail_sent`. Failed → due again with backoff, `mail_failed` and a warn line; given up (and
  * removed, `mail_dropped` and an error line) when the server refused it for good, when it was queued a day ago, when
  * its code expired meanwhile, or when its payload cannot be opened. A sign-in or reset code to an address without an
- * account is removed unsent (skipped). The claim is confirmed before the send (outbox-leases.ts): one lost before or
+ * account is removed unsent (skipped). The claim is confirmed before the send (queue-leases.ts): one lost before or
  * while the message is sent (taken over, removed, unrenewable) leaves it as it is to whoever holds it next, with a
  * warn line. No log line holds the payload or the code: only the outbox id, the account, the attempts and the
  * server's answer.
  */
-export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
-  const { outbox, clock, log, storeFailures } = deps
-  let settlements: Settlement[] = []
+export function createOutboxDelivery(deps: OutboxDeliveryDeps): LaneDelivery {
+  const { clock, log, storeFailures } = deps
+  const settlements = createQueueSettlements({
+    outbox: deps.outbox,
+    storeFailures,
+    log,
+    noun: 'a mail',
+    duplicateId: 'Message-ID',
+  })
 
   const recordEvent = securityEventRecorder(deps.events, clock)
   const record = (type: SecurityEventType, message: OutboxMessage, mail: SealedMail | null) =>
     recordEvent(type, message.userId, OFF_HTTP, mail === null ? null : mailEventReason(mail.intent))
 
-  /** Makes a settlement now; keeps it for a later pass when the store fails. */
-  const settle = async (settlement: Settlement): Promise<void> => {
-    try {
-      const held = await apply(settlement)
-      storeFailures.answered(`outbox.${settlement.kind}`)
-      if (!held) {
-        log.warn(
-          { outboxId: settlement.id },
-          'a mail was dealt with after its claim had ended (the lease ran out, or the message was deleted): another process may send it again, with the same Message-ID',
-        )
-      }
-    } catch (error) {
-      storeFailures.failed(`outbox.${settlement.kind}`, error)
-      settlements.push(settlement)
-      if (settlements.length > MAX_SETTLEMENTS) settlements = settlements.slice(-MAX_SETTLEMENTS)
-    }
-  }
-
-  /** The store call of a settlement; false when the claim had run out (a removal only). */
-  const apply = async (settlement: Settlement): Promise<boolean> => {
-    if (settlement.kind === 'remove') return outbox.remove(settlement.id, settlement.claimant)
-    await outbox.failed(settlement.id, settlement.claimant, settlement.nextAttemptAt)
-    return true
-  }
-
-  const release = async (messages: readonly OutboxMessage[], claimant: string) => {
-    if (messages.length === 0) return
-    try {
-      await outbox.release(
-        messages.map((message) => message.id),
-        claimant,
-      )
-    } catch (error) {
-      // their lease ends their claim: they are claimed again then
-      storeFailures.failed('outbox.release', error)
-    }
-  }
+  const { release } = settlements
 
   const giveUp = async (message: OutboxMessage, claimant: string, mail: SealedMail | null, why: string) => {
-    await settle({ kind: 'remove', id: message.id, claimant })
+    await settlements.remove(message.id, claimant)
     deps.observer?.dropped()
     record('mail_dropped', message, mail)
     log.error(
@@ -132,7 +85,7 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
     mail: SealedMail,
     result: Extract<DeliveryResult, { delivered: true }>,
   ) => {
-    await settle({ kind: 'remove', id: message.id, claimant })
+    await settlements.remove(message.id, claimant)
     deps.observer?.sent()
     record('mail_sent', message, mail)
     const fields = { outboxId: message.id, userId: message.userId, attempts: message.attempts + 1 }
@@ -143,7 +96,7 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
   const failed = async (message: OutboxMessage, claimant: string, mail: SealedMail, reason: string) => {
     const failures = message.attempts + 1
     const next = nextAttemptAt(clock.now(), failures, deps.retrySeconds, deps.random)
-    await settle({ kind: 'failed', id: message.id, claimant, nextAttemptAt: next })
+    await settlements.failed(message.id, claimant, next)
     deps.observer?.failed()
     record('mail_failed', message, mail)
     log.warn(
@@ -214,7 +167,7 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
         return false
       }
       if (content === 'skip') {
-        await settle({ kind: 'remove', id: message.id, claimant })
+        await settlements.remove(message.id, claimant)
         deps.observer?.skipped()
         return true
       }
@@ -239,11 +192,6 @@ export function createOutboxDelivery(deps: OutboxDeliveryDeps): OutboxDelivery {
     },
 
     release,
-
-    async settleLeftovers() {
-      const waiting = settlements
-      settlements = []
-      for (const settlement of waiting) await settle(settlement)
-    },
+    settleLeftovers: settlements.settleLeftovers,
   }
 }

@@ -34,6 +34,7 @@ export function createOutboxMailer(deps: OutboxMailerDeps): Mailer {
       const payload = deps.seal.seal(id, language === undefined ? { to, intent } : { to, intent, language })
       await deps.outbox.enqueue({
         id,
+        lane: 'mail',
         userId,
         recipient: to,
         payload,

@@ -6,7 +6,7 @@ import type { OutboxStore } from '../storage/stores.js'
 
 /** What the mail and the e-mail codes report for GET /metrics (docs/api.md §6.2). */
 export interface MailMetrics extends MailObserver {
-  /** The outbox whose size and oldest message each scrape reads (OutboxStore.stats), its ages by `clock`. */
+  /** The outbox whose mail lane's size and oldest message each scrape reads (OutboxStore.stats), ages by `clock`. */
   watch(outbox: Pick<OutboxStore, 'stats'>, clock: Clock): void
   /** A one-time code of `purpose` was queued for mailing. */
   codeSent(purpose: CodePurpose): void
@@ -61,7 +61,7 @@ export function createMailMetrics(registry: Registry): MailMetrics {
     if (watched === null) return Promise.resolve(null)
     const { outbox, clock } = watched
     reading ??= outbox
-      .stats()
+      .stats('mail')
       .then(
         (stats) => ({ ...stats, now: clock.now() }),
         () => null,
@@ -73,7 +73,7 @@ export function createMailMetrics(registry: Registry): MailMetrics {
   }
   new Gauge({
     name: 'tessera_mail_queued_messages',
-    help: 'Messages waiting in the outbox (shared by every instance)',
+    help: 'Mail waiting in the outbox (shared by every instance)',
     registers: [registry],
     aggregator: 'max',
     async collect() {
@@ -83,7 +83,7 @@ export function createMailMetrics(registry: Registry): MailMetrics {
   })
   new Gauge({
     name: 'tessera_mail_oldest_queued_age_seconds',
-    help: 'How long the longest waiting message of the outbox has waited; 0 when it is empty',
+    help: 'How long the longest waiting mail of the outbox has waited; 0 when none waits',
     registers: [registry],
     aggregator: 'max',
     async collect() {

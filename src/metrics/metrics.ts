@@ -9,6 +9,7 @@ import { createProviderMetrics, type ProviderMetrics } from './provider-metrics.
 import { createRequestMetrics, type RequestMetrics } from './request-metrics.js'
 import { createSessionMetrics, type SessionMetrics } from './session-metrics.js'
 import { createStoreMetrics, type StoreMetrics } from './store-metrics.js'
+import { createWebhookMetrics, type WebhookMetrics } from './webhook-metrics.js'
 
 /** What serves one process's metrics: its own server (`url`), or, in a worker, its answers to the primary. */
 export interface MetricsExposure {
@@ -31,6 +32,8 @@ export interface Metrics {
   readonly providers: ProviderMetrics
   /** Second steps by outcome (docs/api.md §4.25). */
   readonly mfa: MfaMetrics
+  /** Webhook events by URL position: queued, delivered, failed, dropped, and the outbox's webhook lane (§6.5). */
+  readonly webhooks: WebhookMetrics
   /**
    * Serves the metrics on `listen`, or in a worker of WORKERS > 1 answers the primary instead, which serves the sum
    * over its workers (src/cluster.ts). Rejects with a ConfigError naming METRICS_PORT when it cannot listen.
@@ -57,6 +60,7 @@ export function createMetrics(): Metrics {
     mail: createMailMetrics(registry),
     providers: createProviderMetrics(registry),
     mfa: createMfaMetrics(registry),
+    webhooks: createWebhookMetrics(registry),
     async expose(listen, options) {
       if (options.inWorker) {
         const stop = answerMetricsRequests(registry)

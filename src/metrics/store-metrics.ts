@@ -93,6 +93,7 @@ export function createStoreMetrics(registry: Registry): StoreMetrics {
         audit: meterMethods(stores.audit, placement.audit, 'audit'),
         codes: meterMethods(stores.codes, placement.mail, 'codes'),
         outbox: meterMethods(stores.outbox, placement.mail, 'outbox'),
+        webhookUrls: meterMethods(stores.webhookUrls, placement.mail, 'webhookUrls'),
         // in the accounts' database, whatever REDIS_URL says (StorePlacement.users)
         avatars: meterMethods(stores.avatars, placement.users, 'avatars'),
         providerLinks: meterMethods(stores.providerLinks, placement.users, 'providerLinks'),

@@ -15,6 +15,7 @@ import { createSqlServiceKeyStore } from './sql/sql-service-key-store.js'
 import { createSqlSessionStore } from './sql/sql-session-store.js'
 import { createSqlTicketStore } from './sql/sql-ticket-store.js'
 import { createSqlUserStore } from './sql/sql-user-store.js'
+import { createSqlWebhookUrlStore } from './sql/sql-webhook-url-store.js'
 import { isExistingSqliteStore, openSqliteDatabase } from './sqlite/sqlite-database.js'
 import { createStorageCall } from './storage-call.js'
 import type { StorePlacement, Stores } from './stores.js'
@@ -66,15 +67,16 @@ export async function openStores(
     throw new ConfigError('DATABASE_URL', `could not be opened and migrated: ${describeError(error)}`)
   }
   const probeDatabase = async () => void (await call('database.ping', () => database.run('SELECT 1', [])))
-  // the audit trail, the codes and the outbox stay in SQL whatever REDIS_URL says: records to keep, not a cache (a
-  // queued mail the answer said was sent must survive a restart); so do the avatars, provider links and second
-  // factors, parts of the account (its deletion removes them), and the tickets and service keys, which every instance
-  // must see (a sign-in's callback may reach another one)
+  // the audit trail, the codes, the outbox and the disabled webhook URLs stay in SQL whatever REDIS_URL says: records
+  // to keep, not a cache (a queued mail or event the answer said was made must survive a restart); so do the
+  // avatars, provider links and second factors, parts of the account (its deletion removes them), and the tickets
+  // and service keys, which every instance must see (a sign-in's callback may reach another one)
   const inSql = {
     users: createSqlUserStore(database, call),
     audit: createSqlAuditStore(database, call),
     codes: createSqlEmailCodeStore(database, call),
     outbox: createSqlOutboxStore(database, call),
+    webhookUrls: createSqlWebhookUrlStore(database, call),
     avatars: createSqlAvatarStore(database, call),
     providerLinks: createSqlProviderLinkStore(database, call),
     tickets: createSqlTicketStore(database, call),

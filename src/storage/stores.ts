@@ -103,9 +103,11 @@ export interface UserStore {
   setStatus(id: string, status: AccountStatus, updatedAt: string): Promise<boolean>
   /**
    * Deletes the account (`tessera users delete`); true when there was one. In SQL its sessions go with it (a
-   * foreign key); sessions in Redis are the caller's to retire first (SessionStore.retire).
+   * foreign key); sessions in Redis are the caller's to retire first (SessionStore.retire). `outbox`, the messages
+   * that report the deletion (a webhook event, docs/api.md §6.5), are committed in the same transaction, and only if
+   * this call deleted the account: of concurrent deletions of one account, one deletes it and queues its messages.
    */
-  delete(id: string): Promise<boolean>
+  delete(id: string, outbox?: readonly NewOutboxMessage[]): Promise<boolean>
 }
 
 /**
@@ -502,15 +504,37 @@ export interface ServiceKeyStore {
   replace(name: string, expected: string, value: string): Promise<boolean>
 }
 
-/** A message waiting in the outbox (docs/api.md §6.4). */
+/**
+ * The lanes of the outbox, the one delivery queue (docs/api.md §6.4, §6.5): each is claimed on its own, by a sender
+ * of its own, so that one whose deliveries are slow never holds the other back. `mail` goes by SMTP, `webhook` by
+ * HTTP.
+ */
+export const OUTBOX_LANES = ['mail', 'webhook'] as const
+export type OutboxLane = (typeof OUTBOX_LANES)[number]
+
+/** A message waiting in the outbox (docs/api.md §6.4, §6.5). */
 export interface OutboxMessage {
-  /** 32 lowercase hexadecimal digits, random; also the mail's Message-ID, so a duplicate can be recognized. */
+  /**
+   * 32 lowercase hexadecimal digits, random; also the mail's Message-ID, or the event's `webhook-id`, so a duplicate
+   * can be recognized.
+   */
   id: string
-  /** The account the message is about, when there is one: its deletion removes the message. */
+  /** Its lane: how it leaves. */
+  lane: OutboxLane
+  /**
+   * The account the message is about, when there is one: its deletion removes the message. Null for mail to an
+   * address without an account, and for every webhook event (an account's deletion never removes its events).
+   */
   userId: string | null
-  /** Normalized e-mail address the message goes to. */
+  /**
+   * Where it goes: for mail, the normalized e-mail address; for an event, the SHA-256 (64 lowercase hexadecimal
+   * digits) of the webhook URL, never the URL (it may carry credentials).
+   */
   recipient: string
-  /** The message, sealed (encrypted and authenticated) by the mail domain: opaque here. At most 8 KiB of ASCII. */
+  /**
+   * The message as its domain wrote it, opaque here: a mail sealed (encrypted and authenticated), at most 8 KiB of
+   * ASCII; an event's JSON body as it is posted, at most 32 KiB of UTF-8.
+   */
   payload: string
   /** Epoch milliseconds: when it was queued. */
   createdAt: number
@@ -528,24 +552,43 @@ export interface OutboxMessage {
 /** A message as it is queued: what the sender of the moment it is delivered needs of it. */
 export type NewOutboxMessage = Pick<
   OutboxMessage,
-  'id' | 'userId' | 'recipient' | 'payload' | 'createdAt' | 'codeExpiresAt'
+  'id' | 'lane' | 'userId' | 'recipient' | 'payload' | 'createdAt' | 'codeExpiresAt'
 >
 
+/** What waits in one lane of the outbox, for one recipient or all of them. */
+export interface OutboxCount {
+  /** How many messages wait. */
+  queued: number
+  /** When the longest waiting one was queued (epoch ms); null when none. */
+  oldestCreatedAt: number | null
+}
+
 /**
- * The outbox (docs/api.md §6.4), in the SQL database whatever REDIS_URL says (migration 0005): what makes a mail the
- * answer said was sent impossible to lose. Methods throw StorageError when the backend fails.
+ * The outbox (docs/api.md §6.4, §6.5), in the SQL database whatever REDIS_URL says (migration 0005; its lanes
+ * migration 0012): the one durable delivery queue of the service, what makes a mail or an event the answer said was
+ * made impossible to lose. Its lanes are claimed apart; everything else is the same machinery for both: claims,
+ * leases, retries. Methods throw StorageError when the backend fails.
  */
 export interface OutboxStore {
   /** Commits the message (attempts 0, due at once); resolves once it is durable. */
   enqueue(message: NewOutboxMessage): Promise<void>
+  /** Commits the messages in one transaction, all of them or none (attempts 0, due at once); resolves once durable. */
+  enqueueAll(messages: readonly NewOutboxMessage[]): Promise<void>
   /**
-   * Claims at most `limit` messages due at `now` (nextAttemptAt at or before it) that nobody holds (no claim, or a
-   * claim whose lease ended at or before `now`), for `claimant` (a random value of this call) until `leaseUntil`;
-   * resolves with them in claim order: first those that are not codes (codeExpiresAt null), the longest due first
-   * (by nextAttemptAt, then id); then the codes, the latest expiry first (by codeExpiresAt, then nextAttemptAt, then
-   * id, each descending). Of concurrent claims from any number of processes, each message goes to at most one.
+   * Claims at most `limit` messages of `lane` due at `now` (nextAttemptAt at or before it) that nobody holds (no
+   * claim, or a claim whose lease ended at or before `now`), for `claimant` (a random value of this call) until
+   * `leaseUntil`; resolves with them in claim order: first those that are not codes (codeExpiresAt null), the longest
+   * due first (by nextAttemptAt, then id); then the codes, the latest expiry first (by codeExpiresAt, then
+   * nextAttemptAt, then id, each descending). Of concurrent claims from any number of processes, each message goes to
+   * at most one.
    */
-  claim(claimant: string, now: number, leaseUntil: number, limit: number): Promise<OutboxMessage[]>
+  claim(
+    lane: OutboxLane,
+    claimant: string,
+    now: number,
+    leaseUntil: number,
+    limit: number,
+  ): Promise<OutboxMessage[]>
   /**
    * Extends to `leaseUntil` the claim of `claimant` on each message of `ids` it still holds (no other claim took it
    * since, whether or not its lease had ended; it was not removed, failed or released); resolves with their ids.
@@ -557,10 +600,36 @@ export interface OutboxStore {
   failed(id: string, claimant: string, nextAttemptAt: number): Promise<void>
   /** Releases the claim of messages not tried after all, if held: due again at once, no attempt counted. */
   release(ids: readonly string[], claimant: string): Promise<void>
-  /** Removes every message about the account `userId` or to `address` (account deletion); resolves with how many. */
+  /**
+   * Removes every mail about the account `userId` or to `address` (account deletion); resolves with how many. Never
+   * an event of the webhook lane.
+   */
   deleteFor(userId: string, address: string): Promise<number>
-  /** How many messages wait, and when the longest waiting one was queued (epoch ms; null when none). */
-  stats(): Promise<{ queued: number; oldestCreatedAt: number | null }>
+  /** What waits in `lane`. */
+  stats(lane: OutboxLane): Promise<OutboxCount>
+  /** What waits in `lane`, by recipient (those with nothing waiting are absent). */
+  statsByRecipient(lane: OutboxLane): Promise<Map<string, OutboxCount>>
+}
+
+/** A webhook URL disabled by its receiver's 410 Gone (docs/api.md R6.5.5). */
+export interface DisabledWebhookUrl {
+  /** The SHA-256 (64 lowercase hexadecimal digits) of the URL: the store never holds the URL. */
+  urlDigest: string
+  /** Epoch milliseconds: when it was disabled. */
+  disabledAt: number
+}
+
+/**
+ * The webhook URLs that are disabled, in the SQL database (migration 0012), shared by every instance and kept across
+ * restarts. Methods throw StorageError when the backend fails.
+ */
+export interface WebhookUrlStore {
+  /** Records the URL of `urlDigest` as disabled at `at`, unless it is already; true when this call disabled it. */
+  disable(urlDigest: string, at: number): Promise<boolean>
+  /** Removes the URL's record; true when there was one. */
+  enable(urlDigest: string): Promise<boolean>
+  /** Every disabled URL. */
+  disabled(): Promise<DisabledWebhookUrl[]>
 }
 
 /** A count of hits in a window, as RateCounterStore.increment reports it. */
@@ -666,7 +735,7 @@ export interface StorePlacement {
   sessions: StoreEngine
   /** The audit trail: always the SQL database, whatever REDIS_URL says. */
   audit: DatabaseEngine
-  /** The e-mail codes and the outbox: always the SQL database. */
+  /** The e-mail codes, the outbox and the disabled webhook URLs (Stores.webhookUrls): always the SQL database. */
   mail: DatabaseEngine
   /** Redis when REDIS_URL is set, else the SQL database. */
   sharedCounters: StoreEngine
@@ -695,8 +764,10 @@ export interface Stores {
   sharedCounters: RateCounterStore
   /** One-time e-mail codes, in the SQL database. */
   codes: EmailCodeStore
-  /** Mail waiting to be delivered, in the SQL database. */
+  /** Mail and webhook events waiting to be delivered, in the SQL database. */
   outbox: OutboxStore
+  /** The webhook URLs disabled by a 410, in the SQL database (migration 0012). */
+  webhookUrls: WebhookUrlStore
   /** Avatars, in the SQL database (migration 0006). */
   avatars: AvatarStore
   /** Links to provider accounts, in the SQL database (migration 0006). */

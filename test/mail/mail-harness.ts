@@ -136,7 +136,7 @@ async function wireHarness(dir: string, smtp: TestSmtpServer, options: HarnessOp
     logLines,
     logs: () => logLines.map((line) => JSON.parse(line) as Record<string, unknown>),
     async peek() {
-      const held = await opened.outbox.claim('peek', Number.MAX_SAFE_INTEGER, 0, 1000)
+      const held = await opened.outbox.claim('mail', 'peek', Number.MAX_SAFE_INTEGER, 0, 1000)
       await opened.outbox.release(
         held.map((message) => message.id),
         'peek',

@@ -65,18 +65,20 @@ describe('the outbox leases', () => {
     h.mail.sender.start()
     await vi.waitFor(() => expect(silent.opened()).toBe(1), { timeout: 10_000 })
     // claimed at START until START + 15 s: another claim finds it held until then, and takes it after
-    expect(await h.stores.outbox.claim('a'.repeat(32), START + LEASE_MS - 1, START + 60_000, 10)).toEqual([])
+    expect(
+      await h.stores.outbox.claim('mail', 'a'.repeat(32), START + LEASE_MS - 1, START + 60_000, 10),
+    ).toEqual([])
     // the send goes on; the renewals move the lease on with the clock
     h.clock.advance(10_000)
     const before = renewals.length
     await vi.waitFor(() => expect(renewals.length).toBeGreaterThan(before + 1), { timeout: 10_000 })
     expect(
-      await h.stores.outbox.claim('b'.repeat(32), START + 10_000 + LEASE_MS - 1, START + 60_000, 10),
+      await h.stores.outbox.claim('mail', 'b'.repeat(32), START + 10_000 + LEASE_MS - 1, START + 60_000, 10),
     ).toEqual([])
     // a lease ends 15 s after its last renewal, whatever the send may take (90 s here): then it is another's, and
     // the first sender abandons its send at its next renewal
     expect(
-      await h.stores.outbox.claim('c'.repeat(32), START + 10_000 + LEASE_MS, START + 60_000, 10),
+      await h.stores.outbox.claim('mail', 'c'.repeat(32), START + 10_000 + LEASE_MS, START + 60_000, 10),
     ).toEqual([expect.objectContaining({ recipient: 'owner@example.com' })])
     await vi.waitFor(() => expect(silent.closed()).toBe(1), { timeout: 10_000 })
   })
@@ -114,7 +116,9 @@ describe('the outbox leases', () => {
             // the lease ends while the account is looked up, and another process claims the message
             h.clock.advance(LEASE_MS + 25_000)
             const now = h.clock.now()
-            taken = (await stores.outbox.claim('c'.repeat(32), now, now + 60_000, 10)).map((m) => m.id)
+            taken = (await stores.outbox.claim('mail', 'c'.repeat(32), now, now + 60_000, 10)).map(
+              (m) => m.id,
+            )
             return stores.users.findByEmail(email)
           },
         },

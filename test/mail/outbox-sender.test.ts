@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { MailIntent } from '../../src/mail/mail-intent.js'
-import { GIVE_UP_AFTER_MS } from '../../src/mail/retry-schedule.js'
+import { GIVE_UP_AFTER_MS } from '../../src/mail/outbox-delivery.js'
 import type { SecurityEvent } from '../../src/security-event.js'
 import { type MailHarness, openMailHarness, START } from './mail-harness.js'
 
@@ -357,7 +357,7 @@ describe('the outbox sender', () => {
     h.clock.advance(1_000)
     const honest = { ...code('login'), expiresAt: h.clock.now() + 600_000 }
     const sentBefore = h.smtp.messages.length
-    const waitingBefore = (await h.stores.outbox.stats()).queued
+    const waitingBefore = (await h.stores.outbox.stats('mail')).queued
     await h.mail.mailer.queue('honest@example.com', honest, null)
     const arrived = await h.smtp.next((mail) => mail.to[0] === 'honest@example.com', 120_000)
     expect(arrived.text).toContain((honest as { code: string }).code)
@@ -374,7 +374,7 @@ describe('the outbox sender', () => {
     const other = await h.openAnother()
     await other.mail.sender.deliverDue()
     expect(h.smtp.messages).toHaveLength(sent)
-    expect(await h.stores.outbox.stats()).toEqual({ queued: 0, oldestCreatedAt: null })
+    expect(await h.stores.outbox.stats('mail')).toEqual({ queued: 0, oldestCreatedAt: null })
     expect(other.events).toHaveLength(2_001 - sent)
     expect(other.events.every((e) => e.type === 'mail_dropped' && e.reason === 'register')).toBe(true)
     const drops = h.logs().filter((line) => line.msg === 'a queued mail was given up')

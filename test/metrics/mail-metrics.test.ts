@@ -64,6 +64,7 @@ describe('the mail metrics', () => {
     for (const [n, at] of [START - 90_000, START - 30_000].entries())
       await stores.outbox.enqueue({
         id: String(n).repeat(32),
+        lane: 'mail',
         userId: null,
         recipient: 'a@example.com',
         payload: 'v1.x',
@@ -87,7 +88,7 @@ describe('the mail metrics', () => {
       await Promise.all(workers.map((worker) => worker.registry.getMetricsAsJSON())),
     )
     const samples = parsePrometheusText(await aggregated.metrics())
-    const queued = (await stores.outbox.stats()).queued
+    const queued = (await stores.outbox.stats('mail')).queued
     expect(queued).toBeGreaterThan(0)
     expect(sampleValue(samples, 'tessera_mail_queued_messages')).toBe(queued)
     expect(sampleValue(samples, 'tessera_mail_sent_total')).toBe(2)
@@ -100,7 +101,7 @@ describe('the mail metrics', () => {
       {
         stats: async () => {
           if (failing) throw new Error('the database is down')
-          return stores.outbox.stats()
+          return stores.outbox.stats('mail')
         },
       },
       clock,

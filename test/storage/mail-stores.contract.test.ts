@@ -324,6 +324,7 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
     const queued = async (createdAt: number, overrides: Partial<OutboxMessage> = {}) => {
       const message = {
         id: id(),
+        lane: 'mail' as const,
         userId,
         recipient: address(),
         payload: `sealed.${randomBytes(24).toString('base64url')}`,
@@ -343,16 +344,18 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
         await queued(t0 - 1_000, { userId: null, recipient: `nobody-${serial++}@example.com` }),
       ]
       const holder = claimant()
-      const first = await stores.outbox.claim(holder, t0, t0 + 60_000, 2)
+      const first = await stores.outbox.claim('mail', holder, t0, t0 + 60_000, 2)
       expect(first).toEqual([messages[1], messages[0]])
       // held: no other claim gets them while the lease runs
-      expect(await stores.outbox.claim(claimant(), t0 + 59_999, t0 + 120_000, 10)).toEqual([messages[2]])
+      expect(await stores.outbox.claim('mail', claimant(), t0 + 59_999, t0 + 120_000, 10)).toEqual([
+        messages[2],
+      ])
       await stores.outbox.deleteFor('', messages[2]?.recipient as string)
       expect(await stores.outbox.remove(messages[1]?.id as string, holder)).toBe(true)
       expect(await stores.outbox.remove(messages[1]?.id as string, holder)).toBe(false)
       expect(await stores.outbox.remove(messages[0]?.id as string, claimant())).toBe(false)
       expect(await stores.outbox.remove(messages[0]?.id as string, holder)).toBe(true)
-      expect(await stores.outbox.claim(claimant(), t0 + 1_000_000, t0 + 2_000_000, 10)).toEqual([])
+      expect(await stores.outbox.claim('mail', claimant(), t0 + 1_000_000, t0 + 2_000_000, 10)).toEqual([])
     })
 
     it('claim order: what is not a code first, the longest due first; then the codes, the latest expiry first', async () => {
@@ -364,15 +367,22 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       const newNotice = await queued(t0 - 500)
       const holder = claimant()
       // the limit is taken from the front of that order: both notices, then the newest code
-      expect(await stores.outbox.claim(holder, t0, t0 + 60_000, 3)).toEqual([oldNotice, newNotice, newerCode])
-      expect(await stores.outbox.claim(claimant(), t0, t0 + 60_000, 1)).toEqual([olderCode])
+      expect(await stores.outbox.claim('mail', holder, t0, t0 + 60_000, 3)).toEqual([
+        oldNotice,
+        newNotice,
+        newerCode,
+      ])
+      expect(await stores.outbox.claim('mail', claimant(), t0, t0 + 60_000, 1)).toEqual([olderCode])
       // an expired code is claimed too, last (the sender drops it)
-      expect(await stores.outbox.claim(claimant(), t0, t0 + 60_000, 10)).toEqual([expired])
+      expect(await stores.outbox.claim('mail', claimant(), t0, t0 + 60_000, 10)).toEqual([expired])
       // a code not yet due waits, whatever its expiry; the notice due first goes first
       await stores.outbox.failed(newerCode.id, holder, t0 + 30_000)
       await stores.outbox.release([oldNotice.id, newNotice.id], holder)
-      expect(await stores.outbox.claim(claimant(), t0, t0 + 60_000, 10)).toEqual([oldNotice, newNotice])
-      expect(await stores.outbox.claim(claimant(), t0 + 30_000, t0 + 90_000, 10)).toEqual([
+      expect(await stores.outbox.claim('mail', claimant(), t0, t0 + 60_000, 10)).toEqual([
+        oldNotice,
+        newNotice,
+      ])
+      expect(await stores.outbox.claim('mail', claimant(), t0 + 30_000, t0 + 90_000, 10)).toEqual([
         { ...newerCode, attempts: 1, nextAttemptAt: t0 + 30_000 },
       ])
     })
@@ -386,51 +396,51 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
         await queued(t0 - 1_000, { codeExpiresAt: t0 + 600_000 }),
       ]
       const early = claimant()
-      expect(await stores.outbox.claim(early, t0, t0 + 5_000, 1)).toEqual([takenOver])
+      expect(await stores.outbox.claim('mail', early, t0, t0 + 5_000, 1)).toEqual([takenOver])
       const holder = claimant()
-      expect(await stores.outbox.claim(holder, t0, t0 + 10_000, 3)).toEqual([kept, failed, removed])
+      expect(await stores.outbox.claim('mail', holder, t0, t0 + 10_000, 3)).toEqual([kept, failed, removed])
       const ids = [kept, failed, removed].map((message) => message.id)
       expect(await stores.outbox.renew([], holder, t0 + 20_000)).toEqual([])
       expect(await stores.outbox.renew(ids, claimant(), t0 + 20_000)).toEqual([])
       expect(await stores.outbox.remove(removed.id, holder)).toBe(true)
       await stores.outbox.failed(failed.id, holder, t0)
       // its lease ended and another claim took it: no longer its first claimant's
-      expect(await stores.outbox.claim(claimant(), t0 + 5_000, t0 + 30_000, 10)).toEqual([
+      expect(await stores.outbox.claim('mail', claimant(), t0 + 5_000, t0 + 30_000, 10)).toEqual([
         takenOver,
         { ...failed, attempts: 1, nextAttemptAt: t0 },
       ])
       expect(await stores.outbox.renew([takenOver.id], early, t0 + 20_000)).toEqual([])
       expect(await stores.outbox.renew(ids, holder, t0 + 20_000)).toEqual([kept.id])
       // renewed: held past its first lease, free once the renewed one ends
-      expect(await stores.outbox.claim(claimant(), t0 + 19_999, t0 + 60_000, 10)).toEqual([])
-      expect(await stores.outbox.claim(claimant(), t0 + 20_000, t0 + 60_000, 10)).toEqual([kept])
+      expect(await stores.outbox.claim('mail', claimant(), t0 + 19_999, t0 + 60_000, 10)).toEqual([])
+      expect(await stores.outbox.claim('mail', claimant(), t0 + 20_000, t0 + 60_000, 10)).toEqual([kept])
       // a lease that ended, the message claimed by no one since, is renewed too
       const late = await queued(t0)
       const lateHolder = claimant()
-      expect(await stores.outbox.claim(lateHolder, t0, t0 + 1_000, 1)).toEqual([late])
+      expect(await stores.outbox.claim('mail', lateHolder, t0, t0 + 1_000, 1)).toEqual([late])
       expect(await stores.outbox.renew([late.id], lateHolder, t0 + 90_000)).toEqual([late.id])
-      expect(await stores.outbox.claim(claimant(), t0 + 5_000, t0 + 70_000, 10)).toEqual([])
+      expect(await stores.outbox.claim('mail', claimant(), t0 + 5_000, t0 + 70_000, 10)).toEqual([])
     })
 
     it('a message is not claimed before it is due', async () => {
       const t0 = Date.now()
       const message = await queued(t0)
-      expect(await stores.outbox.claim(claimant(), t0 - 1, t0 + 60_000, 10)).toEqual([])
-      expect(await stores.outbox.claim(claimant(), t0, t0 + 60_000, 10)).toEqual([message])
+      expect(await stores.outbox.claim('mail', claimant(), t0 - 1, t0 + 60_000, 10)).toEqual([])
+      expect(await stores.outbox.claim('mail', claimant(), t0, t0 + 60_000, 10)).toEqual([message])
     })
 
     it('failed counts the attempt, makes the message due later and releases it; only for its claimant', async () => {
       const t0 = Date.now()
       const message = await queued(t0 - 1_000)
       const holder = claimant()
-      await stores.outbox.claim(holder, t0, t0 + 60_000, 10)
+      await stores.outbox.claim('mail', holder, t0, t0 + 60_000, 10)
       await stores.outbox.failed(message.id, claimant(), t0 + 1)
-      expect(await stores.outbox.claim(claimant(), t0 + 30_000, t0 + 60_000, 10)).toEqual([])
+      expect(await stores.outbox.claim('mail', claimant(), t0 + 30_000, t0 + 60_000, 10)).toEqual([])
       await stores.outbox.failed(message.id, holder, t0 + 30_000)
       // released, but not due before then
-      expect(await stores.outbox.claim(claimant(), t0 + 29_999, t0 + 60_000, 10)).toEqual([])
+      expect(await stores.outbox.claim('mail', claimant(), t0 + 29_999, t0 + 60_000, 10)).toEqual([])
       const next = claimant()
-      expect(await stores.outbox.claim(next, t0 + 30_000, t0 + 90_000, 10)).toEqual([
+      expect(await stores.outbox.claim('mail', next, t0 + 30_000, t0 + 90_000, 10)).toEqual([
         { ...message, attempts: 1, nextAttemptAt: t0 + 30_000 },
       ])
       // the first claimant no longer holds it
@@ -443,16 +453,16 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       const t0 = Date.now()
       const messages = [await queued(t0 - 3_000), await queued(t0 - 2_000), await queued(t0 - 1_000)]
       const holder = claimant()
-      expect(await stores.outbox.claim(holder, t0, t0 + 60_000, 10)).toEqual(messages)
+      expect(await stores.outbox.claim('mail', holder, t0, t0 + 60_000, 10)).toEqual(messages)
       await stores.outbox.release([], holder)
       await stores.outbox.release(
         messages.map((message) => message.id),
         claimant(),
       )
-      expect(await stores.outbox.claim(claimant(), t0, t0 + 60_000, 10)).toEqual([])
+      expect(await stores.outbox.claim('mail', claimant(), t0, t0 + 60_000, 10)).toEqual([])
       await stores.outbox.release([messages[0]?.id as string, messages[2]?.id as string], holder)
       const next = claimant()
-      expect(await stores.outbox.claim(next, t0, t0 + 60_000, 10)).toEqual([messages[0], messages[2]])
+      expect(await stores.outbox.claim('mail', next, t0, t0 + 60_000, 10)).toEqual([messages[0], messages[2]])
       expect(await stores.outbox.remove(messages[1]?.id as string, holder)).toBe(true)
     })
 
@@ -460,10 +470,10 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       const t0 = Date.now()
       const message = await queued(t0 - 1_000)
       const first = claimant()
-      expect(await stores.outbox.claim(first, t0, t0 + 10_000, 10)).toEqual([message])
-      expect(await stores.outbox.claim(claimant(), t0 + 9_999, t0 + 20_000, 10)).toEqual([])
+      expect(await stores.outbox.claim('mail', first, t0, t0 + 10_000, 10)).toEqual([message])
+      expect(await stores.outbox.claim('mail', claimant(), t0 + 9_999, t0 + 20_000, 10)).toEqual([])
       const second = claimant()
-      expect(await stores.outbox.claim(second, t0 + 10_000, t0 + 20_000, 10)).toEqual([message])
+      expect(await stores.outbox.claim('mail', second, t0 + 10_000, t0 + 20_000, 10)).toEqual([message])
       expect(await stores.outbox.remove(message.id, first)).toBe(false)
       expect(await stores.outbox.remove(message.id, second)).toBe(true)
     })
@@ -482,7 +492,7 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       const claimLoop = async () => {
         const mine: OutboxMessage[] = []
         for (;;) {
-          const batch = await stores.outbox.claim(claimant(), t0, t0 + 60_000, 15)
+          const batch = await stores.outbox.claim('mail', claimant(), t0, t0 + 60_000, 15)
           if (batch.length === 0) return mine
           mine.push(...batch)
         }
@@ -497,7 +507,7 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       const t0 = Date.now()
       const messages = await mixed(t0)
       const batches = await Promise.all(
-        Array.from({ length: 5 }, () => stores.outbox.claim(claimant(), t0, t0 + 60_000, 200)),
+        Array.from({ length: 5 }, () => stores.outbox.claim('mail', claimant(), t0, t0 + 60_000, 200)),
       )
       const ids = batches.flat().map((message) => message.id)
       expect(new Set(ids).size).toBe(ids.length)
@@ -510,23 +520,23 @@ describe.each(backends)('mail storage contract [$name]', (backend) => {
       const about = await queued(t0, { userId: other })
       const to = await queued(t0, { userId: null })
       const kept = await queued(t0)
-      const before = await stores.outbox.stats()
+      const before = await stores.outbox.stats('mail')
       expect(before.queued).toBeGreaterThanOrEqual(3)
       expect(before.oldestCreatedAt).toBeLessThanOrEqual(t0)
       expect(await stores.outbox.deleteFor(other, to.recipient)).toBe(2)
       expect(await stores.outbox.deleteFor(other, to.recipient)).toBe(0)
-      expect((await stores.outbox.stats()).queued).toBe(before.queued - 2)
+      expect((await stores.outbox.stats('mail')).queued).toBe(before.queued - 2)
       const holder = claimant()
-      expect(await stores.outbox.claim(holder, t0, t0 + 60_000, 10)).toEqual([kept])
+      expect(await stores.outbox.claim('mail', holder, t0, t0 + 60_000, 10)).toEqual([kept])
       expect(await stores.outbox.remove(about.id, holder)).toBe(false)
     })
 
     it('stats: none queued, no oldest', async () => {
-      const { queued: count, oldestCreatedAt } = await stores.outbox.stats()
+      const { queued: count, oldestCreatedAt } = await stores.outbox.stats('mail')
       expect(count).toBe(0)
       expect(oldestCreatedAt).toBeNull()
       const message = await queued(1_000_000)
-      expect(await stores.outbox.stats()).toEqual({ queued: 1, oldestCreatedAt: message.createdAt })
+      expect(await stores.outbox.stats('mail')).toEqual({ queued: 1, oldestCreatedAt: message.createdAt })
     })
   })
 

@@ -13,6 +13,7 @@ type FailingStore =
   | 'tickets'
   | 'factors'
   | 'serviceKeys'
+  | 'webhookUrls'
 
 /**
  * The stores, with every call of the stores named in `stores` (the users and sessions by default) failing like a

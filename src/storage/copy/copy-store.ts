@@ -94,8 +94,10 @@ export interface CopyReport {
   auditEvents: AuditCopy | null
   /** The unexpired e-mail codes, when the source has them (migration 0005; null when it has not). */
   emailCodes: RowsCopy | null
-  /** The messages waiting in the outbox, when the source has one (migration 0005; null when it has not). */
+  /** The mail and events waiting in the outbox, when the source has one (migration 0005; null when it has not). */
   outbox: RowsCopy | null
+  /** The webhook URLs disabled by a 410, when the source has them (migration 0012; null when it has not). */
+  disabledWebhookUrls: RowsCopy | null
   /** The avatars, when the source has them (migration 0006; null when it has not). */
   avatars: RowsCopy | null
   /** The provider links, when the source has them (migration 0006; null when it has not). */
@@ -114,7 +116,7 @@ export interface CopyReport {
  * Copies the accounts and their unexpired sessions from one store to another, in batches of `batchSize` accounts in
  * id order, each written in one transaction (its sessions first when they go to Redis, so that a copy interrupted
  * between the two has written them and a resumed one writes them again); then the audit trail, the unexpired e-mail
- * codes, the outbox, the avatars and the provider links (not the one-time tickets: copy-account-parts.ts), the
+ * codes, the outbox (mail and webhook events) and the disabled webhook URLs, the avatars and the provider links (not the one-time tickets: copy-account-parts.ts), the
  * second factors, the recovery codes and the service keys (copy-second-factors.ts). The source is read in one
  * snapshot (a read transaction), so the copy is consistent as of its start. A source of a version before sessions (a
  * SQL store before migration 0004, Redis keys of one refresh token per user) is read as sessions, as the service
@@ -307,6 +309,7 @@ export async function copyStore(options: CopyOptions, progress: CopyProgress): P
           describeAuditMismatch(auditEvents) ??
           describeRowsMismatch('e-mail codes', mail.emailCodes) ??
           describeRowsMismatch('outbox messages', mail.outbox) ??
+          describeRowsMismatch('disabled webhook URLs', mail.disabledWebhookUrls) ??
           describeRowsMismatch('avatars', accountParts.avatars) ??
           describeRowsMismatch('provider links', accountParts.providerLinks) ??
           describeRowsMismatch('second factors', secondFactors.factors) ??

@@ -1,5 +1,5 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
-import { OUTBOX_COLUMNS, OUTBOX_LANES } from '../sql/mail-rows.js'
+import { laneLiteral, MAIL_CLAIM_ORDERS, OUTBOX_COLUMNS, WEBHOOK_CLAIM_ORDER } from '../sql/mail-rows.js'
 import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
 import { questionMarkSessionRotation, questionMarkStatements } from '../sql/question-mark-statements.js'
 import { PACKED_COUNT_FACTOR } from '../sql/rate-counter-rows.js'
@@ -62,18 +62,21 @@ export const mysqlStatements: SqlStatements = {
     parameters: [now, batch],
   }),
   // both refuse LIMIT in an IN subquery; a single-table UPDATE takes ORDER BY and LIMIT itself, in one order only:
-  // one statement a lane (OUTBOX_LANES), the codes given what the others left. Each locks the rows it reads, in
-  // outbox_lanes' order: a concurrent claim waits for the rows this one holds, then reads them as committed (held:
-  // no longer matched) and goes on past them
-  claimOutbox: (claimant, now, leaseUntil) =>
-    [OUTBOX_LANES.others, OUTBOX_LANES.codes].map((lane) => (limit: number) => ({
-      sql: `UPDATE outbox SET claimant = ?, lease_until = ?
-        WHERE ${lane.where} AND next_attempt_at <= ? AND lease_until <= ? ORDER BY ${lane.order} LIMIT ?`,
-      parameters: [claimant, leaseUntil, now, now, limit],
-    })),
-  // what the claim took is due (outbox_due's range) and held by its claimant, a value no other claim has
-  claimedOutbox: (claimant, now) => ({
-    sql: `SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE next_attempt_at <= ? AND claimant = ?`,
+  // one statement an order (MAIL_CLAIM_ORDERS), the codes given what the others left; the webhook lane's one order
+  // (WEBHOOK_CLAIM_ORDER) on outbox_due. Each locks the rows it reads, in its index's order: a concurrent claim waits
+  // for the rows this one holds, then reads them as committed (held: no longer matched) and goes on past them
+  claimOutbox: (lane, claimant, now, leaseUntil) =>
+    (lane === 'webhook' ? [WEBHOOK_CLAIM_ORDER] : [MAIL_CLAIM_ORDERS.others, MAIL_CLAIM_ORDERS.codes]).map(
+      (order) => (limit: number) => ({
+        sql: `UPDATE outbox SET claimant = ?, lease_until = ?
+          WHERE ${order.where} AND next_attempt_at <= ? AND lease_until <= ? ORDER BY ${order.order} LIMIT ?`,
+        parameters: [claimant, leaseUntil, now, now, limit],
+      }),
+    ),
+  // what the claim took is in its lane, due (outbox_due's range) and held by its claimant, a value no other claim has
+  claimedOutbox: (lane, claimant, now) => ({
+    sql: `SELECT ${OUTBOX_COLUMNS} FROM outbox
+      WHERE lane = ${laneLiteral(lane)} AND next_attempt_at <= ? AND claimant = ?`,
     parameters: [now, claimant],
   }),
   renewOutbox: (ids, claimant, leaseUntil) => ({

@@ -1,6 +1,11 @@
 import { AUDIT_COLUMNS, auditColumnValues } from '../sql/audit-rows.js'
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
-import { OUTBOX_COLUMNS, OUTBOX_LANES } from '../sql/mail-rows.js'
+import {
+  MAIL_CLAIM_ORDERS,
+  OUTBOX_COLUMNS,
+  OUTBOX_INSERT_COLUMNS,
+  WEBHOOK_CLAIM_ORDER,
+} from '../sql/mail-rows.js'
 import { withNumberedPlaceholders } from '../sql/numbered-placeholders.js'
 import {
   questionMarkAccountStatements,
@@ -166,24 +171,49 @@ export const postgresStatements: SqlStatements = {
       SELECT address, purpose, user_id FROM email_codes WHERE expires_at <= $1 LIMIT $2)`,
     parameters: [now, batch],
   }),
-  // both lanes in one statement (OUTBOX_LANES), the codes limited to what the others left of the claim. SKIP LOCKED:
-  // a concurrent claim passes over the rows this one has locked instead of waiting for them; a row claimed and
-  // committed since this statement's snapshot is read again as it now is (held: no longer matched)
-  claimOutbox: (claimant, now, leaseUntil) => [
-    (limit) => ({
-      sql: `WITH others AS (
-          SELECT id FROM outbox WHERE ${OUTBOX_LANES.others.where} AND next_attempt_at <= $3 AND lease_until <= $3
-          ORDER BY ${OUTBOX_LANES.others.order} LIMIT $4 FOR UPDATE SKIP LOCKED
-        ), codes AS (
-          SELECT id FROM outbox WHERE ${OUTBOX_LANES.codes.where} AND next_attempt_at <= $3 AND lease_until <= $3
-          ORDER BY ${OUTBOX_LANES.codes.order} LIMIT $4 - (SELECT COUNT(*) FROM others) FOR UPDATE SKIP LOCKED
-        )
-        UPDATE outbox SET claimant = $1, lease_until = $2
-        WHERE id IN (SELECT id FROM others UNION ALL SELECT id FROM codes)
-        RETURNING ${OUTBOX_COLUMNS}`,
-      parameters: [claimant, leaseUntil, now, limit],
-    }),
+  // the mail lane's two orders in one statement (MAIL_CLAIM_ORDERS), the codes limited to what the others left of the
+  // claim; the webhook lane's one order (WEBHOOK_CLAIM_ORDER). SKIP LOCKED: a concurrent claim passes over the rows
+  // this one has locked instead of waiting for them; a row claimed and committed since this statement's snapshot is
+  // read again as it now is (held: no longer matched)
+  claimOutbox: (lane, claimant, now, leaseUntil) => [
+    lane === 'webhook'
+      ? (limit) => ({
+          sql: `UPDATE outbox SET claimant = $1, lease_until = $2
+            WHERE id IN (
+              SELECT id FROM outbox WHERE ${WEBHOOK_CLAIM_ORDER.where} AND next_attempt_at <= $3 AND lease_until <= $3
+              ORDER BY ${WEBHOOK_CLAIM_ORDER.order} LIMIT $4 FOR UPDATE SKIP LOCKED)
+            RETURNING ${OUTBOX_COLUMNS}`,
+          parameters: [claimant, leaseUntil, now, limit],
+        })
+      : (limit) => ({
+          sql: `WITH others AS (
+              SELECT id FROM outbox WHERE ${MAIL_CLAIM_ORDERS.others.where} AND next_attempt_at <= $3 AND lease_until <= $3
+              ORDER BY ${MAIL_CLAIM_ORDERS.others.order} LIMIT $4 FOR UPDATE SKIP LOCKED
+            ), codes AS (
+              SELECT id FROM outbox WHERE ${MAIL_CLAIM_ORDERS.codes.where} AND next_attempt_at <= $3 AND lease_until <= $3
+              ORDER BY ${MAIL_CLAIM_ORDERS.codes.order} LIMIT $4 - (SELECT COUNT(*) FROM others) FOR UPDATE SKIP LOCKED
+            )
+            UPDATE outbox SET claimant = $1, lease_until = $2
+            WHERE id IN (SELECT id FROM others UNION ALL SELECT id FROM codes)
+            RETURNING ${OUTBOX_COLUMNS}`,
+          parameters: [claimant, leaseUntil, now, limit],
+        }),
   ],
+  // a SELECT's placeholders are typed text unless cast: the BIGINT columns' values are cast
+  enqueueOutboxIfUser: (userId, message) => ({
+    sql: `INSERT INTO outbox (${OUTBOX_INSERT_COLUMNS})
+      SELECT $1, $2, $3, $4, $5, $6::bigint, $6::bigint, $7::bigint FROM users WHERE id = $8`,
+    parameters: [
+      message.id,
+      message.lane,
+      message.userId,
+      message.recipient,
+      message.payload,
+      message.createdAt,
+      message.codeExpiresAt,
+      userId,
+    ],
+  }),
   claimedOutbox: () => null,
   renewOutbox: (ids, claimant, leaseUntil) => ({
     sql: 'UPDATE outbox SET lease_until = $1 WHERE claimant = $2 AND id = ANY($3::bpchar[]) RETURNING id',

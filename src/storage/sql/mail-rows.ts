@@ -1,4 +1,12 @@
-import { CODES_PER_KEY, type CodeKey, type NewOutboxMessage, type OutboxMessage } from '../stores.js'
+import {
+  CODES_PER_KEY,
+  type CodeKey,
+  type NewOutboxMessage,
+  OUTBOX_LANES,
+  type OutboxCount,
+  type OutboxLane,
+  type OutboxMessage,
+} from '../stores.js'
 
 /** The user_id of a code that no account asked for (CodeKey.userId null): part of the primary key, so NOT NULL. */
 const NO_USER = ''
@@ -72,33 +80,44 @@ export function newestThatFit(codes: readonly StoredCode[]): StoredCode[] {
 
 /**
  * The columns of `outbox` that hold an OutboxMessage, in the order of every SELECT (migration 0005; code_expires_at
- * migration 0008).
+ * migration 0008; lane migration 0012).
  */
 export const OUTBOX_COLUMNS =
-  'id, user_id, recipient, payload, created_at, attempts, next_attempt_at, code_expires_at'
+  'id, lane, user_id, recipient, payload, created_at, attempts, next_attempt_at, code_expires_at'
 
 /** The columns a new message's row is written with, in the order of outboxValues. */
 export const OUTBOX_INSERT_COLUMNS =
-  'id, user_id, recipient, payload, created_at, next_attempt_at, code_expires_at'
+  'id, lane, user_id, recipient, payload, created_at, next_attempt_at, code_expires_at'
 
 /**
- * The claim's order (OutboxStore.claim): the messages that are not codes first, the longest due first, then the
- * codes, the latest expiry first. Each lane is read from one end of its index (migration 0008), so that a claim reads
- * no further than the messages it takes (and those held by others or not yet due among them).
+ * The mail lane's claim orders (OutboxStore.claim): the messages that are not codes first, the longest due first,
+ * then the codes, the latest expiry first. Each is read from one end of its index (migrations 0008, 0012), so that a
+ * claim reads no further than the messages it takes (and those held by others or not yet due among them). The lane
+ * is written as a literal, so that SQLite and PostgreSQL see that the partial index of the first one serves it.
  */
-export const OUTBOX_LANES = {
-  others: { where: 'code_expires_at IS NULL', order: 'next_attempt_at, id' },
+export const MAIL_CLAIM_ORDERS = {
+  others: { where: "lane = 'mail' AND code_expires_at IS NULL", order: 'next_attempt_at, id' },
   codes: {
-    where: 'code_expires_at IS NOT NULL',
+    where: "lane = 'mail' AND code_expires_at IS NOT NULL",
     order: 'code_expires_at DESC, next_attempt_at DESC, id DESC',
   },
 } as const
+
+/** The webhook lane's claim order: the longest due first, on outbox_due (migration 0012); no event carries a code. */
+export const WEBHOOK_CLAIM_ORDER = { where: "lane = 'webhook'", order: 'next_attempt_at, id' } as const
+
+/** A lane as SQL text: one of OUTBOX_LANES, checked, so that it can be written as a literal. */
+export function laneLiteral(lane: OutboxLane): string {
+  if (!OUTBOX_LANES.includes(lane)) throw new RangeError('no such outbox lane')
+  return `'${lane}'`
+}
 
 /** The values of a new message's row, for OUTBOX_INSERT_COLUMNS. */
 export function outboxValues(message: NewOutboxMessage) {
   // due at once
   return [
     message.id,
+    message.lane,
     message.userId,
     message.recipient,
     message.payload,
@@ -112,6 +131,7 @@ export function outboxValues(message: NewOutboxMessage) {
 export function toOutboxMessage(row: Record<string, unknown>): OutboxMessage {
   return {
     id: String(row.id),
+    lane: row.lane === 'webhook' ? 'webhook' : 'mail',
     userId: row.user_id === null ? null : String(row.user_id),
     recipient: String(row.recipient),
     payload: String(row.payload),
@@ -122,7 +142,10 @@ export function toOutboxMessage(row: Record<string, unknown>): OutboxMessage {
   }
 }
 
-/** Messages in claim order (OUTBOX_LANES), whatever order a statement returned them in (RETURNING has none). */
+/**
+ * Messages in claim order (MAIL_CLAIM_ORDERS, WEBHOOK_CLAIM_ORDER), whatever order a statement returned them in
+ * (RETURNING has none).
+ */
 export function inClaimOrder(messages: OutboxMessage[]): OutboxMessage[] {
   const byId = (a: OutboxMessage, b: OutboxMessage) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
   return messages.sort((a, b) => {
@@ -132,4 +155,12 @@ export function inClaimOrder(messages: OutboxMessage[]): OutboxMessage[] {
     }
     return b.codeExpiresAt - a.codeExpiresAt || b.nextAttemptAt - a.nextAttemptAt || byId(b, a)
   })
+}
+
+/** A row of OutboxStore.statsByRecipient's statement, or of outboxStats: `queued` and `oldest`. */
+export function toOutboxCount(row: Record<string, unknown> | undefined): OutboxCount {
+  return {
+    queued: Number(row?.queued ?? 0),
+    oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest),
+  }
 }

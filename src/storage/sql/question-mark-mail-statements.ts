@@ -1,9 +1,16 @@
-import { codeKeyValues, EMAIL_CODE_COLUMNS, OUTBOX_INSERT_COLUMNS, outboxValues } from './mail-rows.js'
+import {
+  codeKeyValues,
+  EMAIL_CODE_COLUMNS,
+  laneLiteral,
+  OUTBOX_INSERT_COLUMNS,
+  outboxValues,
+} from './mail-rows.js'
 import type { SqlStatements } from './sql-statements.js'
 
 /**
- * The statements of the e-mail codes and the outbox (migrations 0005, 0007) that SQLite and MySQL/MariaDB write
- * alike, with `?` placeholders (questionMarkStatements includes them).
+ * The statements of the e-mail codes, the outbox and the disabled webhook URLs (migrations 0005, 0007, 0012) that
+ * SQLite and MySQL/MariaDB write alike, with `?` placeholders (questionMarkStatements includes them; PostgreSQL
+ * numbers them).
  */
 export const questionMarkMailStatements: Pick<
   SqlStatements,
@@ -13,11 +20,16 @@ export const questionMarkMailStatements: Pick<
   | 'removeEmailCodes'
   | 'deleteEmailCodes'
   | 'enqueueOutbox'
+  | 'enqueueOutboxIfUser'
   | 'findDueOutbox'
   | 'removeOutbox'
   | 'failOutbox'
   | 'deleteOutbox'
   | 'outboxStats'
+  | 'outboxStatsByRecipient'
+  | 'disableWebhookUrl'
+  | 'enableWebhookUrl'
+  | 'disabledWebhookUrls'
 > = {
   findEmailCodes: (key) => ({
     sql: 'SELECT codes FROM email_codes WHERE address = ? AND purpose = ? AND user_id = ?',
@@ -47,8 +59,17 @@ export const questionMarkMailStatements: Pick<
       parameters: values,
     }
   },
-  findDueOutbox: (now) => ({
-    sql: 'SELECT id FROM outbox WHERE next_attempt_at <= ? AND lease_until <= ? LIMIT 1',
+  // the values selected from the account's row: none when it is gone
+  enqueueOutboxIfUser: (userId, message) => {
+    const values = outboxValues(message)
+    return {
+      sql: `INSERT INTO outbox (${OUTBOX_INSERT_COLUMNS})
+        SELECT ${values.map(() => '?').join(', ')} FROM users WHERE id = ?`,
+      parameters: [...values, userId],
+    }
+  },
+  findDueOutbox: (lane, now) => ({
+    sql: `SELECT id FROM outbox WHERE lane = ${laneLiteral(lane)} AND next_attempt_at <= ? AND lease_until <= ? LIMIT 1`,
     parameters: [now, now],
   }),
   removeOutbox: (id, claimant) => ({
@@ -60,12 +81,31 @@ export const questionMarkMailStatements: Pick<
       WHERE id = ? AND claimant = ?`,
     parameters: [nextAttemptAt, id, claimant],
   }),
+  // docs/api.md R6.4.6, R6.5.3: an account's deletion removes its mail, never an event (an event's recipient is a
+  // URL's digest, which no address equals, and its user_id NULL: the lane says so once more)
   deleteOutbox: (userId, address) => ({
-    sql: 'DELETE FROM outbox WHERE user_id = ? OR recipient = ?',
+    sql: "DELETE FROM outbox WHERE (user_id = ? OR recipient = ?) AND lane = 'mail'",
     parameters: [userId, address],
   }),
-  outboxStats: () => ({
-    sql: 'SELECT COUNT(*) AS queued, MIN(created_at) AS oldest FROM outbox',
+  outboxStats: (lane) => ({
+    sql: `SELECT COUNT(*) AS queued, MIN(created_at) AS oldest FROM outbox WHERE lane = ${laneLiteral(lane)}`,
+    parameters: [],
+  }),
+  outboxStatsByRecipient: (lane) => ({
+    sql: `SELECT recipient, COUNT(*) AS queued, MIN(created_at) AS oldest FROM outbox WHERE lane = ${laneLiteral(lane)}
+      GROUP BY recipient`,
+    parameters: [],
+  }),
+  disableWebhookUrl: (urlDigest, at) => ({
+    sql: 'INSERT INTO webhook_disabled_urls (url_digest, disabled_at) VALUES (?, ?)',
+    parameters: [urlDigest, at],
+  }),
+  enableWebhookUrl: (urlDigest) => ({
+    sql: 'DELETE FROM webhook_disabled_urls WHERE url_digest = ?',
+    parameters: [urlDigest],
+  }),
+  disabledWebhookUrls: () => ({
+    sql: 'SELECT url_digest, disabled_at FROM webhook_disabled_urls ORDER BY disabled_at, url_digest',
     parameters: [],
   }),
 }

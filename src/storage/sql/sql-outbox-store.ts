@@ -1,15 +1,15 @@
 import type { StorageCall } from '../storage-call.js'
 import type { OutboxStore } from '../stores.js'
-import { inClaimOrder, toOutboxMessage } from './mail-rows.js'
+import { inClaimOrder, toOutboxCount, toOutboxMessage } from './mail-rows.js'
 import type { SqlDatabase } from './sql-database.js'
 import type { SqlQuery } from './sql-statements.js'
 
 /**
- * OutboxStore in the `outbox` table of any SQL engine (migration 0005), with that engine's statements. A message is
- * held by a claim until its lease ends, which its claimant renews while it works on it: the claim is one UPDATE (one
- * for each lane on MySQL) that sets the claimant (a random value of the call) on the due, unheld rows, so a message
- * goes to one claimant; the sender then removes it, or fails or releases it, each only while its claimant still
- * holds it.
+ * OutboxStore in the `outbox` table of any SQL engine (migrations 0005, 0008, 0012), with that engine's statements.
+ * A message is held by a claim until its lease ends, which its claimant renews while it works on it: the claim is
+ * one UPDATE (one for each order on MySQL) that sets the claimant (a random value of the call) on the due, unheld
+ * rows of one lane, so a message goes to one claimant; the sender then removes it, or fails or releases it, each
+ * only while its claimant still holds it.
  */
 export function createSqlOutboxStore(database: SqlDatabase, call: StorageCall): OutboxStore {
   const { statements } = database
@@ -22,19 +22,24 @@ export function createSqlOutboxStore(database: SqlDatabase, call: StorageCall): 
     async enqueue(message) {
       await write('outbox.enqueue', statements.enqueueOutbox(message))
     },
-    async claim(claimant, now, leaseUntil, limit) {
-      // every instance's sender polls every second: an idle poll costs one read of the due index, and no write (a
+    async enqueueAll(messages) {
+      if (messages.length === 0) return
+      const queries = messages.map((message) => statements.enqueueOutbox(message))
+      await call('outbox.enqueueAll', (attempt) => database.writeAll(queries, attempt))
+    },
+    async claim(lane, claimant, now, leaseUntil, limit) {
+      // every instance's senders poll every second: an idle poll costs one read of the due index, and no write (a
       // write is a transaction, and on SQLite an fsync)
-      if ((await read('outbox.claim', statements.findDueOutbox(now))).length === 0) return []
+      if ((await read('outbox.claim', statements.findDueOutbox(lane, now))).length === 0) return []
       const returned: Record<string, unknown>[] = []
       let left = limit
-      for (const step of statements.claimOutbox(claimant, now, leaseUntil)) {
+      for (const step of statements.claimOutbox(lane, claimant, now, leaseUntil)) {
         if (left <= 0) break
         const { rows, changes } = await write('outbox.claim', step(left))
         returned.push(...rows)
         left -= changes
       }
-      const claimed = statements.claimedOutbox(claimant, now)
+      const claimed = statements.claimedOutbox(lane, claimant, now)
       if (claimed === null || left === limit) return inClaimOrder(returned.map(toOutboxMessage))
       return inClaimOrder((await read('outbox.claim', claimed)).map(toOutboxMessage))
     },
@@ -57,12 +62,13 @@ export function createSqlOutboxStore(database: SqlDatabase, call: StorageCall): 
     async deleteFor(userId, address) {
       return (await write('outbox.deleteFor', statements.deleteOutbox(userId, address))).changes
     },
-    async stats() {
-      const [row] = await read('outbox.stats', statements.outboxStats())
-      return {
-        queued: Number(row?.queued ?? 0),
-        oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest),
-      }
+    async stats(lane) {
+      const [row] = await read('outbox.stats', statements.outboxStats(lane))
+      return toOutboxCount(row)
+    },
+    async statsByRecipient(lane) {
+      const rows = await read('outbox.statsByRecipient', statements.outboxStatsByRecipient(lane))
+      return new Map(rows.map((row) => [String(row.recipient), toOutboxCount(row)]))
     },
   }
 }

@@ -3,6 +3,7 @@ import type {
   AccountStatus,
   CodeKey,
   NewOutboxMessage,
+  OutboxLane,
   Profile,
   ProviderLink,
   SessionRotation,
@@ -140,20 +141,34 @@ export interface SqlStatements {
   /** Deletes at most `batch` of the rows whose every code expired at or before `now`. */
   pruneEmailCodes(now: number, batch: number): SqlQuery
 
-  /** Inserts the message (migration 0005), unheld, no attempt made, due at its creation. */
+  /** Inserts the message (migrations 0005, 0012), unheld, no attempt made, due at its creation. */
   enqueueOutbox(message: NewOutboxMessage): SqlQuery
-  /** One row if a message is due at `now` and unheld, else none: the read an idle poll costs, on outbox_due only. */
-  findDueOutbox(now: number): SqlQuery
+  /** Inserts the message as enqueueOutbox does, if the account `userId` exists: one row inserted, or none. */
+  enqueueOutboxIfUser(userId: string, message: NewOutboxMessage): SqlQuery
   /**
-   * Gives messages due at `now` and unheld (lease_until at or before `now`), in claim order (OUTBOX_LANES), to
-   * `claimant` until `leaseUntil`: the statements to run one after another, each built with what is left of the
-   * claim's limit (less the rows the ones before changed), the next not run once nothing is left. Each is one
-   * statement whose row locks (or SQLite's one writer) keep concurrent claims from taking one message twice. Where
-   * the engine has UPDATE … RETURNING, they return the claimed rows (OUTBOX_COLUMNS).
+   * One row if a message of `lane` is due at `now` and unheld, else none: the read an idle poll costs, on outbox_due
+   * only (migration 0012).
    */
-  claimOutbox(claimant: string, now: number, leaseUntil: number): ReadonlyArray<(limit: number) => SqlQuery>
-  /** The messages `claimant` holds that are due at `now`, read after claimOutbox; null where claimOutbox returns them. */
-  claimedOutbox(claimant: string, now: number): SqlQuery | null
+  findDueOutbox(lane: OutboxLane, now: number): SqlQuery
+  /**
+   * Gives messages of `lane` due at `now` and unheld (lease_until at or before `now`), in claim order
+   * (MAIL_CLAIM_ORDERS, WEBHOOK_CLAIM_ORDER), to `claimant` until `leaseUntil`: the statements to run one after
+   * another, each built with what is left of the claim's limit (less the rows the ones before changed), the next not
+   * run once nothing is left. Each is one statement whose row locks (or SQLite's one writer) keep concurrent claims
+   * from taking one message twice. Where the engine has UPDATE … RETURNING, they return the claimed rows
+   * (OUTBOX_COLUMNS).
+   */
+  claimOutbox(
+    lane: OutboxLane,
+    claimant: string,
+    now: number,
+    leaseUntil: number,
+  ): ReadonlyArray<(limit: number) => SqlQuery>
+  /**
+   * The messages of `lane` that `claimant` holds and that are due at `now`, read after claimOutbox; null where
+   * claimOutbox returns them.
+   */
+  claimedOutbox(lane: OutboxLane, claimant: string, now: number): SqlQuery | null
   /**
    * Sets lease_until to `leaseUntil` on the messages `ids` (one or more) that `claimant` holds; where the engine has
    * UPDATE … RETURNING, returns their ids.
@@ -167,10 +182,19 @@ export interface SqlStatements {
   failOutbox(id: string, claimant: string, nextAttemptAt: number): SqlQuery
   /** Makes the messages `ids` (one or more) unheld, if `claimant` holds them. */
   releaseOutbox(ids: readonly string[], claimant: string): SqlQuery
-  /** Deletes the messages about `userId` or to `address`. */
+  /** Deletes the mail (never the webhook events) about `userId` or to `address`. */
   deleteOutbox(userId: string, address: string): SqlQuery
-  /** `queued`, the number of messages, and `oldest`, the earliest created_at (null when none). */
-  outboxStats(): SqlQuery
+  /** `queued`, the number of messages of `lane`, and `oldest`, the earliest created_at (null when none). */
+  outboxStats(lane: OutboxLane): SqlQuery
+  /** Per recipient of `lane`: `recipient`, `queued` and `oldest`, as outboxStats. */
+  outboxStatsByRecipient(lane: OutboxLane): SqlQuery
+
+  /** Inserts the disabled webhook URL's row (migration 0012); a unique violation when there is one. */
+  disableWebhookUrl(urlDigest: string, at: number): SqlQuery
+  /** Deletes the disabled webhook URL's row. */
+  enableWebhookUrl(urlDigest: string): SqlQuery
+  /** Every row of webhook_disabled_urls: url_digest, disabled_at. */
+  disabledWebhookUrls(): SqlQuery
 
   /**
    * Counts one hit on `key` (a storedCounterKey) at `now` in one upsert: the row's window goes on while it ends after

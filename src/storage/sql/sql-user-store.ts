@@ -76,8 +76,18 @@ export function createSqlUserStore(database: SqlDatabase, call: StorageCall): Us
     async setStatus(id, status, updatedAt) {
       return (await write('users.setStatus', statements.setUserStatus(id, status, updatedAt))) === 1
     },
-    async delete(id) {
-      return (await write('users.delete', statements.deleteUser(id))) === 1
+    async delete(id, outbox = []) {
+      if (outbox.length === 0) return (await write('users.delete', statements.deleteUser(id))) === 1
+      // the account locked first (SQLite's one writer runs the transaction whole), so that of concurrent deletions
+      // only the one that deletes it finds it and queues the messages
+      const lock = statements.lockAccount(id)
+      const queries = [
+        ...(lock === null ? [] : [lock]),
+        ...outbox.map((message) => statements.enqueueOutboxIfUser(id, message)),
+        statements.deleteUser(id),
+      ]
+      const results = await call('users.delete', (attempt) => database.writeAll(queries, attempt))
+      return results.at(-1)?.changes === 1
     },
   }
 }

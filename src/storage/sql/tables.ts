@@ -123,7 +123,7 @@ export interface Tables {
     id: string
     user_id: string | null
     recipient: string
-    /** The sealed message, at most 8 KiB of ASCII. */
+    /** The sealed mail (at most 8 KiB of ASCII) or the event's JSON body (at most 32 KiB). */
     payload: string
     created_at: EpochMs
     attempts: ColumnType<number, number | undefined, number>
@@ -134,6 +134,13 @@ export interface Tables {
     lease_until: ColumnType<number | string, number | undefined, number>
     /** Migration 0008: the expiry of the code the message carries (epoch milliseconds); null when it is no code. */
     code_expires_at: ColumnType<number | string | null, number | null | undefined, number | null>
+    /** Migration 0012: the message's lane, `mail` or `webhook` (OutboxLane). */
+    lane: ColumnType<string, string | undefined, string>
+  }
+  /** Migration 0012: the webhook URLs disabled by a 410 (WebhookUrlStore), by the SHA-256 of each. */
+  webhook_disabled_urls: {
+    url_digest: string
+    disabled_at: EpochMs
   }
   /** Migration 0005: hit counters in fixed windows (RateCounterStore) of a store without Redis. */
   rate_counters: {

@@ -1,5 +1,5 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
-import { OUTBOX_COLUMNS, OUTBOX_LANES } from '../sql/mail-rows.js'
+import { MAIL_CLAIM_ORDERS, OUTBOX_COLUMNS, WEBHOOK_CLAIM_ORDER } from '../sql/mail-rows.js'
 import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
 import { questionMarkSessionRotation, questionMarkStatements } from '../sql/question-mark-statements.js'
 import {
@@ -47,22 +47,32 @@ export const sqliteStatements: SqlStatements = {
       SELECT address, purpose, user_id FROM email_codes WHERE expires_at <= ? LIMIT ?)`,
     parameters: [now, batch],
   }),
-  // both lanes in one statement (OUTBOX_LANES), the codes limited to what the others left of the claim; `others` is
-  // materialized so that it is read once, and what it took counted, not read again
-  claimOutbox: (claimant, now, leaseUntil) => [
-    (limit) => ({
-      sql: `WITH others AS MATERIALIZED (
-          SELECT id FROM outbox WHERE ${OUTBOX_LANES.others.where} AND next_attempt_at <= ? AND lease_until <= ?
-          ORDER BY ${OUTBOX_LANES.others.order} LIMIT ?
-        ), codes AS (
-          SELECT id FROM outbox WHERE ${OUTBOX_LANES.codes.where} AND next_attempt_at <= ? AND lease_until <= ?
-          ORDER BY ${OUTBOX_LANES.codes.order} LIMIT ? - (SELECT COUNT(*) FROM others)
-        )
-        UPDATE outbox SET claimant = ?, lease_until = ?
-        WHERE id IN (SELECT id FROM others UNION ALL SELECT id FROM codes)
-        RETURNING ${OUTBOX_COLUMNS}`,
-      parameters: [now, now, limit, now, now, limit, claimant, leaseUntil],
-    }),
+  // the mail lane's two orders in one statement (MAIL_CLAIM_ORDERS), the codes limited to what the others left of the
+  // claim; `others` is materialized so that it is read once, and what it took counted, not read again. The webhook
+  // lane has one order (WEBHOOK_CLAIM_ORDER).
+  claimOutbox: (lane, claimant, now, leaseUntil) => [
+    lane === 'webhook'
+      ? (limit) => ({
+          sql: `UPDATE outbox SET claimant = ?, lease_until = ?
+            WHERE id IN (
+              SELECT id FROM outbox WHERE ${WEBHOOK_CLAIM_ORDER.where} AND next_attempt_at <= ? AND lease_until <= ?
+              ORDER BY ${WEBHOOK_CLAIM_ORDER.order} LIMIT ?)
+            RETURNING ${OUTBOX_COLUMNS}`,
+          parameters: [claimant, leaseUntil, now, now, limit],
+        })
+      : (limit) => ({
+          sql: `WITH others AS MATERIALIZED (
+              SELECT id FROM outbox WHERE ${MAIL_CLAIM_ORDERS.others.where} AND next_attempt_at <= ? AND lease_until <= ?
+              ORDER BY ${MAIL_CLAIM_ORDERS.others.order} LIMIT ?
+            ), codes AS (
+              SELECT id FROM outbox WHERE ${MAIL_CLAIM_ORDERS.codes.where} AND next_attempt_at <= ? AND lease_until <= ?
+              ORDER BY ${MAIL_CLAIM_ORDERS.codes.order} LIMIT ? - (SELECT COUNT(*) FROM others)
+            )
+            UPDATE outbox SET claimant = ?, lease_until = ?
+            WHERE id IN (SELECT id FROM others UNION ALL SELECT id FROM codes)
+            RETURNING ${OUTBOX_COLUMNS}`,
+          parameters: [now, now, limit, now, now, limit, claimant, leaseUntil],
+        }),
   ],
   claimedOutbox: () => null,
   renewOutbox: (ids, claimant, leaseUntil) => ({

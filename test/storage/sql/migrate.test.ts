@@ -225,13 +225,14 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0005 [$na
       expect(await stores.codes.take(key, 'a'.repeat(64), now, 5)).toBe(true)
       const message = {
         id: 'b'.repeat(32),
+        lane: 'mail' as const,
         userId: '1000000002',
         recipient: "o'neil@example.com",
         payload: 'p',
         codeExpiresAt: now + 600_000,
       }
       await stores.outbox.enqueue({ ...message, createdAt: now })
-      expect(await stores.outbox.claim('c'.repeat(32), now, now + 60_000, 10)).toEqual([
+      expect(await stores.outbox.claim('mail', 'c'.repeat(32), now, now + 60_000, 10)).toEqual([
         { ...message, createdAt: now, attempts: 0, nextAttemptAt: now },
       ])
       expect((await stores.sharedCounters.increment('migrated', 60_000)).count).toBe(1)
@@ -443,6 +444,7 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0008 [$na
       const queue = (id: string, createdAt: number, codeExpiresAt: number | null) =>
         stores.outbox.enqueue({
           id: id.repeat(32),
+          lane: 'mail',
           userId: null,
           recipient: `${id}@example.com`,
           payload: 'v1.after',
@@ -451,7 +453,7 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0008 [$na
         })
       await queue('a', now - 500, now + 599_500)
       await queue('b', now, now + 600_000)
-      const claimed = await stores.outbox.claim('c'.repeat(32), now, now + 15_000, 10)
+      const claimed = await stores.outbox.claim('mail', 'c'.repeat(32), now, now + 15_000, 10)
       expect(claimed.map(({ id, codeExpiresAt, attempts }) => [id[0], codeExpiresAt, attempts])).toEqual([
         ['e', null, 2],
         ['b', now + 600_000, 0],

@@ -20,8 +20,8 @@ export interface HeldMessage {
   confirm(): Promise<boolean>
 }
 
-/** The leases of the messages a sender holds, renewed while it works on them (docs/api.md R6.4.2). */
-export interface OutboxLeases {
+/** The leases of the messages a sender holds, renewed while it works on them (docs/api.md R6.4.2, R6.5.2). */
+export interface QueueLeases {
   /** Takes the messages of one claim (`claimant`'s, until `leaseUntil`) in hand: renewed from now on. */
   hold(messages: readonly OutboxMessage[], claimant: string, leaseUntil: number): HeldMessage[]
   /** The message was settled (or given back): no longer renewed. */
@@ -30,7 +30,7 @@ export interface OutboxLeases {
   close(): void
 }
 
-export interface OutboxLeasesDeps {
+export interface QueueLeasesDeps {
   outbox: Pick<OutboxStore, 'renew'>
   clock: Clock
   storeFailures: StoreFailureLog
@@ -59,7 +59,7 @@ interface Lease {
  * or removed with its account) is abandoned, and so is one whose lease would end before the next renewal while the
  * store fails: a send is never knowingly continued past the claim that allows it.
  */
-export function createOutboxLeases(deps: OutboxLeasesDeps): OutboxLeases {
+export function createQueueLeases(deps: QueueLeasesDeps): QueueLeases {
   const { outbox, clock, storeFailures, leaseMs, renewEveryMs } = deps
   const leases = new Map<HeldMessage, Lease>()
   let timer: NodeJS.Timeout | null = null

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_RETRY_DELAY_MS, nextAttemptAt } from '../../src/mail/retry-schedule.js'
+import { MAX_RETRY_DELAY_MS, nextAttemptAt } from '../../src/delivery/retry-schedule.js'
 
 describe('the retry schedule', () => {
-  it('waits MAIL_RETRY_SECONDS after the first failure, doubling after each further one, at most an hour', () => {
+  it('waits the retry seconds (MAIL_RETRY_SECONDS, WEBHOOK_RETRY_SECONDS) after the first failure, doubling after each further one, at most an hour', () => {
     const waits = [1, 2, 3, 4, 5, 6, 7, 8, 50, 1000].map(
       (failures) => nextAttemptAt(1_000, failures, 30, () => 0) - 1_000,
     )

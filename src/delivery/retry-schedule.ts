@@ -1,16 +1,14 @@
-/** How long a message is tried before it is given up: a day after it was queued. */
-export const GIVE_UP_AFTER_MS = 86_400_000
-
-/** The longest wait between two attempts. */
+/** The longest wait between two attempts at one message. */
 export const MAX_RETRY_DELAY_MS = 3_600_000
 
 /** How much of a wait is left to chance, so that the messages of one outage are not all tried at one instant. */
 const JITTER = 0.2
 
 /**
- * When a message that has now failed `failures` times (this one included) is tried next: MAIL_RETRY_SECONDS after
- * the first failure, twice as long after each further one, at most an hour; each wait shortened by up to a fifth at
- * random (`random` in [0, 1)), so that the bound holds and the retries of many messages spread out.
+ * When a message of the outbox that has now failed `failures` times (this one included) is tried next: `retrySeconds`
+ * (MAIL_RETRY_SECONDS, WEBHOOK_RETRY_SECONDS) after the first failure, twice as long after each further one, at most
+ * an hour; each wait shortened by up to a fifth at random (`random` in [0, 1)), so that the bound holds and the
+ * retries of many messages spread out.
  */
 export function nextAttemptAt(
   now: number,

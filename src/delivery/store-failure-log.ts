@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js'
-import type { MailLog } from './mail-observer.js'
+import type { DeliveryLog } from './delivery-log.js'
 
-/** How the outbox sender reports a store that fails: once when it starts, then at most once per `everyMs`. */
+/** How a sender of the outbox reports a store that fails: once when it starts, then at most once per `everyMs`. */
 export interface StoreFailureLog {
   /** A call of `operation` (`outbox.claim`) failed. */
   failed(operation: string, error: unknown): void
@@ -10,12 +10,17 @@ export interface StoreFailureLog {
 }
 
 /**
- * While the store fails, the sender meets the failure at every pass (about every second): for each operation, one
+ * While the store fails, a sender meets the failure at every pass (about every second): for each operation, one
  * error line when its failure starts, then one per `everyMs` with the count, and an info line when it answers again.
  * By operation, so that one that keeps failing while another works (a removal, when the claims pass) is not logged
- * anew at every pass.
+ * anew at every pass. `lane` names the sender's lane in each line.
  */
-export function createStoreFailureLog(log: MailLog, clock: Clock, everyMs: number): StoreFailureLog {
+export function createStoreFailureLog(
+  log: DeliveryLog,
+  clock: Clock,
+  everyMs: number,
+  lane: string,
+): StoreFailureLog {
   const failing = new Map<string, { since: number; loggedAt: number; failures: number }>()
   return {
     failed(operation, error) {
@@ -27,8 +32,8 @@ export function createStoreFailureLog(log: MailLog, clock: Clock, everyMs: numbe
         return
       }
       log.error(
-        { err: error, operation, failures },
-        'the outbox store failed: the mail waits in the outbox and is tried again',
+        { err: error, operation, lane, failures },
+        `the outbox store failed: what waits in its ${lane} lane stays there and is tried again`,
       )
       failing.set(operation, { since: known?.since ?? now, loggedAt: now, failures })
     },
@@ -36,7 +41,7 @@ export function createStoreFailureLog(log: MailLog, clock: Clock, everyMs: numbe
       const known = failing.get(operation)
       if (known === undefined) return
       failing.delete(operation)
-      log.info({ operation, failedForMs: clock.now() - known.since }, 'the outbox store answers again')
+      log.info({ operation, lane, failedForMs: clock.now() - known.since }, 'the outbox store answers again')
     },
   }
 }
