@@ -49,6 +49,7 @@ import type { SessionService } from './sessions/session-service.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
 import { createMemoryRateCounterStore } from './storage/memory/memory-rate-counter-store.js'
 import type { HealthProbe, RateCounterStore } from './storage/stores.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from './webhooks/account-events.js'
 
 export interface AppDeps {
   config: Config
@@ -63,6 +64,8 @@ export interface AppDeps {
   avatars: AvatarService
   /** Records the security events the routes record themselves (avatar_changed, avatar_removed). */
   recordSecurityEvent: RecordSecurityEvent
+  /** The webhook events the routes queue themselves (an avatar's `user.updated`); absent, none. */
+  accountEvents?: Pick<AccountEvents, 'updated'>
   /** Second factors (docs/api.md §4.25); absent, their routes are not served. */
   mfa?: MfaService
   /** Passkeys (docs/api.md §4.26); absent (no relying party: MfaConfig.relyingParty), their routes are not served. */
@@ -239,6 +242,7 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
           accounts: deps.accounts,
           basePath: config.http.basePath,
           record: deps.recordSecurityEvent,
+          webhooks: deps.accountEvents ?? NO_ACCOUNT_EVENTS,
           rateLimit: routeOptions.rateLimit,
         })
       })

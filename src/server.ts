@@ -36,6 +36,7 @@ import { createExpiryPruner } from './storage/expiry-pruner.js'
 import { createMemoryLoginAttemptStore } from './storage/memory/memory-login-attempt-store.js'
 import { openStores } from './storage/open-stores.js'
 import type { Stores } from './storage/stores.js'
+import { createAccountEvents } from './webhooks/account-events.js'
 import { type OpenedWebhooks, openWebhooks } from './webhooks/open-webhooks.js'
 import type { WebhookPublisher } from './webhooks/webhook-publisher.js'
 import { webhookTargets } from './webhooks/webhook-urls.js'
@@ -153,6 +154,12 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       observer: metrics?.webhooks ?? null,
     })
     metrics?.webhooks.watch(stores.outbox, webhookTargets(config.webhooks.urls), clock)
+    // the events of every change of an account, queued before its answer (docs/api.md R6.5.9 to R6.5.12)
+    const accountEvents = createAccountEvents({
+      publisher: webhooks.publisher,
+      users: stores.users,
+      factors: stores.factors,
+    })
     const record = securityEventRecorder(auditSink, clock)
     const emailCodes = createEmailCodes({
       codes: stores.codes,
@@ -186,6 +193,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       clock,
       events: auditSink,
       mode: config.sessions.mode,
+      webhooks: accountEvents,
     })
     // every way of logging in beside the password's: codes, reset, change, providers
     const startSession = createSessionStarter({
@@ -218,6 +226,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       log: options.logger,
       issuer: config.mfa.issuer,
       observer: metrics?.mfa ?? null,
+      webhooks: accountEvents,
     })
     // docs/api.md §4.26: passkeys, when there is a relying party (MfaConfig.relyingParty)
     const relyingParty = config.mfa.relyingParty
@@ -251,8 +260,9 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       record,
       log: options.logger,
       refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
+      webhooks: accountEvents,
     })
-    const profiles = createProfileService({ users: stores.users, clock, record })
+    const profiles = createProfileService({ users: stores.users, clock, record, webhooks: accountEvents })
     // docs/api.md §4.23: avatars in the SQL database, so that every instance serves each one
     const avatars = createAvatarService({
       avatars: stores.avatars,
@@ -274,6 +284,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         record,
         log: options.logger,
         clock,
+        webhooks: accountEvents,
       }),
       users: stores.users,
       startSession,
@@ -296,6 +307,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       profiles,
       avatars,
       recordSecurityEvent: record,
+      accountEvents,
       providerSignIns,
       sessions,
       tokens,

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js'
 import { AccessTokenInvalidError, UsernameTakenError, ValidationError } from '../errors.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { Profile, UserStore } from '../storage/stores.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../webhooks/account-events.js'
 import { type FieldProblem, normalizeBio, normalizeNickname, normalizeUsername } from './profile-rules.js'
 
 /** What PUT /auth/profile asks: a string sets a field, null clears it, an absent field is left as it is. */
@@ -23,10 +24,13 @@ export interface ProfileServiceDeps {
   users: Pick<UserStore, 'findById' | 'updateProfile'>
   clock: Clock
   record: RecordSecurityEvent
+  /** Where `user.updated` goes (docs/api.md R6.5.9), queued before the answer; absent, nowhere. */
+  webhooks?: Pick<AccountEvents, 'updated'>
 }
 
 export function createProfileService(deps: ProfileServiceDeps): ProfileService {
   const { users, clock, record } = deps
+  const webhooks = deps.webhooks ?? NO_ACCOUNT_EVENTS
   return {
     async update(userId, changes, context) {
       const requested = normalizeChanges(changes)
@@ -48,6 +52,7 @@ export function createProfileService(deps: ProfileServiceDeps): ProfileService {
       if (result === 'username_taken') throw new UsernameTakenError()
       if (result === 'missing') throw new AccessTokenInvalidError()
       record('profile_updated', userId, context)
+      await webhooks.updated(userId, ['profile'])
       return toAccount({ ...user, ...profile, updatedAt })
     },
   }
