@@ -15,6 +15,8 @@ import {
   type UserRecord,
   type UserStore,
 } from '../storage/stores.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../webhooks/account-events.js'
+import type { SessionEndReason } from '../webhooks/webhook-event.js'
 import { removeAccount } from './account-removal.js'
 import { normalizeEmail } from './email.js'
 import { isUserId } from './user-id.js'
@@ -59,6 +61,11 @@ export interface UserAdminDeps {
   refreshTokenTtlMs: number
   /** False when AUDIT_RETENTION_DAYS is 0, which keeps no trail: no event is appended (addresses are still erased). */
   recordEvents: boolean
+  /**
+   * The webhook events of each act (docs/api.md R6.5.9 to R6.5.12), queued before it resolves, `user.deleted` in the
+   * deletion's own transaction (removeAccount); absent, none.
+   */
+  webhooks?: AccountEvents
 }
 
 export interface UserAdmin {
@@ -97,6 +104,13 @@ export interface UserAdmin {
   delete(user: UserRecord): Promise<{ addressesErased: number }>
 }
 
+/** How the sessions that an act's event records the end of end, as their `session.ended` events say. */
+const ENDED_BY: Partial<Record<SecurityEventType, SessionEndReason>> = {
+  mfa_disabled: 'mfa_changed',
+  role_changed: 'role_changed',
+  account_disabled: 'disabled',
+}
+
 /** `<email|id>` of the command line; null for a value that is neither. */
 export function parseUserRef(value: string): UserRef | null {
   if (isUserId(value)) return { id: value }
@@ -112,6 +126,7 @@ export function userAdminOn(
   stores: Pick<Stores, 'users' | 'sessions' | 'audit' | 'codes' | 'outbox' | 'factors'>,
   config: Pick<Config, 'auth' | 'audit'>,
   clock: Clock,
+  webhooks?: AccountEvents,
 ): UserAdmin {
   return createUserAdmin({
     users: stores.users,
@@ -123,6 +138,7 @@ export function userAdminOn(
     clock,
     refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
     recordEvents: config.audit.retentionDays > 0,
+    ...(webhooks === undefined ? {} : { webhooks }),
   })
 }
 
@@ -149,6 +165,17 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
     if (deps.recordEvents)
       await step(`${done}, but its audit event was not written`, () => audit.append([event]))
   }
+  const webhooks = deps.webhooks ?? NO_ACCOUNT_EVENTS
+  /** Queues an act's webhook events; a failure says that `done`, but not its events. */
+  const announce = (done: string, queue: () => Promise<void>) =>
+    step(`${done}, but its webhook events were not queued`, queue)
+  /** Ends every session of the user; with webhooks, each told as a `session.ended` of `reason`. How many ended. */
+  const endSessions = async (userId: string, reason: SessionEndReason, endFailed: string) => {
+    if (!webhooks.enabled) return step(endFailed, () => sessions.endAll(userId, clock.now()))
+    const ended = await step(endFailed, () => sessions.endAllReturningIds(userId, clock.now()))
+    await announce('the sessions were ended', () => webhooks.sessionsEnded(userId, ended, reason))
+    return ended.length
+  }
   const deletedMeanwhile = (user: UserRecord) =>
     new OperationFailedError(`no account has the id ${user.id} (deleted meanwhile)`)
   const unchanged = (user: UserRecord): AccountChange => ({ user, changed: false, sessionsEnded: 0 })
@@ -161,7 +188,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
       () => null,
       (error: unknown) => error,
     )
-    const sessionsEnded = await step(endFailed, () => sessions.endAll(userId, clock.now()))
+    const sessionsEnded = await endSessions(userId, ENDED_BY[type] ?? 'revoked', endFailed)
     if (eventFailure !== null) throw eventFailure
     return sessionsEnded
   }
@@ -201,11 +228,13 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
 
     async resetPassword(user, passwordHash) {
       await step('the password was not changed', () => users.updatePasswordHash(user.id, passwordHash))
-      await step(
+      await endSessions(
+        user.id,
+        'password_reset',
         `the password was changed, but the sessions were not ended (run tessera users revoke ${user.id})`,
-        () => sessions.endAll(user.id, clock.now()),
       )
       await recordEvent(operatorEvent('password_reset', user.id), 'the password was reset')
+      await announce('the password was reset', () => webhooks.passwordChanged(user.id, 'operator'))
     },
 
     async mfaReset(user) {
@@ -218,11 +247,13 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         'the second factors were removed',
         `the second factors were removed, but the sessions were not ended (run tessera users revoke ${user.id})`,
       )
+      if (factorsRemoved > 0)
+        await announce('the second factors were removed', () => webhooks.mfaChanged(user.id))
       return { factorsRemoved, sessionsEnded }
     },
 
     async revoke(user) {
-      const ended = await step('the sessions were not ended', () => sessions.endAll(user.id, clock.now()))
+      const ended = await endSessions(user.id, 'revoked', 'the sessions were not ended')
       await recordEvent(operatorEvent('sessions_revoked', user.id), 'the sessions were ended')
       return ended
     },
@@ -241,6 +272,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         'the role was changed',
         `the role was changed, but the sessions were not ended (run tessera users revoke ${user.id})`,
       )
+      await announce('the role was changed', () => webhooks.updated(user.id, ['role']))
       return { user: { ...user, role, updatedAt }, changed: true, sessionsEnded }
     },
 
@@ -248,7 +280,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
       const endFailed = `the account is disabled, but its sessions were not ended (run tessera users disable ${user.id} again)`
       // already disabled: a disabled account keeps no session, so any left by a disable whose end failed are ended
       if (user.status === 'disabled') {
-        const sessionsEnded = await step(endFailed, () => sessions.endAll(user.id, clock.now()))
+        const sessionsEnded = await endSessions(user.id, 'disabled', endFailed)
         return { user, changed: false, sessionsEnded }
       }
       const updatedAt = new Date(clock.now()).toISOString()
@@ -264,6 +296,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         'the account was disabled',
         endFailed,
       )
+      await announce('the account was disabled', () => webhooks.updated(user.id, ['status']))
       return { user: { ...user, status: 'disabled', updatedAt }, changed: true, sessionsEnded }
     },
 
@@ -273,6 +306,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
       if (!(await step('the account was not enabled', () => users.setStatus(user.id, 'active', updatedAt))))
         throw deletedMeanwhile(user)
       await recordEvent(operatorEvent('account_enabled', user.id), 'the account was enabled')
+      await announce('the account was enabled', () => webhooks.updated(user.id, ['status']))
       return { user: { ...user, status: 'active', updatedAt }, changed: true, sessionsEnded: 0 }
     },
 

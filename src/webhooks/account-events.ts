@@ -17,7 +17,7 @@ import type { WebhookPublisher } from './webhook-publisher.js'
  * (`enabled` false) every method resolves at once, having read nothing: a flow that would do more work only for an
  * event (such as naming the sessions it ends) asks `enabled` first.
  */
-export interface AccountEvents {
+export interface AccountEvents extends Pick<WebhookPublisher, 'messages' | 'queued'> {
   /** Whether events are published at all (WEBHOOK_URLS names a URL). */
   readonly enabled: boolean
   /** `user.created`: the account as it was made. */
@@ -34,10 +34,12 @@ export interface AccountEvents {
   mfaChanged(userId: string): Promise<void>
   /** One `session.ended` for each of `sessionIds` (none for an empty list), in one transaction. */
   sessionsEnded(userId: string, sessionIds: readonly string[], reason: SessionEndReason): Promise<void>
+  // messages() and queued() are the publisher's: for a store write that commits the events in its own transaction
+  // (an account's deletion and its `user.deleted`: removeAccount)
 }
 
 export interface AccountEventsDeps {
-  publisher: Pick<WebhookPublisher, 'enabled' | 'publish'>
+  publisher: Pick<WebhookPublisher, 'enabled' | 'publish' | 'messages' | 'queued'>
   users: Pick<UserStore, 'findById'>
   factors: Pick<FactorStore, 'list'>
 }
@@ -50,6 +52,8 @@ export const NO_ACCOUNT_EVENTS: AccountEvents = Object.freeze({
   passwordChanged: async () => {},
   mfaChanged: async () => {},
   sessionsEnded: async () => {},
+  messages: () => [],
+  queued: () => {},
 })
 
 /** The kinds of factor, in the order `data.factors` lists them. */
@@ -61,6 +65,8 @@ export function createAccountEvents(deps: AccountEventsDeps): AccountEvents {
   const publish = (events: readonly WebhookEvent[]) => publisher.publish(events)
   return {
     enabled: true,
+    messages: (events) => publisher.messages(events),
+    queued: (messages) => publisher.queued(messages),
     created: (account) => publish([{ type: 'user.created', user: account }]),
     async updated(userId, changes) {
       if (changes.length === 0) return
