@@ -59,7 +59,7 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
       other: sid(other.access_token),
     }
   }
-  const after = async (userId: string) =>
+  const laterEvents = async (userId: string) =>
     (await h.eventsOf(userId)).filter((event) => event.type !== 'user.created')
   const mfaChanged = (userId: string, factors: string[]): Event => ({
     type: 'user.mfa_changed',
@@ -80,7 +80,7 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
     )
     secrets.push(setup.secret)
     // a pending factor is no change of the account's factors
-    expect(await after(user.id)).toEqual([])
+    expect(await laterEvents(user.id)).toEqual([])
     const confirmed = ok(
       await h.call('POST', '/auth/mfa/totp/confirm', {
         headers: bearer(user.token),
@@ -89,7 +89,7 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
     )
     secrets.push(...confirmed.recovery_codes)
     const expected = [mfaChanged(user.id, ['totp']), ended(user.id, user.other)]
-    expect(await after(user.id)).toEqual(sorted(expected))
+    expect(await laterEvents(user.id)).toEqual(sorted(expected))
 
     const passkeys = new SoftwareAuthenticator(FRONTEND)
     const options = ok(
@@ -105,14 +105,14 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
       }),
     )
     expected.push(mfaChanged(user.id, ['passkey', 'totp']))
-    expect(await after(user.id)).toEqual(sorted(expected))
+    expect(await laterEvents(user.id)).toEqual(sorted(expected))
 
     ok(await h.call('DELETE', `/auth/mfa/factors/${setup.factor_id}`, { headers: bearer(user.token) }))
     expected.push(mfaChanged(user.id, ['passkey']))
-    expect(await after(user.id)).toEqual(sorted(expected))
+    expect(await laterEvents(user.id)).toEqual(sorted(expected))
     ok(await h.call('DELETE', `/auth/mfa/factors/${passkey.id}`, { headers: bearer(user.token) }))
     expected.push(mfaChanged(user.id, []))
-    expect(await after(user.id)).toEqual(sorted(expected))
+    expect(await laterEvents(user.id)).toEqual(sorted(expected))
 
     // new recovery codes change no factor
     const again = ok(
@@ -130,7 +130,7 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
     secrets.push(again.secret)
     expected.push(mfaChanged(user.id, ['totp']))
     ok(await h.call('POST', '/auth/mfa/recovery-codes', { headers: bearer(user.token) }))
-    expect(await after(user.id)).toEqual(sorted(expected))
+    expect(await laterEvents(user.id)).toEqual(sorted(expected))
   })
 
   it("R6.5.11 the operator's mfa-reset: no factor left, and every session ended", async () => {
@@ -153,7 +153,7 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
       factorsRemoved: 1,
       sessionsEnded: 1,
     })
-    expect(await after(user.id)).toEqual(
+    expect(await laterEvents(user.id)).toEqual(
       sorted([
         mfaChanged(user.id, ['totp']),
         ended(user.id, user.other),
@@ -194,7 +194,7 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
       await h.call('POST', '/auth/login/email-code', { body: { email, verification_code: code } }),
     )
     secrets.push(signedIn.access_token, signedIn.refresh_token)
-    const events = await after(registered.id)
+    const events = await laterEvents(registered.id)
     expect(events.filter((event) => event.type === 'user.mfa_changed')).toEqual([
       mfaChanged(registered.id, []),
     ])

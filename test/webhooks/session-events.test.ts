@@ -63,7 +63,7 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
     return { email, id: registered.id as string, sessions: all }
   }
   /** The events of `userId` but its user.created. */
-  const after = async (userId: string) =>
+  const laterEvents = async (userId: string) =>
     (await h.eventsOf(userId)).filter((event) => event.type !== 'user.created')
   const ended = (userId: string, sessions: readonly Signed[], reason: string): Event[] =>
     sessions.map((session) => ({
@@ -75,7 +75,7 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
     const user = await account(6)
     const [a, b, c, d, e, f] = user.sessions as [Signed, Signed, Signed, Signed, Signed, Signed]
     ok(await h.call('POST', '/auth/delete-refresh-token', { headers: bearer(a.token) }))
-    expect(await after(user.id)).toEqual(sorted(ended(user.id, [a], 'logout')))
+    expect(await laterEvents(user.id)).toEqual(sorted(ended(user.id, [a], 'logout')))
 
     ok(await h.call('DELETE', `/auth/sessions/${c.session}`, { headers: bearer(b.token) }))
     // a session already ended: nothing ended, nothing sent
@@ -83,7 +83,7 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
       404,
     )
     const expected = [...ended(user.id, [a], 'logout'), ...ended(user.id, [c], 'removed')]
-    expect(await after(user.id)).toEqual(sorted(expected))
+    expect(await laterEvents(user.id)).toEqual(sorted(expected))
 
     ok(
       await h.call('POST', '/auth/delete-refresh-token', {
@@ -92,7 +92,7 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
       }),
     )
     expected.push(...ended(user.id, [d, e, f], 'logout_others'))
-    expect(await after(user.id)).toEqual(sorted(expected))
+    expect(await laterEvents(user.id)).toEqual(sorted(expected))
 
     const g = signed(
       ok(await h.call('POST', '/auth/login', { body: { email: user.email, password: PASSWORD } })),
@@ -104,7 +104,7 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
       }),
     )
     expected.push(...ended(user.id, [b, g], 'logout_all'))
-    expect(await after(user.id)).toEqual(sorted(expected))
+    expect(await laterEvents(user.id)).toEqual(sorted(expected))
   })
 
   it('R6.5.12 a password change ends the other sessions; user.password_changed says changed', async () => {
@@ -119,7 +119,7 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
       ),
     )
     expect(user.sessions.map((session) => session.session)).not.toContain(changed.session)
-    expect(await after(user.id)).toEqual(
+    expect(await laterEvents(user.id)).toEqual(
       sorted([
         { type: 'user.password_changed', data: { user_id: user.id, reason: 'changed' } },
         ...ended(user.id, user.sessions, 'password_changed'),
@@ -144,7 +144,7 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
       ),
     )
     expect(user.sessions.map((session) => session.session)).not.toContain(reset.session)
-    expect(await after(user.id)).toEqual(
+    expect(await laterEvents(user.id)).toEqual(
       sorted([
         { type: 'user.password_changed', data: { user_id: user.id, reason: 'reset' } },
         ...ended(user.id, user.sessions, 'password_reset'),
@@ -156,14 +156,14 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
     const admin = await h.admin()
     const revoked = await account(2)
     expect(await admin.revoke(await admin.find({ id: revoked.id }))).toBe(2)
-    expect(await after(revoked.id)).toEqual(sorted(ended(revoked.id, revoked.sessions, 'revoked')))
+    expect(await laterEvents(revoked.id)).toEqual(sorted(ended(revoked.id, revoked.sessions, 'revoked')))
 
     const reset = await account(2)
     await admin.resetPassword(
       await admin.find({ id: reset.id }),
       '$argon2id$v=19$m=1024,t=1,p=1$c2FsdA$aGFzaA',
     )
-    expect(await after(reset.id)).toEqual(
+    expect(await laterEvents(reset.id)).toEqual(
       sorted([
         { type: 'user.password_changed', data: { user_id: reset.id, reason: 'operator' } },
         ...ended(reset.id, reset.sessions, 'password_reset'),
@@ -172,7 +172,7 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
 
     const disabled = await account(2)
     await admin.disable(await admin.find({ id: disabled.id }))
-    const events = await after(disabled.id)
+    const events = await laterEvents(disabled.id)
     expect(events.filter((event) => event.type === 'session.ended')).toEqual(
       sorted(ended(disabled.id, disabled.sessions, 'disabled')),
     )
@@ -190,12 +190,12 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
     const rotated = ok(await h.call('POST', '/auth/refresh', { body: { refresh_token: a.refresh } }))
     secrets.push(rotated.access_token, rotated.refresh_token)
     // a refresh that succeeds sends nothing
-    expect(await after(user.id)).toEqual([])
+    expect(await laterEvents(user.id)).toEqual([])
     expect((await h.call('POST', '/auth/refresh', { body: { refresh_token: a.refresh } })).status).toBe(401)
-    expect(await after(user.id)).toEqual(sorted(ended(user.id, [a], 'reuse_detected')))
+    expect(await laterEvents(user.id)).toEqual(sorted(ended(user.id, [a], 'reuse_detected')))
     // the other session lives on
     ok(await h.call('POST', '/auth/refresh', { body: { refresh_token: b.refresh } }))
-    expect(await after(user.id)).toEqual(sorted(ended(user.id, [a], 'reuse_detected')))
+    expect(await laterEvents(user.id)).toEqual(sorted(ended(user.id, [a], 'reuse_detected')))
   })
 
   it.runIf(backend === backends[0])(
@@ -205,7 +205,7 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
       const env = { ...h.instance.env, WEBHOOK_URLS: h.receiver.url, WEBHOOK_SECRET: SECRET }
       const reset = await runCli(['users', 'reset-password', user.id], env, `${NEW_PASSWORD}\n`)
       expect(reset.code, reset.stderr).toBe(0)
-      expect(await after(user.id)).toEqual(
+      expect(await laterEvents(user.id)).toEqual(
         sorted([
           { type: 'user.password_changed', data: { user_id: user.id, reason: 'operator' } },
           ...ended(user.id, user.sessions, 'password_reset'),
@@ -213,7 +213,7 @@ describe.each(backends)('session.ended and user.password_changed [$name]', (back
       )
       const role = await runCli(['users', 'set-role', user.id, 'editor'], env)
       expect(role.code, role.stderr).toBe(0)
-      expect((await after(user.id)).filter((event) => event.type === 'user.updated')).toEqual([
+      expect((await laterEvents(user.id)).filter((event) => event.type === 'user.updated')).toEqual([
         {
           type: 'user.updated',
           data: { user: expect.objectContaining({ role: 'editor' }), changes: ['role'] },
