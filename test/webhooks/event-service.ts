@@ -106,6 +106,7 @@ export interface EventService {
 export async function startEventService(
   backend: Backend,
   env: Record<string, string> = {},
+  wrapStores?: (stores: Stores) => Stores,
 ): Promise<EventService> {
   const receiver = await startWebhookReceiver()
   const instance = await backend.setup()
@@ -113,6 +114,7 @@ export async function startEventService(
     const service = await startTestService(backend, {
       instance,
       env: { WEBHOOK_URLS: receiver.url, WEBHOOK_SECRET: SECRET, WEBHOOK_RETRY_SECONDS: '1', ...env },
+      ...(wrapStores === undefined ? {} : { wrapStores }),
     })
     const mailbox = emlMailbox(instance.env.DATA_DIR as string)
     const delivered = () => receiver.received.map(verify)
