@@ -3,6 +3,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { AccessTokenKeys } from './auth/access-token-keys.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from './auth/account-events.js'
 import type { AccountService } from './auth/account-service.js'
 import type { EmailAccountService } from './auth/email-account-service.js'
 import type { TokenService } from './auth/token-service.js'
@@ -49,7 +50,6 @@ import type { SessionService } from './sessions/session-service.js'
 import type { SiteConfig } from './site-config/site-config-schema.js'
 import { createMemoryRateCounterStore } from './storage/memory/memory-rate-counter-store.js'
 import type { HealthProbe, RateCounterStore } from './storage/stores.js'
-import { type AccountEvents, NO_ACCOUNT_EVENTS } from './webhooks/account-events.js'
 
 export interface AppDeps {
   config: Config

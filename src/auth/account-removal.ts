@@ -1,5 +1,5 @@
 import type { EmailCodeStore, OutboxStore, SessionStore, UserRecord, UserStore } from '../storage/stores.js'
-import type { WebhookPublisher } from '../webhooks/webhook-publisher.js'
+import type { AccountEventPublisher } from './account-events.js'
 
 /** The stores an account's removal empties, and the webhooks its `user.deleted` event goes to. */
 export interface AccountRemovalStores {
@@ -8,7 +8,7 @@ export interface AccountRemovalStores {
   codes: Pick<EmailCodeStore, 'deleteFor'>
   outbox: Pick<OutboxStore, 'deleteFor'>
   /** Absent: no event (a caller without webhooks). */
-  webhooks?: Pick<WebhookPublisher, 'messages' | 'queued'>
+  webhooks?: Pick<AccountEventPublisher, 'messages' | 'queued'>
 }
 
 /**

@@ -23,8 +23,8 @@ import {
 import { sessionTag } from '../sessions/session-tag.js'
 import { newUserRecord } from '../storage/new-user.js'
 import type { SessionStore, StoredSession, UserRecord, UserStore } from '../storage/stores.js'
-import type { WebhookPublisher } from '../webhooks/webhook-publisher.js'
 import type { Account, Session } from './account.js'
+import type { AccountEventPublisher } from './account-events.js'
 import { normalizeEmail } from './email.js'
 import type { EmailCodes } from './email-codes.js'
 import type { LoginThrottle } from './login-throttle.js'
@@ -102,7 +102,7 @@ export interface AccountServiceDeps {
   /** The second step of a sign-in (docs/api.md §4.25); absent or null: a right password signs in alone. */
   secondStep?: SecondStepGate | null
   /** Where the account's webhook events go (§6.5: `user.created`, reuse detection's `session.ended`); absent, none. */
-  webhooks?: Pick<WebhookPublisher, 'publish'>
+  webhooks?: Pick<AccountEventPublisher, 'publish'>
 }
 
 /** Attempts at drawing an unused random id; with 9·10⁹ ids a second attempt is already rare. */

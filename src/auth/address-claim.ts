@@ -1,7 +1,7 @@
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { SessionService } from '../sessions/session-service.js'
 import type { FactorStore, ProviderLinkStore, UserRecord, UserStore } from '../storage/stores.js'
-import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../webhooks/account-events.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from './account-events.js'
 
 export interface AddressClaimDeps {
   users: Pick<UserStore, 'claimAddress'>

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { describeCause, OperationFailedError } from '../errors.js'
 import type { SecurityEvent, SecurityEventType } from '../security-event.js'
+import type { SessionEndReason } from '../sessions/session-end-reason.js'
 import {
   type AuditStore,
   type EmailCodeStore,
@@ -15,8 +16,7 @@ import {
   type UserRecord,
   type UserStore,
 } from '../storage/stores.js'
-import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../webhooks/account-events.js'
-import type { SessionEndReason } from '../webhooks/webhook-event.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from './account-events.js'
 import { removeAccount } from './account-removal.js'
 import { normalizeEmail } from './email.js'
 import { isUserId } from './user-id.js'

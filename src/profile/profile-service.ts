@@ -1,10 +1,10 @@
 import type { Account } from '../auth/account.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../auth/account-events.js'
 import { toAccount } from '../auth/session-starter.js'
 import type { Clock } from '../clock.js'
 import { AccessTokenInvalidError, UsernameTakenError, ValidationError } from '../errors.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { Profile, UserStore } from '../storage/stores.js'
-import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../webhooks/account-events.js'
 import { type FieldProblem, normalizeBio, normalizeNickname, normalizeUsername } from './profile-rules.js'
 
 /** What PUT /auth/profile asks: a string sets a field, null clears it, an absent field is left as it is. */

@@ -1,3 +1,4 @@
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../auth/account-events.js'
 import { type AddressClaimDeps, claimUnverifiedAddress } from '../auth/address-claim.js'
 import { normalizeEmail } from '../auth/email.js'
 import { toAccount } from '../auth/session-starter.js'
@@ -9,7 +10,6 @@ import { NICKNAME_MAX_LENGTH, normalizeNickname } from '../profile/profile-rules
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import { newUserRecord } from '../storage/new-user.js'
 import type { ProviderLinkStore, UserRecord, UserStore } from '../storage/stores.js'
-import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../webhooks/account-events.js'
 import type { ProviderIdentity } from './provider-client.js'
 import type { SignInFailure } from './sign-in-failure.js'
 

@@ -1,6 +1,7 @@
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
+import type { AccountEvents } from '../auth/account-events.js'
 import type { AccountService } from '../auth/account-service.js'
 import { AVATAR_MAX_BYTES } from '../avatars/avatar-image.js'
 import type { AvatarService } from '../avatars/avatar-service.js'
@@ -26,7 +27,6 @@ import {
 import { success } from '../http/envelope.js'
 import { message } from '../language/message.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
-import type { AccountEvents } from '../webhooks/account-events.js'
 
 const BEARER_AUTH = [{ bearerAuth: [] }]
 

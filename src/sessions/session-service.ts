@@ -3,9 +3,8 @@ import type { SessionMode } from '../config/session-config.js'
 import { AccessTokenInvalidError } from '../errors.js'
 import { type RequestContext, type SecurityEventSink, securityEventRecorder } from '../security-event.js'
 import type { SessionStore, StoredSession, UserStore } from '../storage/stores.js'
-import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../webhooks/account-events.js'
-import type { SessionEndReason } from '../webhooks/webhook-event.js'
 import type { Caller } from './caller.js'
+import type { SessionEndReason } from './session-end-reason.js'
 import { sessionTag } from './session-tag.js'
 
 export type { Caller } from './caller.js'
@@ -36,8 +35,19 @@ export interface SessionServiceDeps {
    * Where each session ended is told (`session.ended`, docs/api.md R6.5.12), before the call resolves; absent, none.
    * Only when it is enabled are the ended sessions named (SessionStore.endAllReturningIds).
    */
-  webhooks?: Pick<AccountEvents, 'enabled' | 'sessionsEnded'>
+  webhooks?: SessionEndings
 }
+
+/** Where the sessions a call ends are told (the account events: auth/account-events.ts implements it). */
+export interface SessionEndings {
+  /** Whether anything is told at all: false without WEBHOOK_URLS, and then no session ended is named. */
+  readonly enabled: boolean
+  /** One `session.ended` of `reason` for each of `sessionIds`; resolves once they are queued. */
+  sessionsEnded(userId: string, sessionIds: readonly string[], reason: SessionEndReason): Promise<void>
+}
+
+/** A service whose ended sessions are told nowhere. */
+const TOLD_NOWHERE: SessionEndings = Object.freeze({ enabled: false, sessionsEnded: async () => {} })
 
 /**
  * Listing and ending sessions: the one way access is ended (docs/api.md §3), for logout, `DELETE /auth/sessions/<id>`
@@ -80,7 +90,7 @@ const NONE: readonly string[] = Object.freeze([])
 
 export function createSessionService(deps: SessionServiceDeps): SessionService {
   const { store, users, clock, events, mode } = deps
-  const webhooks = deps.webhooks ?? NO_ACCOUNT_EVENTS
+  const webhooks = deps.webhooks ?? TOLD_NOWHERE
   const record = securityEventRecorder(events, clock)
   // a token without sid names no session; in single mode the user's one session is the caller's all the same
   const isCurrent = (caller: Caller, session: StoredSession) =>

@@ -601,6 +601,12 @@ export interface OutboxStore {
   /** Releases the claim of messages not tried after all, if held: due again at once, no attempt counted. */
   release(ids: readonly string[], claimant: string): Promise<void>
   /**
+   * Makes the messages of `lane` to `recipient` that nobody holds at `now` due no earlier than `until`, no attempt
+   * counted: what a receiver that fails puts off, so that its backlog does not take every delivery slot. Resolves with
+   * how many it put off.
+   */
+  postpone(lane: OutboxLane, recipient: string, until: number, now: number): Promise<number>
+  /**
    * Removes every mail about the account `userId` or to `address` (account deletion); resolves with how many. Never
    * an event of the webhook lane.
    */

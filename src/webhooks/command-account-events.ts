@@ -1,7 +1,7 @@
+import { type AccountEvents, createAccountEvents, NO_ACCOUNT_EVENTS } from '../auth/account-events.js'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import type { Stores } from '../storage/stores.js'
-import { type AccountEvents, createAccountEvents, NO_ACCOUNT_EVENTS } from './account-events.js'
 import { createWebhookPublisher } from './webhook-publisher.js'
 import { webhookTargets } from './webhook-urls.js'
 

@@ -14,7 +14,7 @@ import type { WebhookResult, WebhookTransport } from './webhook-transport.js'
 import type { WebhookTarget } from './webhook-urls.js'
 
 export interface WebhookDeliveryDeps {
-  outbox: Pick<OutboxStore, 'remove' | 'failed' | 'release'>
+  outbox: Pick<OutboxStore, 'remove' | 'failed' | 'release' | 'postpone'>
   /** WEBHOOK_URLS of this process. */
   targets: readonly WebhookTarget[]
   disabled: DisabledUrls
@@ -46,8 +46,8 @@ export function webhookIdFor(id: string): string {
  * One event's delivery to one URL (docs/api.md §6.5): signed at each attempt (a fresh `webhook-timestamp`, the same
  * `webhook-id` and body), posted, settled. 2xx → removed. 410 → the URL is disabled in the store, `webhook_disabled`
  * and a warn line the first time, the message removed; the messages still queued for it are removed as they come up,
- * and none is queued for it any more. Any other answer, or none → due again with backoff and a warn line; given up
- * once it was queued WEBHOOK_GIVE_UP_HOURS ago (`webhook_dropped` and an error line). A message for a URL this
+ * and none is queued for it any more. Any other answer, or none → due again with backoff and a warn line, the URL's
+ * other waiting events put off as long (untried); given up once it was queued WEBHOOK_GIVE_UP_HOURS ago (`webhook_dropped` and an error line). A message for a URL this
  * process does not have (WEBHOOK_URLS changed, or differs between instances) waits as a failure would, for an
  * instance that has it, until it is given up. No log line holds a URL or a body: the position of the URL, the outbox
  * id, the attempts and the status.
@@ -99,11 +99,29 @@ export function createWebhookDelivery(deps: WebhookDeliveryDeps): LaneDelivery {
     const failures = message.attempts + 1
     const next = nextAttemptAt(clock.now(), failures, deps.retrySeconds, deps.random)
     await settlements.failed(message.id, claimant, next)
-    if (target !== undefined) deps.observer?.failed(target.position)
+    if (target !== undefined) {
+      deps.observer?.failed(target.position)
+      await postponeOthers(target, next)
+    }
     log.warn(
       { ...fields(message, target), attempts: failures, nextAttemptAt: new Date(next).toISOString(), reason },
       'a webhook event could not be delivered: tried again later',
     )
+  }
+
+  /**
+   * A receiver that failed is tried again at `until`: its other waiting events wait as long, untried, so that a
+   * receiver that is down (or takes its timeout on every post) takes one delivery slot per retry, not one per event,
+   * and the other URLs' events go meanwhile.
+   */
+  const postponeOthers = async (target: WebhookTarget, until: number) => {
+    try {
+      await deps.outbox.postpone('webhook', target.digest, until, clock.now())
+      storeFailures.answered('outbox.postpone')
+    } catch (error) {
+      // each of them fails on its own when its turn comes
+      storeFailures.failed('outbox.postpone', error)
+    }
   }
 
   const gone = async (held: HeldMessage, target: WebhookTarget) => {

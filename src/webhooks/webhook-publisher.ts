@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { AccountEventPublisher } from '../auth/account-events.js'
 import type { Clock } from '../clock.js'
 import { StorageError, WriteOutcomeUnknownError } from '../errors.js'
 import type { NewOutboxMessage, OutboxStore } from '../storage/stores.js'
@@ -11,28 +12,16 @@ import type { WebhookTarget } from './webhook-urls.js'
 export const MAX_EVENT_BODY_BYTES = 32_768
 
 /**
- * How the service tells the application what happened (docs/api.md §6.5). Each event is queued in the outbox, the
- * one delivery queue, as one message per URL of WEBHOOK_URLS, each with a `webhook-id` of its own that every attempt
- * repeats; the webhook sender of any process delivers it.
+ * How the service tells the application what happened (docs/api.md §6.5): the AccountEventPublisher of the account
+ * flows, `ping` too. Each event is queued in the outbox, the one delivery queue, as one message per URL of
+ * WEBHOOK_URLS not disabled, each with a `webhook-id` of its own that every attempt repeats; the webhook sender of any
+ * process delivers it.
  */
-export interface WebhookPublisher {
+export interface WebhookPublisher extends AccountEventPublisher {
   /** Whether WEBHOOK_URLS names any URL: without one, publish does nothing and messages() makes none. */
   readonly enabled: boolean
-  /**
-   * Queues `events` for every URL not disabled, in one transaction (all or none), and resolves once they are
-   * durable: called after the change an event reports was made and before the answer that says it was. A failure to
-   * queue them rejects with WriteOutcomeUnknownError (503 `write_outcome_unknown`, R7.3): the change was made, its
-   * events were not (or may have been) stored. Resolves at once with no URL, or with no event.
-   */
   publish(events: readonly WebhookEvent[]): Promise<void>
-  /**
-   * The outbox messages that publish would store, for a store write that commits them in the transaction of the
-   * change itself (where the store allows it: the write takes extra outbox rows). Once that write resolved, pass them
-   * to queued().
-   */
   messages(events: readonly WebhookEvent[]): NewOutboxMessage[]
-  /** Messages of messages() were committed with a change: counted, and this process's sender woken. */
-  queued(messages: readonly NewOutboxMessage[]): void
 }
 
 export interface WebhookPublisherDeps {

@@ -112,6 +112,33 @@ describe.each(backends)('webhook storage contract [$name]', (backend) => {
     )
   })
 
+  it("postpone puts off a recipient's unheld messages of one lane, no attempt counted, none brought forward", async () => {
+    const t0 = Date.now()
+    const target = urlDigest()
+    const [held, waitingOne, later, other] = [
+      event(t0 - 4_000, { recipient: target }),
+      event(t0 - 3_000, { recipient: target }),
+      // due only after the postponement already (queued to be due then)
+      event(t0 + 90_000, { recipient: target }),
+      event(t0 - 1_000),
+    ] as [NewOutboxMessage, NewOutboxMessage, NewOutboxMessage, NewOutboxMessage]
+    const sameAddress = mail(t0 - 5_000, { recipient: target })
+    await stores.outbox.enqueueAll([held, waitingOne, later, other, sameAddress])
+    const holder = claimant()
+    expect(await stores.outbox.claim('webhook', holder, t0, t0 + 60_000, 1)).toEqual([waiting(held)])
+    expect(await stores.outbox.postpone('webhook', target, t0 + 30_000, t0)).toBe(1)
+    expect(await stores.outbox.claim('webhook', claimant(), t0, t0 + 60_000, 10)).toEqual([waiting(other)])
+    expect(await stores.outbox.claim('mail', claimant(), t0, t0 + 60_000, 10)).toEqual([waiting(sameAddress)])
+    expect(await stores.outbox.claim('webhook', claimant(), t0 + 30_000, t0 + 90_000, 10)).toEqual([
+      { ...waiting(waitingOne), nextAttemptAt: t0 + 30_000 },
+    ])
+    // the held one is its claimant's still; the later one kept its time
+    expect(await stores.outbox.remove(held.id, holder)).toBe(true)
+    // (the others' leases have ended by then: they come again too)
+    const atLast = await stores.outbox.claim('webhook', claimant(), t0 + 90_000, t0 + 120_000, 10)
+    expect(atLast.find((message) => message.id === later.id)).toEqual(waiting(later))
+  })
+
   it("R6.5.3 deleteFor removes an account's mail, never an event, whatever it names", async () => {
     const t0 = Date.now()
     const user = await accounts.created()

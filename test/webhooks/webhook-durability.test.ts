@@ -219,8 +219,8 @@ describe('R6.4.7 the lanes of the one delivery queue', () => {
       WEBHOOK_SEND_CONNECTIONS: '1',
       WEBHOOK_TIMEOUT_SECONDS: '30',
     })
-    // each event takes the receiver 5 s to answer, one at a time
-    receiver.answer(204, 5_000)
+    // each event takes the receiver 10 s to answer, one at a time
+    receiver.answer(204, 10_000)
     const service = await start()
     await register(service, addressesFor(5, 'slow-receiver'))
     const [email] = addressesFor(1, 'mailed')

@@ -24,6 +24,7 @@ export const questionMarkMailStatements: Pick<
   | 'findDueOutbox'
   | 'removeOutbox'
   | 'failOutbox'
+  | 'postponeOutbox'
   | 'deleteOutbox'
   | 'outboxStats'
   | 'outboxStatsByRecipient'
@@ -80,6 +81,12 @@ export const questionMarkMailStatements: Pick<
     sql: `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?, claimant = NULL, lease_until = 0
       WHERE id = ? AND claimant = ?`,
     parameters: [nextAttemptAt, id, claimant],
+  }),
+  // on outbox_recipient; a held message is its claimant's to settle
+  postponeOutbox: (lane, recipient, until, now) => ({
+    sql: `UPDATE outbox SET next_attempt_at = ?
+      WHERE recipient = ? AND lane = ${laneLiteral(lane)} AND next_attempt_at < ? AND lease_until <= ?`,
+    parameters: [until, recipient, until, now],
   }),
   // docs/api.md R6.4.6, R6.5.3: an account's deletion removes its mail, never an event (an event's recipient is a
   // URL's digest, which no address equals, and its user_id NULL: the lane says so once more)

@@ -59,6 +59,9 @@ export function createSqlOutboxStore(database: SqlDatabase, call: StorageCall): 
       if (ids.length === 0) return
       await write('outbox.release', statements.releaseOutbox(ids, claimant))
     },
+    async postpone(lane, recipient, until, now) {
+      return (await write('outbox.postpone', statements.postponeOutbox(lane, recipient, until, now))).changes
+    },
     async deleteFor(userId, address) {
       return (await write('outbox.deleteFor', statements.deleteOutbox(userId, address))).changes
     },

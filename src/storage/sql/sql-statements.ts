@@ -182,6 +182,8 @@ export interface SqlStatements {
   failOutbox(id: string, claimant: string, nextAttemptAt: number): SqlQuery
   /** Makes the messages `ids` (one or more) unheld, if `claimant` holds them. */
   releaseOutbox(ids: readonly string[], claimant: string): SqlQuery
+  /** Sets next_attempt_at to `until` on the messages of `lane` to `recipient` due before it and unheld at `now`. */
+  postponeOutbox(lane: OutboxLane, recipient: string, until: number, now: number): SqlQuery
   /** Deletes the mail (never the webhook events) about `userId` or to `address`. */
   deleteOutbox(userId: string, address: string): SqlQuery
   /** `queued`, the number of messages of `lane`, and `oldest`, the earliest created_at (null when none). */

@@ -95,10 +95,26 @@ export async function seedSqliteStore(file: string, count: number, expiredEvery 
 }
 
 /**
+ * Turns a seeded SQLite store (`connection`, open on it) into one as the versions before 0012 left it: an outbox
+ * without lanes (mail only, indexed as before) and no disabled webhook URLs, and no record of 0012.
+ */
+export function undoMigration0012(connection: { exec(sql: string): unknown }): void {
+  connection.exec(`
+    DROP TABLE webhook_disabled_urls;
+    DROP INDEX outbox_due;
+    DROP INDEX outbox_others;
+    ALTER TABLE outbox DROP COLUMN lane;
+    CREATE INDEX outbox_due ON outbox (next_attempt_at, id);
+    CREATE INDEX outbox_others ON outbox (next_attempt_at, id) WHERE code_expires_at IS NULL;
+    DELETE FROM schema_migrations WHERE version = 12`)
+}
+
+/**
  * Turns a seeded SQLite store (`connection`, open on it) into one as the versions before 0010 left it: sessions
- * without the second-factor flag, and no record of 0010.
+ * without the second-factor flag, and no record of 0010 (nor 0012's change).
  */
 export function undoMigration0010(connection: { exec(sql: string): unknown }): void {
+  undoMigration0012(connection)
   connection.exec(`
     ALTER TABLE sessions DROP COLUMN second_factor;
     DELETE FROM schema_migrations WHERE version = 10`)

@@ -33,6 +33,7 @@ function mailRows(name: string, now: number) {
       claimant: null,
       lease_until: 0,
     })),
+    disabledWebhookUrls: connection.prepare('SELECT * FROM webhook_disabled_urls ORDER BY url_digest').all(),
   }))
 }
 
@@ -98,7 +99,22 @@ function addMail(
         i % 2 === 0 ? now + 540_000 + i : null,
       )
     }
-    return { unexpiredCodes: 32, messages: 25 }
+    // webhook events for two URLs (migration 0012), one of 18 KB of UTF-8, and the disabled URLs
+    const event = connection.prepare(
+      `INSERT INTO outbox (id, lane, user_id, recipient, payload, created_at, attempts, next_attempt_at)
+        VALUES (?, 'webhook', NULL, ?, ?, ?, ?, ?)`,
+    )
+    for (let i = 0; i < 5; i++) {
+      const data = { user: { id: seeded.ids[i], nickname: 'Zoë 🙂'.repeat(i === 0 ? 2_000 : 1) } }
+      const body = JSON.stringify({ type: 'user.updated', timestamp: new Date(now).toISOString(), data })
+      event.run(hex(`event ${i}`, 32), hex(`url ${i % 2}`, 64), body, now - 30_000 + i, i % 3, now + i)
+    }
+    const disabled = connection.prepare(
+      'INSERT INTO webhook_disabled_urls (url_digest, disabled_at) VALUES (?, ?)',
+    )
+    disabled.run(hex('url 1', 64), now - 5_000)
+    disabled.run(hex('url 9', 64), now - 9_000)
+    return { unexpiredCodes: 32, messages: 30 }
   })
 }
 
@@ -117,6 +133,9 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
     const report = await copyIntoNew('source.db', 'target.db', 'emailCodes', expected.unexpiredCodes)
     expect(report.outbox).toMatchObject({ copied: expected.messages, source: { count: expected.messages } })
     expect(report.outbox.target).toEqual(report.outbox.source)
+    // R6.5.8: the queued webhook events went with the mail, and the disabled URLs with them
+    expect(report.disabledWebhookUrls).toMatchObject({ copied: 2, source: { count: 2 } })
+    expect(report.disabledWebhookUrls?.target).toEqual(report.disabledWebhookUrls?.source)
     const copied = mailRows('target.db', now)
     expect(copied).toEqual(mailRows('source.db', now))
     expect(copied.codes).toHaveLength(expected.unexpiredCodes)
@@ -137,6 +156,7 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
     expect(stdout).toContain(
       `\ncopied ${expected.unexpiredCodes} unexpired e-mail codes and ${expected.messages} outbox messages ` +
         `(the target holds ${expected.unexpiredCodes} and ${expected.messages} of them)\n` +
+        'copied 2 disabled webhook URLs (the target holds 2)\n' +
         // the second factors' line (migration 0009) after it: this store has none
         'copied 0 second factors, 0 recovery codes and 0 service keys (the target holds 0, 0 and 0 of them)\nverified: ',
     )
@@ -250,6 +270,7 @@ describe('tessera store copy of the e-mail codes and the outbox (migration 0005)
         expect(report.emailCodes.target).toEqual(report.emailCodes.source)
         expect(report.outbox).toMatchObject({ copied: expected.messages })
         expect(report.outbox.target).toEqual(report.outbox.source)
+        expect(report.disabledWebhookUrls).toMatchObject({ copied: 2 })
       })
       expect(mailRows('back.db', now)).toEqual(mailRows('source.db', now))
     },

@@ -173,8 +173,8 @@ describe('tessera store copy of the second factors, recovery codes and service k
     ])
     onSqlite('after-0009.db', (connection) => {
       expect(connection.prepare('SELECT COUNT(*) FROM mfa_factors').pluck().get()).toBe(0)
-      // the target is migrated to the latest version (0010, the sessions' second-factor flag)
-      expect(connection.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(10)
+      // the target is migrated to the latest version (0012, the outbox's lanes and the disabled webhook URLs)
+      expect(connection.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(12)
     })
     onSqlite('before-0009.db', (connection) => {
       expect(connection.prepare('SELECT MAX(version) FROM schema_migrations').pluck().get()).toBe(8)

@@ -613,3 +613,59 @@ describe.each(backends.filter((backend) => !backend.redis))('migration 0010 [$na
     }
   })
 })
+
+/**
+ * Migration 0012 makes the outbox one delivery queue with lanes (docs/api.md R6.4.7) and adds the disabled webhook
+ * URLs: the messages queued before it are mail, claimed in the mail lane as before, and events queue beside them.
+ */
+describe.each(backends.filter((backend) => !backend.redis))('migration 0012 [$name]', (backend) => {
+  let instance: BackendInstance
+  beforeEach(async () => {
+    instance = await backend.setup()
+  })
+  afterEach(() => instance.teardown())
+
+  it('the mail queued before it stays mail, in its order; events queue and claim beside it; URLs can be disabled', async () => {
+    const storage = loadConfig(instance.env).storage
+    const now = Date.now()
+    const database = await openAtVersion(storage, 10)
+    try {
+      for (const [id, codeExpiresAt] of [
+        ['a', now + 600_000],
+        ['b', null],
+      ] as const) {
+        await sql`INSERT INTO outbox (id, user_id, recipient, payload, created_at, next_attempt_at, code_expires_at)
+          VALUES (${id.repeat(32)}, ${null}, ${`${id}@example.com`}, ${'v1.before'}, ${now - 1_000}, ${now - 1_000},
+            ${codeExpiresAt})`.execute(database.db)
+      }
+    } finally {
+      await database.close()
+    }
+
+    const stores = await openStores(storage, systemClock)
+    try {
+      const digest = 'd'.repeat(64)
+      await stores.outbox.enqueue({
+        id: 'e'.repeat(32),
+        lane: 'webhook',
+        userId: null,
+        recipient: digest,
+        payload: '{"type":"ping","timestamp":"2026-03-01T12:00:00.000Z","data":{}}',
+        createdAt: now,
+        codeExpiresAt: null,
+      })
+      const mail = await stores.outbox.claim('mail', 'c'.repeat(32), now, now + 15_000, 10)
+      expect(mail.map(({ id, lane, codeExpiresAt }) => [id[0], lane, codeExpiresAt])).toEqual([
+        ['b', 'mail', null],
+        ['a', 'mail', now + 600_000],
+      ])
+      expect(await stores.outbox.claim('webhook', 'f'.repeat(32), now, now + 15_000, 10)).toEqual([
+        expect.objectContaining({ id: 'e'.repeat(32), lane: 'webhook', recipient: digest, attempts: 0 }),
+      ])
+      expect(await stores.webhookUrls.disable(digest, now)).toBe(true)
+      expect(await stores.webhookUrls.disabled()).toEqual([{ urlDigest: digest, disabledAt: now }])
+    } finally {
+      await stores.close()
+    }
+  })
+})

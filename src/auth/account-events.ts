@@ -1,14 +1,66 @@
-import type { Account } from '../auth/account.js'
-import { toAccount } from '../auth/session-starter.js'
-import type { FactorStore, FactorType, UserStore } from '../storage/stores.js'
-import {
-  ACCOUNT_CHANGES,
-  type AccountChange,
-  type PasswordChange,
-  type SessionEndReason,
-  type WebhookEvent,
-} from './webhook-event.js'
-import type { WebhookPublisher } from './webhook-publisher.js'
+import type { SessionEndReason } from '../sessions/session-end-reason.js'
+import type { FactorStore, FactorType, NewOutboxMessage, UserStore } from '../storage/stores.js'
+import type { Account } from './account.js'
+import { toAccount } from './session-starter.js'
+
+/** The names of the fields of an account whose change a `user.updated` event lists (`data.changes`). */
+export const ACCOUNT_CHANGES = [
+  'email',
+  'verification',
+  'profile',
+  'avatar',
+  'providers',
+  'role',
+  'status',
+] as const
+export type AccountChange = (typeof ACCOUNT_CHANGES)[number]
+
+/**
+ * How a password changed (`user.password_changed`'s `data.reason`, docs/api.md R6.5.11): `changed` by its owner
+ * (POST /auth/password/change), `reset` with a code or reset key (POST /auth/password/reset), `operator` by `tessera
+ * users reset-password`, `claimed`: the password set before the address was proved by someone not signed in ended
+ * (§4.15).
+ */
+export type PasswordChange = 'changed' | 'reset' | 'operator' | 'claimed'
+
+/**
+ * What happened to an account, for the application beside the service (docs/api.md §6.5: the webhooks post it), in
+ * the domain's words; src/webhooks/webhook-event.ts writes the body that is posted. Each names what happened, never a
+ * password hash, a code or a token: an account is its public view.
+ */
+export type AccountEvent =
+  /** An account was made: registration, a provider sign-in, an operator. */
+  | { type: 'user.created'; user: Account }
+  /** An account changed: `changes` names the fields (at least one). */
+  | { type: 'user.updated'; user: Account; changes: readonly AccountChange[] }
+  /** An account was deleted. */
+  | { type: 'user.deleted'; user: Pick<Account, 'id' | 'email'> }
+  /** An account's password was changed, reset, or ended by the proof of an impostor's address. */
+  | { type: 'user.password_changed'; userId: string; reason: PasswordChange }
+  /** An account's second factors changed: one added, removed, or all reset; `factors`, the kinds it has now. */
+  | { type: 'user.mfa_changed'; userId: string; factors: readonly FactorType[] }
+  /** A session ended before its time: `reason` says why. */
+  | { type: 'session.ended'; userId: string; sessionId: string; reason: SessionEndReason }
+
+/**
+ * Where the account flows publish their events (src/webhooks/webhook-publisher.ts implements it; the domain does not
+ * know the transport). Declared here, by its consumers, so that the account flows depend on no webhook module.
+ */
+export interface AccountEventPublisher {
+  /**
+   * Queues `events` durably, all or none, and resolves once they are stored: called after the change an event reports
+   * was made and before the answer that says it was. A failure to queue rejects with WriteOutcomeUnknownError (503
+   * `write_outcome_unknown`, docs/api.md R7.3). Resolves at once when there is nowhere to send them.
+   */
+  publish(events: readonly AccountEvent[]): Promise<void>
+  /**
+   * The outbox messages that publish would store, for a store write that commits them in the transaction of the
+   * change itself (where the store allows it). Once that write resolved, pass them to queued().
+   */
+  messages(events: readonly AccountEvent[]): NewOutboxMessage[]
+  /** Messages of messages() were committed with a change: counted, and the sender woken. */
+  queued(messages: readonly NewOutboxMessage[]): void
+}
 
 /**
  * The webhook events of the changes of an account (docs/api.md §6.5, R6.5.9 to R6.5.12), for the flows that make
@@ -17,7 +69,7 @@ import type { WebhookPublisher } from './webhook-publisher.js'
  * (`enabled` false) every method resolves at once, having read nothing: a flow that would do more work only for an
  * event (such as naming the sessions it ends) asks `enabled` first.
  */
-export interface AccountEvents extends Pick<WebhookPublisher, 'messages' | 'queued'> {
+export interface AccountEvents extends Pick<AccountEventPublisher, 'messages' | 'queued'> {
   /** Whether events are published at all (WEBHOOK_URLS names a URL). */
   readonly enabled: boolean
   /** `user.created`: the account as it was made. */
@@ -39,7 +91,8 @@ export interface AccountEvents extends Pick<WebhookPublisher, 'messages' | 'queu
 }
 
 export interface AccountEventsDeps {
-  publisher: Pick<WebhookPublisher, 'enabled' | 'publish' | 'messages' | 'queued'>
+  /** The webhooks' publisher, and whether it publishes at all (WEBHOOK_URLS names a URL). */
+  publisher: AccountEventPublisher & { readonly enabled: boolean }
   users: Pick<UserStore, 'findById'>
   factors: Pick<FactorStore, 'list'>
 }
@@ -62,7 +115,7 @@ const FACTOR_KINDS: readonly FactorType[] = ['passkey', 'totp']
 export function createAccountEvents(deps: AccountEventsDeps): AccountEvents {
   const { publisher, users, factors } = deps
   if (!publisher.enabled) return NO_ACCOUNT_EVENTS
-  const publish = (events: readonly WebhookEvent[]) => publisher.publish(events)
+  const publish = (events: readonly AccountEvent[]) => publisher.publish(events)
   return {
     enabled: true,
     messages: (events) => publisher.messages(events),
