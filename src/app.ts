@@ -2,6 +2,7 @@ import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { AdminService } from './admin/admin-service.js'
 import type { AccessTokenKeys } from './auth/access-token-keys.js'
 import { type AccountEvents, NO_ACCOUNT_EVENTS } from './auth/account-events.js'
 import type { AccountService } from './auth/account-service.js'
@@ -11,6 +12,7 @@ import type { AvatarService } from './avatars/avatar-service.js'
 import type { Clock } from './clock.js'
 import type { Config } from './config.js'
 import { RateLimitedError } from './errors.js'
+import { createAdminCheck } from './http/admin-check.js'
 import { createAuthenticate } from './http/authenticate.js'
 import { countingClientErrors, handleClientError } from './http/client-error.js'
 import {
@@ -36,6 +38,7 @@ import type { MfaService } from './mfa/mfa-service.js'
 import type { PasskeyService } from './mfa/passkeys.js'
 import type { ProfileService } from './profile/profile-service.js'
 import type { SignInFlow } from './providers/sign-in-flow.js'
+import { adminRoutes } from './routes/admin-routes.js'
 import { accountChangeRoutes, protectedAuthRoutes, publicAuthRoutes } from './routes/auth-routes.js'
 import { avatarImageRoutes, protectedAvatarRoutes } from './routes/avatar-routes.js'
 import { demoRoutes } from './routes/demo-routes.js'
@@ -70,6 +73,8 @@ export interface AppDeps {
   mfa?: MfaService
   /** Passkeys (docs/api.md §4.26); absent (no relying party: MfaConfig.relyingParty), their routes are not served. */
   passkeys?: PasskeyService | null
+  /** The admin API (docs/api.md §4.27): every endpoint checks the caller's stored role and session at each request. */
+  admin: AdminService
   /** Sign-in with providers (docs/api.md §4.24); absent, its routes are not served. */
   providerSignIns?: SignInFlow
   tokens: Pick<TokenService, 'verifyAccessSubject'>
@@ -243,6 +248,15 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
           basePath: config.http.basePath,
           record: deps.recordSecurityEvent,
           webhooks: deps.accountEvents ?? NO_ACCOUNT_EVENTS,
+          rateLimit: routeOptions.rateLimit,
+        })
+      })
+      // docs/api.md §4.27: every admin endpoint, reads included, checks the session and the stored role first
+      await scope.register(async (admin) => {
+        admin.addHook('preValidation', createAdminCheck(deps.admin.authorize))
+        await admin.register(adminRoutes, {
+          admin: deps.admin,
+          basePath: config.http.basePath,
           rateLimit: routeOptions.rateLimit,
         })
       })

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os'
+import { type AdminConfig, readAdminConfig } from './config/admin-config.js'
 import { type AuditConfig, readAuditConfig } from './config/audit-config.js'
 import { type AuthConfig, authWarnings, readAuthConfig } from './config/auth-config.js'
 import { createEnvReader, type Env } from './config/env-reader.js'
@@ -13,6 +14,7 @@ import { readSigningConfig, type SigningConfig } from './config/signing-config.j
 import { readStorageConfig, type StorageConfig } from './config/storage-config.js'
 import { readWebhookConfig, type WebhookConfig } from './config/webhook-config.js'
 
+export type { AdminConfig } from './config/admin-config.js'
 export type { Argon2Params } from './config/auth-config.js'
 export { ConfigError } from './config/config-error.js'
 export type { Env } from './config/env-reader.js'
@@ -38,6 +40,8 @@ export interface Config {
   codes: CodeConfig
   /** MFA_ISSUER, WEBAUTHN_RP_ID: second factors and passkeys (docs/api.md §4.25, §4.26). */
   mfa: MfaConfig
+  /** ADMIN_ROLE, ADMIN_REQUIRE_MFA: who may use the admin API (docs/api.md §4.27). */
+  admin: AdminConfig
   /** WEBHOOK_*: the events posted to the application (docs/api.md §6.5). */
   webhooks: WebhookConfig
   http: HttpConfig
@@ -76,6 +80,7 @@ export function loadConfig(env: Env, options: LoadConfigOptions = {}): Readonly<
     signing: readSigningConfig(read, { env: nodeEnv, publicUrl: server.publicUrl }),
     storage: readStorageConfig(read),
     audit: readAuditConfig(read),
+    admin: readAdminConfig(read),
     mail,
     codes: readCodeConfig(read, mail),
     webhooks: readWebhookConfig(read, nodeEnv),

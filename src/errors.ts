@@ -46,6 +46,10 @@ export const ERROR_CODES = [
   'passkey_refused',
   'passkey_not_verified',
   'passkey_taken',
+  'forbidden',
+  'user_not_found',
+  'admin_self',
+  'last_admin',
   // failures inside the process, never an HTTP answer of their own
   'storage_failed',
   'data_key_unopened',
@@ -381,6 +385,45 @@ export class PasskeyTakenError extends AppError {
   readonly code = 'passkey_taken'
   constructor() {
     super(message('error.passkey_taken'))
+  }
+}
+
+/**
+ * docs/api.md R4.27.2: an admin endpoint asked with the token of an account whose stored role is not ADMIN_ROLE. A 403:
+ * the access token is good, and a client must not take it for a lost session.
+ */
+export class ForbiddenError extends AppError {
+  readonly statusCode = 403
+  readonly code = 'forbidden'
+  constructor() {
+    super(message('error.forbidden'))
+  }
+}
+
+/** docs/api.md §4.27: an admin endpoint named a user id that no account has (or no longer has). */
+export class UserNotFoundError extends AppError {
+  readonly statusCode = 404
+  readonly code = 'user_not_found'
+  constructor() {
+    super(message('error.user_not_found'))
+  }
+}
+
+/** docs/api.md R4.27.6: an admin asked to demote, disable or delete their own account. */
+export class AdminSelfError extends AppError {
+  readonly statusCode = 409
+  readonly code = 'admin_self'
+  constructor() {
+    super(message('error.admin_self'))
+  }
+}
+
+/** docs/api.md R4.27.7: the change would leave no active account with ADMIN_ROLE. */
+export class LastAdminError extends AppError {
+  readonly statusCode = 409
+  readonly code = 'last_admin'
+  constructor() {
+    super(message('error.last_admin'))
   }
 }
 

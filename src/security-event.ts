@@ -120,6 +120,8 @@ export type SecurityEventReason =
   | 'invalid'
   /** password_reset, account_deleted, sessions_revoked: done by an operator's `tessera users` command */
   | 'operator'
+  /** sessions_revoked, role_changed, account_disabled, …: done by an admin through the admin API (its `actor`) */
+  | 'admin'
   /** refresh_succeeded: a rotated token presented again inside AUTH_REFRESH_REUSE_GRACE_SECONDS got its successor */
   | 'grace'
   /** logout: with `?scope=others`, the caller's other sessions were ended, not this one */
@@ -173,6 +175,11 @@ export interface SecurityEvent {
   reason: SecurityEventReason | null
   /** events_omitted only: how many events of the kind its reason names were left out; absent on every other event. */
   omitted?: number
+  /**
+   * An admin's act (reason `admin`, docs/api.md §4.27): the id of the admin who acted, `userId` being the account
+   * acted on. Absent (null in the trail) on every other event.
+   */
+  actor?: string
 }
 
 /** Where the service hands its security events. Never throws and never makes the caller wait. */

@@ -1,8 +1,11 @@
 import cluster from 'node:cluster'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import { createAdminGuard } from './admin/admin-guard.js'
+import { createAdminService } from './admin/admin-service.js'
 import { buildApp } from './app.js'
 import { readAppInfo } from './app-info.js'
+import { createAuditReader } from './audit/audit-reader.js'
 import { type AuditSink, createAuditSink } from './audit/audit-sink.js'
 import { createAccountEvents } from './auth/account-events.js'
 import { createAccountService } from './auth/account-service.js'
@@ -13,6 +16,7 @@ import { createOneTimeTickets } from './auth/one-time-tickets.js'
 import { openPasswordHashing } from './auth/password-hasher.js'
 import { createSessionStarter } from './auth/session-starter.js'
 import { createTokenService } from './auth/token-service.js'
+import { createUserAdmin } from './auth/user-admin.js'
 import { createAvatarService } from './avatars/avatar-service.js'
 import { type Clock, systemClock } from './clock.js'
 import { type Config, ConfigError } from './config.js'
@@ -295,6 +299,33 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       frontendOrigin: config.providers.frontendOrigin,
       observer: metrics?.providers ?? null,
     })
+    // docs/api.md §4.27: the admin API, through the user admin and the audit reader that the commands use; its acts'
+    // events go to the audit sink like every other request's
+    const admin = createAdminService({
+      guard: createAdminGuard({
+        sessions,
+        users: stores.users,
+        factors: stores.factors,
+        role: config.admin.role,
+        requireSecondFactor: config.admin.requireMfa,
+      }),
+      users: createUserAdmin({
+        users: stores.users,
+        sessions: stores.sessions,
+        audit: stores.audit,
+        codes: stores.codes,
+        outbox: stores.outbox,
+        factors: stores.factors,
+        clock,
+        refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
+        record: async (event) => auditSink.record(event),
+        adminRole: config.admin.role,
+        failures: 'http',
+        // each act's webhook events, as tessera users has them (docs/api.md R6.5.9)
+        webhooks: accountEvents,
+      }),
+      audit: createAuditReader({ audit: stores.audit, users: stores.users }),
+    })
     // TRUST_PROXY compiled once, for Fastify (whose X-Forwarded-For is believed) and the connection guard alike
     const trustedProxy = trustedProxies(config.server.trustProxy)
     const app = await buildApp({
@@ -302,6 +333,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       trustedProxy,
       accounts,
       emailAccounts,
+      admin,
       mfa,
       passkeys,
       profiles,

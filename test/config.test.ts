@@ -1023,6 +1023,38 @@ const VARIABLES: Record<string, Variable> = {
       ['x'.repeat(65), 'MFA_ISSUER must be one line of at most 64 characters without a colon'],
     ],
   },
+  ADMIN_ROLE: {
+    read: (config) => config.admin.role,
+    default: 'tessera-admin',
+    good: [
+      ['support-desk', 'support-desk'],
+      ['a', 'a'],
+    ],
+    bad: [
+      ['user', 'ADMIN_ROLE must not be user, the role of every account that was given none'],
+      [
+        'Admin',
+        `ADMIN_ROLE must be a role's name: 1 to 32 of a-z 0-9 _ - starting with a letter, got "Admin"`,
+      ],
+      [
+        '1admin',
+        `ADMIN_ROLE must be a role's name: 1 to 32 of a-z 0-9 _ - starting with a letter, got "1admin"`,
+      ],
+      [
+        'a'.repeat(33),
+        `ADMIN_ROLE must be a role's name: 1 to 32 of a-z 0-9 _ - starting with a letter, got "${'a'.repeat(33)}"`,
+      ],
+    ],
+  },
+  ADMIN_REQUIRE_MFA: {
+    read: (config) => config.admin.requireMfa,
+    default: true,
+    good: [
+      ['false', false],
+      ['true', true],
+    ],
+    bad: [['no', 'ADMIN_REQUIRE_MFA must be one of true, false, got "no"']],
+  },
   WEBAUTHN_RP_ID: {
     read: (config) => config.mfa.relyingParty,
     with: { FRONTEND_ORIGIN: 'https://app.example.com', PUBLIC_URL: 'https://auth.example.com/api' },
@@ -1384,6 +1416,8 @@ describe('loadConfig', () => {
       PASSWORD_RESET_URL: 'https://docs.example/reset#key={key}',
       MFA_ISSUER: 'Docs accounts',
       WEBAUTHN_RP_ID: 'example.com',
+      ADMIN_ROLE: 'support-desk',
+      ADMIN_REQUIRE_MFA: 'false',
       WEBHOOK_URLS: 'https://app.example/hooks/tessera',
       WEBHOOK_SECRET: WEBHOOK_SECRET_VALUE,
       WEBHOOK_PREVIOUS_SECRETS: PREVIOUS_WEBHOOK_SECRET,
@@ -1443,6 +1477,7 @@ describe('loadConfig', () => {
         operationTimeoutMs: 3_000,
       },
       audit: { retentionDays: 30 },
+      admin: { role: 'support-desk', requireMfa: false },
       mail: {
         smtpUrl: 'smtps://mailer:secret@mail.example:465',
         from: 'Docs <auth@example.com>',

@@ -242,6 +242,30 @@ const EXPECTED: Record<string, { error: AppError; status: number; code: string; 
     code: 'passkey_taken',
     message: 'Passkey already registered',
   },
+  ForbiddenError: {
+    error: new errors.ForbiddenError(),
+    status: 403,
+    code: 'forbidden',
+    message: 'Forbidden',
+  },
+  UserNotFoundError: {
+    error: new errors.UserNotFoundError(),
+    status: 404,
+    code: 'user_not_found',
+    message: 'User not found',
+  },
+  AdminSelfError: {
+    error: new errors.AdminSelfError(),
+    status: 409,
+    code: 'admin_self',
+    message: 'An admin cannot demote, disable or delete their own account',
+  },
+  LastAdminError: {
+    error: new errors.LastAdminError(),
+    status: 409,
+    code: 'last_admin',
+    message: 'The last active admin cannot be demoted, disabled or deleted',
+  },
 }
 
 /**

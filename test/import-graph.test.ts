@@ -20,6 +20,7 @@ const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
       'app-info.ts',
       'language/',
       'sealed-text.ts',
+      'role-name.ts',
     ],
   },
   { name: 'configuration', modules: ['config.ts', 'config/', 'logger.ts', 'site-config/'] },
@@ -37,6 +38,7 @@ const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
       'avatars/',
       'providers/',
       'mfa/',
+      'admin/',
     ],
   },
   { name: 'http', modules: ['http/'] },
@@ -59,6 +61,7 @@ const FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
   'avatars/': ['http/', 'routes/', 'commands/'],
   'providers/': ['http/', 'routes/', 'commands/'],
   'mfa/': ['http/', 'routes/', 'commands/'],
+  'admin/': ['http/', 'routes/', 'commands/'],
   'audit/': ['commands/'],
   'config/': ['commands/'],
 }

@@ -48,7 +48,7 @@ export async function removeAccount(
     // docs/api.md §6.5: `user.deleted` is queued in the deletion's own transaction, so that neither is without the other
     const events =
       stores.webhooks?.messages([{ type: 'user.deleted', user: { id: user.id, email: user.email } }]) ?? []
-    const deleted = await stores.users.delete(user.id, events)
+    const deleted = await stores.users.delete(user.id, { outbox: events })
     if (deleted) stores.webhooks?.queued(events)
     return deleted
   } catch (cause) {

@@ -1,9 +1,10 @@
+import { createAuditReader } from '../audit/audit-reader.js'
+import { parseIsoTime } from '../audit/audit-time.js'
 import { normalizeEmail } from '../auth/email.js'
 import { isUserId } from '../auth/user-id.js'
 import { describeCause } from '../errors.js'
 import { oneLine, quoted } from '../printable.js'
 import type { SecurityEvent } from '../security-event.js'
-import type { Stores } from '../storage/stores.js'
 import { CommandFailedError, CommandUsageError } from './command-errors.js'
 import { parseCommandLine } from './command-line.js'
 import { runOnStores, type StoresCommandIo } from './runner.js'
@@ -12,7 +13,8 @@ export const AUDIT_USAGE = `Usage: tessera audit --user <email|id> [--since <whe
 
 Lists a user's security events from the audit trail of the store the service uses (the same DATABASE_URL and other
 variables), oldest first: registered, login_succeeded, login_failed, refresh_succeeded, refresh_refused, logout,
-password_reset, account_deleted, sessions_revoked, with the client address, the request id and the reason.
+password_reset, account_deleted, sessions_revoked, with the client address, the request id, the reason, and for an
+admin's act (reason admin) the id of the admin who acted.
 
 Options:
   --user <email|id>      the account, by e-mail or by id; a deleted account by its id only
@@ -70,24 +72,21 @@ export async function runAuditCommand(args: readonly string[], io: AuditCommandI
       describeFailure: (error) => `the store failed: ${describeCause(error)}`,
     },
     async (stores) => {
-      const userId = await resolveUser(stores, invocation.user)
-      const events = await stores.audit.list({ userId, since: invocation.since, limit: invocation.limit })
+      const reader = createAuditReader(stores)
+      const userId = await reader.subject(invocation.user)
+      if (userId === null) {
+        throw new CommandFailedError(
+          'email' in invocation.user
+            ? `no account has the e-mail ${invocation.user.email} (a deleted one: give its id)`
+            : `no account and no audit event has the user id ${invocation.user.id}`,
+        )
+      }
+      // the latest `limit` (the first page, newest first), printed oldest first
+      const { events } = await reader.page({ userId, since: invocation.since, limit: invocation.limit })
+      events.reverse()
       io.stdout(invocation.json ? `${JSON.stringify(asJson(userId, events))}\n` : asTable(userId, events))
     },
   )
-}
-
-/** The account's id. A deleted account has no row any more, but its id still finds its events. */
-async function resolveUser(stores: Stores, user: Invocation['user']): Promise<string> {
-  if ('email' in user) {
-    const found = await stores.users.findByEmail(user.email)
-    if (found === null)
-      throw new CommandFailedError(`no account has the e-mail ${user.email} (a deleted one: give its id)`)
-    return found.id
-  }
-  if ((await stores.users.findById(user.id)) !== null) return user.id
-  if ((await stores.audit.list({ userId: user.id, limit: 1 })).length > 0) return user.id
-  throw new CommandFailedError(`no account and no audit event has the user id ${user.id}`)
 }
 
 function parseInvocation(args: readonly string[], now: number): Invocation | 'help' {
@@ -136,41 +135,16 @@ const DURATION_UNITS_MS: Record<string, number> = {
   d: 86_400_000,
   w: 7 * 86_400_000,
 }
-const ISO_DATE =
-  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?(Z|[+-]\d{2}:\d{2})?)?$/
 
 /** An ISO 8601 date or time (UTC unless it names an offset), or a duration back from `now`: epoch milliseconds. */
 export function parseSince(value: string, now: number): number {
   const duration = /^(\d{1,6})([mhdw])$/.exec(value)
   if (duration) return now - Number(duration[1]) * (DURATION_UNITS_MS[duration[2] as string] as number)
-  const date = ISO_DATE.exec(value)
-  if (date) {
-    const [year, month, day, hour = 0, minute = 0, second = 0] = date
-      .slice(1, 7)
-      .map((part) => Number(part ?? 0))
-    const millisecond = Number((date[7] ?? '0').padEnd(3, '0'))
-    const at = Date.UTC(year as number, (month as number) - 1, day, hour, minute, second, millisecond)
-    const check = new Date(at)
-    // Date.UTC rolls 2026-02-30 over to March: a date that does not exist is refused instead
-    const exists =
-      check.getUTCFullYear() === year &&
-      check.getUTCMonth() === (month as number) - 1 &&
-      check.getUTCDate() === day &&
-      check.getUTCHours() === hour &&
-      check.getUTCMinutes() === minute &&
-      check.getUTCSeconds() === second
-    if (exists) return at - offsetMs(date[8])
-  }
+  const at = parseIsoTime(value)
+  if (at !== null) return at
   throw new CommandUsageError(
     `--since must be an ISO 8601 date or time (2026-11-01, 2026-11-01T08:00Z) or a duration (30m, 12h, 7d, 2w), got ${quoted(value)}`,
   )
-}
-
-function offsetMs(zone: string | undefined): number {
-  if (zone === undefined || zone === 'Z') return 0
-  const sign = zone.startsWith('-') ? -1 : 1
-  const [hours, minutes] = zone.slice(1).split(':').map(Number)
-  return sign * ((hours as number) * 60 + (minutes as number)) * 60_000
 }
 
 function asJson(userId: string, events: readonly SecurityEvent[]) {
@@ -182,6 +156,7 @@ function asJson(userId: string, events: readonly SecurityEvent[]) {
       reason: event.reason,
       client_address: event.clientAddress,
       request_id: event.requestId,
+      actor: event.actor ?? null,
     })),
   }
 }
@@ -189,11 +164,12 @@ function asJson(userId: string, events: readonly SecurityEvent[]) {
 function asTable(userId: string, events: readonly SecurityEvent[]): string {
   if (events.length === 0) return `no audit events for user ${userId}\n`
   const rows = [
-    ['TIME', 'EVENT', 'REASON', 'CLIENT', 'REQUEST'],
+    ['TIME', 'EVENT', 'REASON', 'ACTOR', 'CLIENT', 'REQUEST'],
     ...events.map((event) => [
       new Date(event.at).toISOString(),
       event.type,
       event.reason ?? '-',
+      event.actor ?? '-',
       event.clientAddress ?? '-',
       event.requestId ?? '-',
     ]),

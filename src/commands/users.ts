@@ -49,6 +49,10 @@ Options:
   --config <file.json>   read variables from a JSON object; the environment wins
   -h, --help             show this text
 
+The account whose role is ADMIN_ROLE (tessera-admin) uses the admin API. These commands are not held to its rule
+that the last active admin cannot be demoted, disabled or deleted (the shell is how an operator recovers): they warn
+on stderr when a change leaves no active admin.
+
 Access tokens already issued still read until they expire (AUTH_ACCESS_TOKEN_EXPIRATION_MINUTES, 15 by default),
 but change nothing: reset-password, revoke, mfa-reset, set-role, disable and delete end the account's sessions, so the user is
 logged out at the next refresh, and a token issued before set-role keeps the role it had until then.
@@ -228,6 +232,19 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
 
   const user = await admin.find(invocation.user)
   const named = `${user.email} (${user.id})`
+  const adminRole = context.config.admin.role
+  /**
+   * docs/api.md R4.27.8: the shell is not held to the last-admin rule (it is how an operator recovers), but says so when
+   * a change took the role of the admin API from its last active account.
+   */
+  const warnIfNoAdminLeft = async (changed: boolean) => {
+    if (!changed || user.role !== adminRole || user.status !== 'active') return
+    if ((await admin.activeAdmins()) > 0) return
+    io.stderr(
+      `tessera users: warning: no active account has the role ${adminRole} (ADMIN_ROLE) now: nobody can use the ` +
+        `admin API until one is given it (tessera users set-role <email|id> ${adminRole})\n`,
+    )
+  }
   /** The answer of a verb that logs the user out: with by when every access token issued before now has expired. */
   const printLoggedOut = (json: Record<string, unknown>, human: string) => {
     const expireBy = iso(io.clock.now() + context.config.auth.accessTokenTtlSeconds * 1000)
@@ -240,18 +257,21 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
   switch (invocation.verb) {
     case 'show': {
       const details = await admin.details(user)
-      const expiresAt = details.refreshTokenExpiresAt === null ? null : iso(details.refreshTokenExpiresAt)
+      const sessions = details.sessions.length
+      const expiries = details.sessions.map((session) => session.expiresAt)
+      const expiresAt = sessions === 0 ? null : iso(Math.max(...expiries))
+      const factors = details.factors.map(({ id, type, name }) => ({ id, type, name }))
       print(
         {
           ...accountFields(user),
-          sessions: details.sessions,
+          sessions,
           refresh_token_stored: expiresAt !== null,
           refresh_token_expires_at: expiresAt,
-          factors: details.factors,
+          factors,
         },
         [
-          `id             ${details.id}`,
-          `e-mail         ${details.email} (${user.emailVerified ? 'verified' : 'not verified'})`,
+          `id             ${user.id}`,
+          `e-mail         ${user.email} (${user.emailVerified ? 'verified' : 'not verified'})`,
           // the account's own text, escaped and quoted: a nickname or bio cannot recolour the terminal or forge a line
           `username       ${user.username === null ? 'none' : oneLine(user.username)}`,
           `nickname       ${user.nickname === null ? 'none' : quoted(user.nickname)}`,
@@ -262,10 +282,10 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
           `password       ${user.passwordHash === null ? 'none (reset-password sets one)' : 'set'}`,
           `providers      ${user.providers.length === 0 ? 'none' : oneLine(user.providers.join(', '))}`,
           `avatar         ${user.avatarId === null ? 'no' : 'yes'}`,
-          `created at     ${details.createdAt}`,
+          `created at     ${user.createdAt}`,
           `updated at     ${user.updatedAt}`,
-          `sessions       ${details.sessions === 0 ? 'none (logged out)' : `${details.sessions}, the last expiring ${expiresAt}`}`,
-          `factors        ${details.factors.length === 0 ? 'none' : details.factors.map((factor) => `${factor.type} ${quoted(factor.name)}`).join(', ')}`,
+          `sessions       ${sessions === 0 ? 'none (logged out)' : `${sessions}, the last expiring ${expiresAt}`}`,
+          `factors        ${factors.length === 0 ? 'none' : factors.map((factor) => `${factor.type} ${quoted(factor.name)}`).join(', ')}`,
         ].join('\n'),
       )
       return
@@ -320,6 +340,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
     case 'set-role': {
       const role = invocation.role as string
       const change = await admin.setRole(user, role)
+      await warnIfNoAdminLeft(change.changed)
       const json = {
         role,
         previous_role: user.role,
@@ -342,6 +363,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
     }
     case 'disable': {
       const change = await admin.disable(user)
+      await warnIfNoAdminLeft(change.changed)
       const json = {
         status: change.user.status,
         previous_status: user.status,
@@ -376,6 +398,7 @@ async function runVerb(invocation: Invocation, context: VerbContext): Promise<vo
     case 'delete': {
       if (!invocation.yes) await confirmDeletion(io.terminal, user)
       const { addressesErased } = await admin.delete(user)
+      await warnIfNoAdminLeft(true)
       printLoggedOut(
         { deleted: true, audit_addresses_erased: addressesErased },
         `Account ${named} deleted, with its sessions. Its audit events are kept until AUDIT_RETENTION_DAYS ` +

@@ -42,6 +42,10 @@ export async function registerOpenApi(
       tags: [
         { name: 'auth', description: 'Accounts and tokens' },
         { name: 'mfa', description: 'Second factors: authenticator apps, recovery codes, passkeys' },
+        {
+          name: 'admin',
+          description: "Administering accounts and reading the audit trail: ADMIN_ROLE's accounts only",
+        },
         { name: 'status', description: 'Health and information' },
         { name: 'site-config', description: 'Documentation-site presentation configuration' },
       ],

@@ -21,7 +21,7 @@ const CreatedAt = Type.String({
   description: 'ISO 8601 UTC with milliseconds',
   examples: ['2026-11-20T08:15:30.123Z'],
 })
-const UserId = Type.String({
+export const UserId = Type.String({
   pattern: '^[1-9][0-9]{9}$',
   description: '10-digit user id',
   examples: ['4821039576'],
@@ -182,7 +182,7 @@ export const RefreshBody = Type.Object({
 export type RefreshBody = Static<typeof RefreshBody>
 
 /** spec 2.5: the success envelope; `code` is an integer, as in the error envelope. */
-function Envelope<T extends TSchema>(data: T) {
+export function Envelope<T extends TSchema>(data: T) {
   return Type.Object({
     code: Type.Unsafe<200>({ type: 'integer', const: 200 }),
     message: Type.Literal('Success'),
@@ -190,7 +190,8 @@ function Envelope<T extends TSchema>(data: T) {
   })
 }
 
-const Nullable = (schema: TSchema, description: string) => Type.Union([schema, Type.Null()], { description })
+export const Nullable = (schema: TSchema, description: string) =>
+  Type.Union([schema, Type.Null()], { description })
 
 /**
  * The account as every answer shows it (docs/api.md §2.1): fields are added, never renamed or removed; unset values
@@ -272,7 +273,7 @@ export const AccountResponse = Envelope(AccountData)
 /** `data: null`: a code sent, an account deleted. */
 export const DoneResponse = Envelope(Type.Null())
 
-const Instant = (description: string) =>
+export const Instant = (description: string) =>
   Type.String({ format: 'date-time', description, examples: ['2026-11-20T08:15:30.123Z'] })
 
 /** One session as GET /auth/sessions lists it (docs/api.md §4.11). */
@@ -350,7 +351,10 @@ export const InfoResponse = Type.Object({
 })
 
 /** A factor's id: 32 lowercase hexadecimal digits. */
-const FactorId = Type.String({ pattern: '^[0-9a-f]{32}$', examples: ['5f0c3e2a9b1d4c6e8a7b2d1e0f3c4a5b'] })
+export const FactorId = Type.String({
+  pattern: '^[0-9a-f]{32}$',
+  examples: ['5f0c3e2a9b1d4c6e8a7b2d1e0f3c4a5b'],
+})
 const MfaTicket = Type.String({
   pattern: '^[A-Za-z0-9_-]{43}$',
   description: 'The `mfa_ticket` of the challenge',

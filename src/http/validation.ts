@@ -6,6 +6,7 @@ import { type FieldError, ValidationError } from '../errors.js'
 import { english } from '../language/catalogues.js'
 import { counted, type Message, message } from '../language/message.js'
 import { USERNAME_INPUT_PATTERN, USERNAME_RULE } from '../profile/profile-rules.js'
+import { ADMIN_PATTERN_PROBLEMS } from './admin-schemas.js'
 import { RESET_CODE_PATTERN, VERIFICATION_CODE_PATTERN } from './schemas.js'
 
 /**
@@ -112,7 +113,7 @@ function patternProblem(pattern: string): Message {
   // the same English as any pattern; a language may say it in words (`6 digits`)
   if (pattern === VERIFICATION_CODE_PATTERN) return message('field.verification_code', { pattern })
   if (pattern === RESET_CODE_PATTERN) return message('field.reset_code')
-  return message('field.pattern', { pattern })
+  return ADMIN_PATTERN_PROBLEMS.get(pattern) ?? message('field.pattern', { pattern })
 }
 
 function characters(count: unknown): Message {

@@ -2,6 +2,7 @@ import type { CodePurpose } from '../code-purpose.js'
 import type { SecurityEvent } from '../security-event.js'
 
 export type { CodePurpose } from '../code-purpose.js'
+export { ROLE_NAME } from '../role-name.js'
 
 /** A user account as stored (spec 2.1). */
 export interface UserRecord {
@@ -41,11 +42,19 @@ export interface UserRecord {
   providers: readonly string[]
 }
 
+/**
+ * The last-admin rule of docs/api.md R4.27.7 as the stores hold it, `keep` of UserStore.setRole, setStatus and delete:
+ * a write that would leave no active account with the role `keep` is not made, atomically across processes. The
+ * write is one conditional statement that counts the active accounts of that role (itself among them) and changes
+ * the row only while another one remains; on a server it locks those accounts first, in id order, so that of
+ * concurrent writes that each take one of the last two away the second waits for the first, then counts again and
+ * changes nothing. A write that cannot take the role away (a promotion, an enable, an account without the role) is
+ * made whatever the count.
+ */
+export type KeepRole = string
+
 /** Whether an account may log in (docs/api.md §2.1). */
 export type AccountStatus = 'active' | 'disabled'
-
-/** A role's name: `user`, or another of 1 to 32 of `a-z 0-9 _ -` starting with a letter. */
-export const ROLE_NAME = /^[a-z][a-z0-9_-]{0,31}$/
 
 /** The profile fields an account sets itself (PUT /auth/profile); each null when unset. */
 export interface Profile {
@@ -85,9 +94,14 @@ export interface UserStore {
   changeEmail(id: string, email: string): Promise<'changed' | 'email_taken' | 'missing'>
   /**
    * At most `limit` accounts in id order, those after the id `after` (all when it is absent): a page of
-   * `tessera users list`, the next one starting after the last id of this one.
+   * `tessera users list` and GET /admin/users, the next one starting after the last id of this one. With `prefix`
+   * (lower case, not empty), only the accounts whose e-mail or username starts with it: a range of each unique
+   * index, compared byte for byte (both are stored lower-cased and ASCII, so this is the case-insensitive prefix). A
+   * prefix with a character no e-mail or username has (one outside printable ASCII) finds none.
    */
-  list(page: { after?: string; limit: number }): Promise<UserRecord[]>
+  list(page: { after?: string; limit: number; prefix?: string }): Promise<UserRecord[]>
+  /** How many active accounts have the role `role` (what `tessera users` warns about: docs/api.md R4.27.8). */
+  countActive(role: string): Promise<number>
   /**
    * Replaces the three profile fields (the caller merged the request into the account's) and sets updated_at.
    * 'username_taken' when another account has the username (a unique violation, nothing changed).
@@ -97,17 +111,26 @@ export interface UserStore {
     profile: Profile,
     updatedAt: string,
   ): Promise<'updated' | 'username_taken' | 'missing'>
-  /** Sets the role (ROLE_NAME) and updated_at; true when the account exists. */
-  setRole(id: string, role: string, updatedAt: string): Promise<boolean>
-  /** Sets the status and updated_at; true when the account exists. */
-  setStatus(id: string, status: AccountStatus, updatedAt: string): Promise<boolean>
+  /**
+   * Sets the role (ROLE_NAME) and updated_at; true when the account exists. With `keep` (a role), only when the change
+   * leaves an active account with the role `keep` (KEEP_ROLE): false, nothing changed, when it would take the role
+   * from the last one.
+   */
+  setRole(id: string, role: string, updatedAt: string, keep?: KeepRole): Promise<boolean>
+  /**
+   * Sets the status and updated_at; true when the account exists. With `keep`, only when the change leaves an active
+   * account with the role `keep` (KEEP_ROLE): false, nothing changed, when it would disable the last one.
+   */
+  setStatus(id: string, status: AccountStatus, updatedAt: string, keep?: KeepRole): Promise<boolean>
   /**
    * Deletes the account (`tessera users delete`); true when there was one. In SQL its sessions go with it (a
-   * foreign key); sessions in Redis are the caller's to retire first (SessionStore.retire). `outbox`, the messages
-   * that report the deletion (a webhook event, docs/api.md §6.5), are committed in the same transaction, and only if
-   * this call deleted the account: of concurrent deletions of one account, one deletes it and queues its messages.
+   * foreign key); sessions in Redis are the caller's to retire first (SessionStore.retire). With `keep`, only when
+   * the deletion leaves an active account with the role `keep` (KeepRole): false, nothing deleted, when it would
+   * delete the last one. `outbox`, the messages that report the deletion (a webhook event, docs/api.md §6.5), are
+   * committed in the same transaction, and only if this call deleted the account: of concurrent deletions of one
+   * account, one deletes it and queues its messages.
    */
-  delete(id: string, outbox?: readonly NewOutboxMessage[]): Promise<boolean>
+  delete(id: string, options?: { keep?: KeepRole; outbox?: readonly NewOutboxMessage[] }): Promise<boolean>
 }
 
 /**
@@ -702,6 +725,31 @@ export interface LoginAttemptStore {
   forget(key: string): Promise<void>
 }
 
+/** An event of the audit trail as stored: the event and its row's id, which orders events of one millisecond. */
+export interface StoredAuditEvent extends SecurityEvent {
+  /** The row's id (decimal digits): higher for an event appended later. */
+  id: string
+}
+
+/** Where a page of the audit trail starts: after the event at `at` (epoch ms) with the row id `id`, newest first. */
+export interface AuditPosition {
+  at: number
+  id: number
+}
+
+/** A filter and a page of the audit trail (AuditStore.page). */
+export interface AuditPageQuery {
+  /** Only the events of this user (its id). */
+  userId?: string
+  /** Only the events of this type (SecurityEventType; another text finds none). */
+  kind?: string
+  /** Only the events at or after this time (epoch ms). */
+  since?: number
+  /** Only the events that come after this one, newest first: the last event of the page before. */
+  after?: AuditPosition
+  limit: number
+}
+
 /** The audit trail (docs/api.md "Audit events"), in the SQL store whatever REDIS_URL says. */
 export interface AuditStore {
   /** Appends the events in one statement (a multi-row insert). */
@@ -711,6 +759,12 @@ export interface AuditStore {
    * `limit` of them.
    */
   list(query: { userId: string; since?: number; limit?: number }): Promise<SecurityEvent[]>
+  /**
+   * At most `limit` events that match the query, newest first (by time, then by row id, both descending): a keyset
+   * page, the next one starting after the last event of this one. Served by an index whatever the filter: the
+   * user's, the kind's or the time's (migration 0011).
+   */
+  page(query: AuditPageQuery): Promise<StoredAuditEvent[]>
   /** Deletes the events older than `before` (epoch ms), in bounded batches; resolves with how many. */
   prune(before: number): Promise<number>
   /** Erases the client addresses of the user's events (account deletion); resolves with how many. */

@@ -74,12 +74,19 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
       expect(byEmail).toMatchObject({ code: 0, stderr: '' })
       const lines = byEmail.stdout.trimEnd().split('\n')
       expect(lines[0]).toBe(`user ${user.id}`)
-      expect(lines[1]).toMatch(/^TIME +EVENT +REASON +CLIENT +REQUEST$/)
+      expect(lines[1]).toMatch(/^TIME +EVENT +REASON +ACTOR +CLIENT +REQUEST$/)
       expect(lines.slice(2).map((line) => line.split(/ +/))).toEqual([
-        [new Date(now - 10 * DAY).toISOString(), 'registered', '-', '203.0.113.7', 'req-a'],
-        [new Date(now - 3 * DAY).toISOString(), 'login_failed', 'wrong_password', '203.0.113.7', 'req-b'],
-        [new Date(now - 2 * 3_600_000).toISOString(), 'login_succeeded', '-', '203.0.113.7', 'req-c'],
-        [new Date(now - 3_600_000).toISOString(), 'refresh_refused', 'reused', '203.0.113.7', 'req-d'],
+        [new Date(now - 10 * DAY).toISOString(), 'registered', '-', '-', '203.0.113.7', 'req-a'],
+        [
+          new Date(now - 3 * DAY).toISOString(),
+          'login_failed',
+          'wrong_password',
+          '-',
+          '203.0.113.7',
+          'req-b',
+        ],
+        [new Date(now - 2 * 3_600_000).toISOString(), 'login_succeeded', '-', '-', '203.0.113.7', 'req-c'],
+        [new Date(now - 3_600_000).toISOString(), 'refresh_refused', 'reused', '-', '203.0.113.7', 'req-d'],
       ])
       expect((await audit('--user', user.id)).stdout).toBe(byEmail.stdout)
     },
@@ -100,6 +107,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
             reason: 'wrong_password',
             client_address: '203.0.113.7',
             request_id: 'req-b',
+            actor: null,
           },
           {
             time: new Date(now - 2 * 3_600_000).toISOString(),
@@ -107,6 +115,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
             reason: null,
             client_address: '203.0.113.7',
             request_id: 'req-c',
+            actor: null,
           },
           {
             time: new Date(now - 3_600_000).toISOString(),
@@ -114,6 +123,7 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
             reason: 'reused',
             client_address: '203.0.113.7',
             request_id: 'req-d',
+            actor: null,
           },
         ],
       })
@@ -155,6 +165,43 @@ describe.each(sqlBackends)('tessera audit [$name]', (backend) => {
       expect(result.code).toBe(0)
       expect(JSON.parse(result.stdout).events).toEqual([
         expect.objectContaining({ event: 'account_deleted', reason: 'operator', client_address: null }),
+      ])
+    },
+    CLI_TIMEOUT,
+  )
+
+  it(
+    'R6.3.7 an admin’s act shows its actor, in the table and with --json',
+    async () => {
+      const target = generateUserId()
+      const admin = generateUserId()
+      await stores.audit.append([
+        event({
+          userId: target,
+          type: 'account_disabled',
+          reason: 'admin',
+          actor: admin,
+          requestId: 'req-admin',
+        }),
+      ])
+      const table = await audit('--user', target)
+      expect(table.stdout.trimEnd().split('\n')[2]?.split(/ +/)).toEqual([
+        new Date(now).toISOString(),
+        'account_disabled',
+        'admin',
+        admin,
+        '203.0.113.7',
+        'req-admin',
+      ])
+      expect(JSON.parse((await audit('--user', target, '--json')).stdout).events).toEqual([
+        {
+          time: new Date(now).toISOString(),
+          event: 'account_disabled',
+          reason: 'admin',
+          client_address: '203.0.113.7',
+          request_id: 'req-admin',
+          actor: admin,
+        },
       ])
     },
     CLI_TIMEOUT,

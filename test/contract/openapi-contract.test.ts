@@ -1068,6 +1068,14 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
     expect((await send('GET', '/auth/mfa/factors', { token: 'x' })).status).toBe(403)
     expect((await send('DELETE', `/auth/mfa/factors/${'0'.repeat(32)}`, { token: 'x' })).status).toBe(403)
     expect((await send('POST', '/auth/mfa/recovery-codes', { token: 'x' })).status).toBe(403)
+    const user = '/admin/users/1000000001'
+    expect((await send('GET', '/admin/users', { token: 'x' })).status).toBe(403)
+    expect((await send('GET', user, { token: 'x' })).status).toBe(403)
+    expect((await send('PUT', user, { token: 'x', json: { status: 'active' } })).status).toBe(403)
+    expect((await send('POST', `${user}/revoke`, { token: 'x' })).status).toBe(403)
+    expect((await send('POST', `${user}/mfa-reset`, { token: 'x' })).status).toBe(403)
+    expect((await send('DELETE', user, { token: 'x' })).status).toBe(403)
+    expect((await send('GET', '/admin/audit', { token: 'x' })).status).toBe(403)
   })
 
   it('R4.13.1 the key sets of EdDSA and ES256, and their discovery documents', async () => {
@@ -1179,6 +1187,144 @@ describe('R4.9.7 the API document is the contract: every answer of a realistic s
       await instance.teardown()
     }
   }, 90_000)
+
+  it('the admin API (§4.27): its successes, 400, 401, 403, 404, 409, 413, 415, 429, and 500/503 of a failing store', async () => {
+    let failure: 'none' | 'lost' | 'outcome unknown' = 'none'
+    const { service, send } = await listen({
+      env: { ...RATE_LIMIT, ADMIN_REQUIRE_MFA: 'false' },
+      wrapStores: (stores: Stores) =>
+        withInjectedFailures(
+          withInjectedFailures(stores, () => failure === 'lost', { stores: ['users'] }),
+          () => failure === 'outcome unknown',
+          {
+            writes: ['setStatus', 'endAll', 'removeAll', 'retire'],
+            outcomeUnknown: true,
+            stores: ['users', 'sessions', 'factors'],
+          },
+        ),
+    })
+    /** A registered account, its access token, and (for an admin) ADMIN_ROLE given in the store. */
+    const account = async (role?: string) => {
+      const email = `admin-contract-${randomUUID()}@example.com`
+      const registered = await send('POST', '/auth/register', { json: { email, password: PASSWORD } })
+      expect(registered.status).toBe(200)
+      const { id, access_token: token } = registered.body.data
+      if (role !== undefined) await service.stores.users.setRole(id, role, new Date().toISOString())
+      return { id: id as string, token: token as string }
+    }
+    const admin = await account('tessera-admin')
+    const user = await account()
+    const target = () => account()
+    const path = (id: string, rest = '') => `/admin/users/${id}${rest}`
+
+    // the successes
+    const listed = await send('GET', '/admin/users?limit=2', { token: admin.token })
+    expect(listed.status).toBe(200)
+    expect(
+      (
+        await send('GET', `/admin/users?query=admin-contract&after=${listed.body.data.users[0].id}`, {
+          token: admin.token,
+        })
+      ).status,
+    ).toBe(200)
+    const one = await target()
+    expect((await send('GET', path(one.id), { token: admin.token })).status).toBe(200)
+    expect((await send('PUT', path(one.id), { token: admin.token, json: { role: 'support' } })).status).toBe(
+      200,
+    )
+    expect((await send('POST', path(one.id, '/revoke'), { token: admin.token })).status).toBe(200)
+    expect((await send('POST', path(one.id, '/mfa-reset'), { token: admin.token })).status).toBe(200)
+    expect((await send('DELETE', path(one.id), { token: admin.token })).status).toBe(204)
+    await service.flushAudit()
+    const trail = await send('GET', '/admin/audit?limit=1', { token: admin.token })
+    expect(trail.status).toBe(200)
+    expect(
+      (
+        await send('GET', `/admin/audit?after=${trail.body.data.next}&kind=registered&since=0`, {
+          token: admin.token,
+        })
+      ).status,
+    ).toBe(200)
+
+    // 400, 404, 409
+    expect((await send('GET', '/admin/users?limit=0', { token: admin.token })).status).toBe(400)
+    expect((await send('GET', '/admin/users?after=x', { token: admin.token })).status).toBe(400)
+    expect((await send('GET', '/admin/audit?since=yesterday', { token: admin.token })).status).toBe(400)
+    expect((await send('GET', '/admin/audit?user=1', { token: admin.token })).status).toBe(400)
+    expect((await send('GET', '/admin/audit?after=x', { token: admin.token })).status).toBe(400)
+    const other = await target()
+    for (const json of [{}, { role: 'Not A Role' }, { status: 'gone' }])
+      expect((await send('PUT', path(other.id), { token: admin.token, json })).status).toBe(400)
+    const nobody = '1000000001'
+    expect((await send('GET', path(nobody), { token: admin.token })).status).toBe(404)
+    expect((await send('PUT', path(nobody), { token: admin.token, json: { status: 'active' } })).status).toBe(
+      404,
+    )
+    expect((await send('POST', path(nobody, '/revoke'), { token: admin.token })).status).toBe(404)
+    expect((await send('POST', path(nobody, '/mfa-reset'), { token: admin.token })).status).toBe(404)
+    expect((await send('DELETE', path(nobody), { token: admin.token })).status).toBe(404)
+    expect((await send('PUT', path(admin.id), { token: admin.token, json: { role: 'user' } })).status).toBe(
+      409,
+    )
+    expect((await send('DELETE', path(admin.id), { token: admin.token })).status).toBe(409)
+
+    // 401 and 403 (the HTTPS 403 is in the production test below)
+    const every = [
+      ['GET', '/admin/users'],
+      ['GET', path(other.id)],
+      ['PUT', path(other.id)],
+      ['POST', path(other.id, '/revoke')],
+      ['POST', path(other.id, '/mfa-reset')],
+      ['DELETE', path(other.id)],
+      ['GET', '/admin/audit'],
+    ] as const
+    for (const [method, url] of every) {
+      const json = method === 'PUT' ? { status: 'disabled' } : undefined
+      expect((await send(method, url, { json })).status).toBe(401)
+      expect((await send(method, url, { json, token: user.token })).status).toBe(403)
+    }
+    // 413 and 415 of the writes: the body is read before the admin check
+    for (const [method, url] of every.filter(([method]) => method !== 'GET')) {
+      expect(
+        (await send(method, url, { token: user.token, json: { role: 'x'.repeat(17_000) } })).status,
+      ).toBe(413)
+      expect(
+        (await send(method, url, { token: user.token, body: 'role=x', contentType: 'text/plain' })).status,
+      ).toBe(415)
+    }
+
+    // 500: the store of the accounts fails, for the admin check itself
+    failure = 'lost'
+    for (const [method, url] of every) {
+      const json = method === 'PUT' ? { status: 'disabled' } : undefined
+      expect((await send(method, url, { json, token: admin.token })).status).toBe(500)
+    }
+    failure = 'none'
+    // 503: a write whose outcome is unknown
+    const unknown = await target()
+    failure = 'outcome unknown'
+    expect(
+      (await send('PUT', path(unknown.id), { token: admin.token, json: { status: 'disabled' } })).status,
+    ).toBe(503)
+    expect((await send('POST', path(unknown.id, '/revoke'), { token: admin.token })).status).toBe(503)
+    expect((await send('POST', path(unknown.id, '/mfa-reset'), { token: admin.token })).status).toBe(503)
+    expect((await send('DELETE', path(unknown.id), { token: admin.token })).status).toBe(503)
+    failure = 'none'
+
+    // 429: the writes past RATE_LIMIT_PER_MINUTE, and the 403 of an admin without a second factor (its default)
+    const limited = await listen({ env: { RATE_LIMIT_PER_MINUTE: '2' } })
+    const email = `admin-limited-${randomUUID()}@example.com`
+    const registered = await limited.send('POST', '/auth/register', { json: { email, password: PASSWORD } })
+    const { id, access_token: token } = registered.body.data
+    await limited.service.stores.users.setRole(id, 'tessera-admin', new Date().toISOString())
+    expect((await limited.send('GET', '/admin/users', { token })).body.message).toBe('Second factor required')
+    for (const [method, url] of every.filter(([method]) => method !== 'GET')) {
+      const json = method === 'PUT' ? { status: 'disabled' } : undefined
+      const statuses: number[] = []
+      for (let i = 0; i < 3; i++) statuses.push((await limited.send(method, url, { json, token })).status)
+      expect(statuses, `${method} ${url}`).toEqual([403, 403, 429])
+    }
+  })
 
   it('the reverse: every documented answer was exercised above, but those that no request can produce', () => {
     const missed = api.documented().filter((answer) => !api.exercised.has(answer))

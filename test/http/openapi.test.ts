@@ -123,6 +123,13 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       'POST /auth/mfa/totp/confirm': ['confirmTotp', [{ bearerAuth: [] }]],
       'DELETE /auth/mfa/factors/{id}': ['removeFactor', [{ bearerAuth: [] }]],
       'POST /auth/mfa/recovery-codes': ['newRecoveryCodes', [{ bearerAuth: [] }]],
+      'GET /admin/users': ['adminListUsers', [{ bearerAuth: [] }]],
+      'GET /admin/users/{id}': ['adminGetUser', [{ bearerAuth: [] }]],
+      'PUT /admin/users/{id}': ['adminUpdateUser', [{ bearerAuth: [] }]],
+      'POST /admin/users/{id}/revoke': ['adminRevokeSessions', [{ bearerAuth: [] }]],
+      'POST /admin/users/{id}/mfa-reset': ['adminResetSecondFactors', [{ bearerAuth: [] }]],
+      'DELETE /admin/users/{id}': ['adminDeleteUser', [{ bearerAuth: [] }]],
+      'GET /admin/audit': ['adminListAuditEvents', [{ bearerAuth: [] }]],
     })
   })
 
@@ -172,6 +179,13 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
       listFactors: ['200', '401', '403', '500'],
       removeFactor: ['200', '401', '403', '404', '413', '415', '429', '500', '503'],
       newRecoveryCodes: ['200', '401', '403', '413', '415', '429', '500', '503'],
+      adminListUsers: ['200', '400', '401', '403', '500'],
+      adminGetUser: ['200', '401', '403', '404', '500'],
+      adminUpdateUser: ['200', '400', '401', '403', '404', '409', '413', '415', '429', '500', '503'],
+      adminRevokeSessions: ['200', '401', '403', '404', '413', '415', '429', '500', '503'],
+      adminResetSecondFactors: ['200', '401', '403', '404', '413', '415', '429', '500', '503'],
+      adminDeleteUser: ['204', '401', '403', '404', '409', '413', '415', '429', '500', '503'],
+      adminListAuditEvents: ['200', '400', '401', '403', '500'],
     })
     const descriptions = operations().flatMap(({ operation }) =>
       Object.values(operation.responses).map((response: any) => resolved(response).description),

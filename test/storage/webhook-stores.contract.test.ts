@@ -162,21 +162,36 @@ describe.each(backends)('webhook storage contract [$name]', (backend) => {
     const t0 = Date.now()
     const user = await accounts.created()
     const reported = [event(t0), event(t0)]
-    expect(await stores.users.delete(user.id, reported)).toBe(true)
+    expect(await stores.users.delete(user.id, { outbox: reported })).toBe(true)
     expect(await stores.users.findById(user.id)).toBeNull()
     expect(await stores.outbox.claim('webhook', claimant(), t0, t0 + 60_000, 10)).toEqual(
       expect.arrayContaining(reported.map(waiting)),
     )
     // no account: nothing deleted, nothing queued
-    expect(await stores.users.delete(user.id, [event(t0)])).toBe(false)
+    expect(await stores.users.delete(user.id, { outbox: [event(t0)] })).toBe(false)
     expect(await stores.outbox.claim('webhook', claimant(), t0, t0 + 60_000, 10)).toEqual([])
+  })
+
+  it('users.delete under the last-admin rule queues its messages only when the rule lets it delete', async () => {
+    const t0 = Date.now()
+    const role = `keep-${Math.random().toString(36).slice(2, 12)}`
+    const [first, second] = [await accounts.created(), await accounts.created()]
+    for (const user of [first, second]) await stores.users.setRole(user.id, role, new Date(t0).toISOString())
+    const allowed = event(t0)
+    expect(await stores.users.delete(first.id, { keep: role, outbox: [allowed] })).toBe(true)
+    // the last active account with the role: refused, and nothing queued in its transaction
+    expect(await stores.users.delete(second.id, { keep: role, outbox: [event(t0)] })).toBe(false)
+    expect(await stores.users.findById(second.id)).not.toBeNull()
+    expect(await stores.outbox.claim('webhook', claimant(), t0, t0 + 60_000, 10)).toEqual([waiting(allowed)])
   })
 
   it('of concurrent deletions of one account, one deletes it and queues its messages', async () => {
     const t0 = Date.now()
     const user = await accounts.created()
     const attempts = Array.from({ length: 5 }, () => event(t0))
-    const results = await Promise.all(attempts.map((message) => stores.users.delete(user.id, [message])))
+    const results = await Promise.all(
+      attempts.map((message) => stores.users.delete(user.id, { outbox: [message] })),
+    )
     expect(results.filter(Boolean)).toHaveLength(1)
     const queued = await stores.outbox.claim('webhook', claimant(), t0, t0 + 60_000, 10)
     expect(queued).toEqual([waiting(attempts[results.indexOf(true)] as NewOutboxMessage)])

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OperationFailedError } from '../../src/errors.js'
+import { adminCall, newAdmin } from '../admin/admin-harness.js'
 import { backends } from '../support/backends.js'
 import { withInjectedFailures } from '../support/failing-stores.js'
 import { bearer, decodeJwt, PASSWORD, type Reply, uniqueEmail } from '../support/http.js'
@@ -19,7 +20,7 @@ describe.each(backends)('a webhook event that cannot be queued [$name]', (backen
   beforeAll(async () => {
     h = await startEventService(
       backend,
-      { AUTH_SESSIONS: 'per-device', AUTH_REFRESH_REUSE_ENDS_SESSION: 'true' },
+      { AUTH_SESSIONS: 'per-device', AUTH_REFRESH_REUSE_ENDS_SESSION: 'true', ADMIN_REQUIRE_MFA: 'false' },
       (stores) => withInjectedFailures(stores, () => failing, { stores: ['outbox'], writes: ['enqueueAll'] }),
     )
   })
@@ -56,6 +57,8 @@ describe.each(backends)('a webhook event that cannot be queued [$name]', (backen
     const other = await account(1)
     const [otherSession] = other.sessions
     const admin = await h.admin()
+    const promoted = await account(1)
+    const apiAdmin = await newAdmin(h.service)
     failing = true
     try {
       expectUnknown(
@@ -96,6 +99,13 @@ describe.each(backends)('a webhook event that cannot be queued [$name]', (backen
         /^the sessions were ended, but its webhook events were not queued: /,
       )
       expect(await h.stores.sessions.list(revoked.id, Date.now())).toEqual([])
+      // and an admin's, through the admin API, is the 503
+      expectUnknown(
+        await adminCall(h.service.app, 'PUT', `/admin/users/${promoted.id}`, apiAdmin.accessToken, {
+          role: 'editor',
+        }),
+      )
+      expect((await h.stores.users.findById(promoted.id))?.role).toBe('editor')
 
       // what queues no event is served as before
       ok(await h.call('GET', '/auth/me', { headers: bearer(otherSession.access_token) }))

@@ -6,10 +6,10 @@ import type { Tables } from '../sql/tables.js'
 import { type Checksum, runningChecksum } from './checksum.js'
 import { placeholderFor, type Read, valuesList } from './copy-statements.js'
 
-/** The columns of `audit_events` (migrations 0002, 0003) but its id, which the target numbers itself. */
+/** The columns of `audit_events` (migrations 0002, 0003, 0011) but its id, which the target numbers itself. */
 const COLUMNS = AUDIT_COLUMNS.split(', ')
 
-/** Rows per insert: 7 columns × 4,000 rows stays under SQLite's 32,766 bound parameters. */
+/** Rows per insert: 8 columns × 4,000 rows stays under SQLite's 32,766 bound parameters. */
 const ROWS_PER_INSERT = 4_000
 
 export interface AuditCopy {
@@ -30,8 +30,8 @@ const after = (engine: SqlEngine, id: number, limit: number, columns = AUDIT_COL
 
 /**
  * AUDIT_COLUMNS as a source's table has them (`tables`: its schema, read before its snapshot is taken): a store of a
- * version before migration 0003 (only read: never migrated by a copy) has no `omitted`, which every one of its
- * events holds as NULL.
+ * version before migration 0003 (only read: never migrated by a copy) has no `omitted`, one before 0011 no `actor`,
+ * which every one of its events holds as NULL.
  */
 export function auditColumnsOf(tables: readonly TableMetadata[]): string {
   const table = tables.find((candidate) => candidate.name === 'audit_events')

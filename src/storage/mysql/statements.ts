@@ -1,6 +1,6 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
 import { laneLiteral, MAIL_CLAIM_ORDERS, OUTBOX_COLUMNS, WEBHOOK_CLAIM_ORDER } from '../sql/mail-rows.js'
-import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
+import { questionMarkKeepingWrites, questionMarkUserReads } from '../sql/question-mark-account-statements.js'
 import { questionMarkSessionRotation, questionMarkStatements } from '../sql/question-mark-statements.js'
 import { PACKED_COUNT_FACTOR } from '../sql/rate-counter-rows.js'
 import { SESSION_INSERT_COLUMNS, SESSION_ORDER, sessionValues } from '../sql/session-rows.js'
@@ -18,6 +18,17 @@ export const mysqlStatements: SqlStatements = {
   ...questionMarkSessionRotation('LEAST'),
   ...questionMarkUserReads(
     "SELECT GROUP_CONCAT(provider ORDER BY provider SEPARATOR ',') FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
+  ),
+  // The accounts with the role are counted in a derived table, which LIMIT keeps from being merged into the write (both
+  // refuse a subquery on the table a write changes), so it is materialized first; FOR UPDATE reads each as last
+  // committed and locks it, whatever the isolation level (the index users_role_status: that role's entries only).
+  // Of two such writes that each take one of the last two accounts, the later counts what the earlier left. A write's
+  // own row may be locked before the count locks the others, so two of them may deadlock: InnoDB rolls one back, and
+  // it runs again (mysql-database.ts), counting anew
+  ...questionMarkKeepingWrites(
+    `SELECT COUNT(*) FROM (
+      SELECT id FROM users WHERE role = ? AND status = 'active' ORDER BY id LIMIT 1000000000 FOR UPDATE
+    ) AS kept`,
   ),
   // the id is random, so the key that meets another row is (user_id, slot)
   startSession: (session, slot) => {

@@ -9,10 +9,12 @@ import {
 import { withNumberedPlaceholders } from '../sql/numbered-placeholders.js'
 import {
   questionMarkAccountStatements,
+  questionMarkKeepingWrites,
   questionMarkUserReads,
 } from '../sql/question-mark-account-statements.js'
 import { questionMarkFactorStatements } from '../sql/question-mark-factor-statements.js'
 import { questionMarkMailStatements } from '../sql/question-mark-mail-statements.js'
+import { questionMarkAuditPage } from '../sql/question-mark-statements.js'
 import {
   SESSION_COLUMNS,
   SESSION_INSERT_COLUMNS,
@@ -32,8 +34,23 @@ export const postgresStatements: SqlStatements = {
   ...withNumberedPlaceholders(
     questionMarkUserReads(
       "SELECT string_agg(provider, ',' ORDER BY provider) FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
+      ' COLLATE "C"',
     ),
   ),
+  // The accounts with the role are counted with FOR NO KEY UPDATE, in id order, the row itself among them, before the
+  // row is changed: of two writes that each take one of the last two accounts, the later waits for the earlier's
+  // locks (in the same order: no deadlock), then reads each account as last committed, one that lost the role or
+  // was disabled skipped, and counts one. NO KEY: a session's start (its foreign key's KEY SHARE) does not wait
+  ...withNumberedPlaceholders(
+    questionMarkKeepingWrites(
+      `SELECT count(*) FROM (
+        SELECT id FROM users WHERE role = ? AND status = 'active' ORDER BY id FOR NO KEY UPDATE
+      ) AS kept`,
+      // a SELECT's placeholders are typed text unless cast (enqueueOutboxIfUser)
+      '?, ?, ?, ?, ?, ?::bigint, ?::bigint, ?::bigint',
+    ),
+  ),
+  ...withNumberedPlaceholders(questionMarkAuditPage()),
   updatePasswordHash: (id, passwordHash) => ({
     sql: 'UPDATE users SET password_hash = $1 WHERE id = $2',
     parameters: [passwordHash, id],
@@ -139,14 +156,16 @@ export const postgresStatements: SqlStatements = {
     sql: 'DELETE FROM sessions WHERE user_id = $1',
     parameters: [userId],
   }),
-  // one text whatever the batch's size, seven array parameters: PostgreSQL parses no new statement per batch size
-  // and binds seven values, not seven per row: a refresh's audit row costs the server 9 µs of CPU, against 18-20 µs as a
+  // one text whatever the batch's size, eight array parameters: PostgreSQL parses no new statement per batch size
+  // and binds eight values, not eight per row: a refresh's audit row costs the server 9 µs of CPU, against 18-20 µs as a
   // multi-row VALUES (docs/performance.md)
   appendAuditEvents: (events) => ({
     sql: `INSERT INTO audit_events (${AUDIT_COLUMNS})
-      SELECT occurred_at, event, user_id, client_address, request_id, reason, omitted
-      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[])
-        WITH ORDINALITY AS batch (occurred_at, event, user_id, client_address, request_id, reason, omitted, position)
+      SELECT occurred_at, event, user_id, client_address, request_id, reason, omitted, actor
+      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[],
+          $8::text[])
+        WITH ORDINALITY AS batch (occurred_at, event, user_id, client_address, request_id, reason, omitted, actor,
+          position)
       ORDER BY position`,
     parameters: auditColumnValues(events),
   }),

@@ -1,3 +1,4 @@
+import { OUTBOX_INSERT_COLUMNS, outboxValues } from './mail-rows.js'
 import { PROVIDER_LINK_COLUMNS, providerLinkValues, TICKET_COLUMNS } from './oauth-rows.js'
 import type { SqlStatements } from './sql-statements.js'
 import { USER_COLUMNS, USER_PLACEHOLDERS, userSelectList, userValues } from './user-rows.js'
@@ -8,7 +9,11 @@ import { USER_COLUMNS, USER_PLACEHOLDERS, userSelectList, userValues } from './u
  */
 export function questionMarkUserReads(
   providers: string,
-): Pick<SqlStatements, 'findUserById' | 'findUserByEmail' | 'listUsers'> {
+  bytes = '',
+): Pick<
+  SqlStatements,
+  'findUserById' | 'findUserByEmail' | 'listUsers' | 'searchUsers' | 'countActiveUsers'
+> {
   const select = `SELECT ${userSelectList(providers)} FROM users`
   return {
     findUserById: (id) => ({ sql: `${select} WHERE id = ?`, parameters: [id] }),
@@ -17,6 +22,51 @@ export function questionMarkUserReads(
     listUsers: (after, limit) => ({
       sql: `${select} WHERE id > ? ORDER BY id LIMIT ?`,
       parameters: [after, limit],
+    }),
+    // `bytes`: PostgreSQL's COLLATE "C", the byte order of its indexes users_email_bytes and users_username_bytes;
+    // SQLite's BINARY and MySQL's utf8mb4_bin compare so already
+    searchUsers: ({ from, to }, after, limit) => ({
+      sql: `${select} WHERE id > ? AND ((email${bytes} >= ? AND email${bytes} < ?)
+        OR (username${bytes} >= ? AND username${bytes} < ?)) ORDER BY id LIMIT ?`,
+      parameters: [after, from, to, from, to, limit],
+    }),
+    countActiveUsers: (role) => ({
+      sql: "SELECT COUNT(*) AS active FROM users WHERE role = ? AND status = 'active'",
+      parameters: [role],
+    }),
+  }
+}
+
+/**
+ * The writes under the last-admin rule (KeepRole, stores.ts), with `?` placeholders: each one conditional statement,
+ * whose condition `activeWithRole` counts the active accounts with the role `keep` (the row itself among them), in
+ * each engine's SQL: SQLite's one writer runs the statement alone, where a server locks the accounts it counts.
+ */
+export function questionMarkKeepingWrites(
+  activeWithRole: string,
+  /** The values of a new outbox row as a SELECT list: PostgreSQL casts the BIGINT ones. */
+  outboxSelect = '?, ?, ?, ?, ?, ?, ?, ?',
+): Pick<
+  SqlStatements,
+  'setUserRoleKeeping' | 'setUserStatusKeeping' | 'deleteUserKeeping' | 'enqueueOutboxIfUserKeeping'
+> {
+  const keeping = `(role <> ? OR status <> 'active' OR (${activeWithRole}) > 1)`
+  return {
+    setUserRoleKeeping: (id, role, updatedAt, keep) => ({
+      sql: `UPDATE users SET role = ?, updated_at = ? WHERE id = ? AND ${keeping}`,
+      parameters: [role, updatedAt, id, keep, keep],
+    }),
+    setUserStatusKeeping: (id, status, updatedAt, keep) => ({
+      sql: `UPDATE users SET status = ?, updated_at = ? WHERE id = ? AND ${keeping}`,
+      parameters: [status, updatedAt, id, keep, keep],
+    }),
+    deleteUserKeeping: (id, keep) => ({
+      sql: `DELETE FROM users WHERE id = ? AND ${keeping}`,
+      parameters: [id, keep, keep],
+    }),
+    enqueueOutboxIfUserKeeping: (userId, message, keep) => ({
+      sql: `INSERT INTO outbox (${OUTBOX_INSERT_COLUMNS}) SELECT ${outboxSelect} FROM users WHERE id = ? AND ${keeping}`,
+      parameters: [...outboxValues(message), userId, keep, keep],
     }),
   }
 }

@@ -1,4 +1,4 @@
-import { AUDIT_COLUMNS, auditRowValues, auditValuesList } from './audit-rows.js'
+import { AUDIT_COLUMNS, auditPageText, auditRowValues, auditValuesList } from './audit-rows.js'
 import { questionMarkAccountStatements } from './question-mark-account-statements.js'
 import { questionMarkFactorStatements } from './question-mark-factor-statements.js'
 import { questionMarkMailStatements } from './question-mark-mail-statements.js'
@@ -30,6 +30,12 @@ export const questionMarkStatements: Omit<
   | 'findUserById'
   | 'findUserByEmail'
   | 'listUsers'
+  | 'searchUsers'
+  | 'countActiveUsers'
+  | 'setUserRoleKeeping'
+  | 'setUserStatusKeeping'
+  | 'deleteUserKeeping'
+  | 'enqueueOutboxIfUserKeeping'
   | 'putAvatar'
   | 'unlinkProvider'
   | 'pruneTickets'
@@ -42,6 +48,7 @@ export const questionMarkStatements: Omit<
   ...questionMarkMailStatements,
   ...questionMarkAccountStatements,
   ...questionMarkFactorStatements,
+  ...questionMarkAuditPage(),
   updatePasswordHash: (id, passwordHash) => ({
     sql: 'UPDATE users SET password_hash = ? WHERE id = ?',
     parameters: [passwordHash, id],
@@ -128,6 +135,27 @@ export const questionMarkStatements: Omit<
     sql: 'UPDATE audit_events SET client_address = NULL WHERE user_id = ? AND client_address IS NOT NULL',
     parameters: [userId],
   }),
+}
+
+/**
+ * A page of the audit trail (SqlStatements.pageAuditEvents) with `?` placeholders, the same text on every engine
+ * (PostgreSQL numbers them): one text per filter, four in all.
+ */
+export function questionMarkAuditPage(): Pick<SqlStatements, 'pageAuditEvents'> {
+  return {
+    pageAuditEvents: ({ userId, kind }, since, position, limit) => ({
+      sql: auditPageText({ user: userId !== undefined, kind: kind !== undefined }),
+      parameters: [
+        ...(userId === undefined ? [] : [userId]),
+        ...(kind === undefined ? [] : [kind]),
+        since,
+        position.at,
+        position.at,
+        position.id,
+        limit,
+      ],
+    }),
+  }
 }
 
 /**

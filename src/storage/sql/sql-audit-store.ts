@@ -1,7 +1,7 @@
 import type { SecurityEvent, SecurityEventReason, SecurityEventType } from '../../security-event.js'
 import type { StorageCall } from '../storage-call.js'
-import type { AuditStore } from '../stores.js'
-import { MAX_AUDIT_ROWS } from './audit-rows.js'
+import type { AuditStore, StoredAuditEvent } from '../stores.js'
+import { AUDIT_PAGE_START, MAX_AUDIT_ROWS } from './audit-rows.js'
 import type { SqlDatabase } from './sql-database.js'
 
 /** Rows one pruning statement deletes at most: each is a short write, so SQLite's writer and the servers' locks
@@ -16,6 +16,7 @@ interface AuditRow {
   request_id: string | null
   reason: string | null
   omitted: number | string | null
+  actor: string | null
 }
 
 /** AuditStore in the `audit_events` table of any SQL engine, with that engine's statements. */
@@ -32,6 +33,16 @@ export function createSqlAuditStore(database: SqlDatabase, call: StorageCall): A
       const { sql, parameters } = statements.listAuditEvents(userId, since, limit)
       const { rows } = await call('audit.list', () => database.run(sql, parameters))
       return (rows as unknown as AuditRow[]).map(toEvent)
+    },
+    async page({ userId, kind, since = 0, after, limit }) {
+      const { sql, parameters } = statements.pageAuditEvents(
+        { userId, kind },
+        since,
+        after ?? { at: AUDIT_PAGE_START, id: AUDIT_PAGE_START },
+        limit,
+      )
+      const { rows } = await call('audit.page', () => database.run(sql, parameters))
+      return (rows as unknown as Array<AuditRow & { id: number | string }>).map(toStoredEvent)
     },
     async prune(before) {
       let deleted = 0
@@ -62,5 +73,11 @@ function toEvent(row: AuditRow): SecurityEvent {
     requestId: row.request_id,
     reason: row.reason as SecurityEventReason | null,
     ...(row.omitted === null ? {} : { omitted: Number(row.omitted) }),
+    ...(row.actor === null ? {} : { actor: row.actor }),
   }
+}
+
+/** A row of a page, its id as text (PostgreSQL returns a BIGINT as a string, the others as a number). */
+function toStoredEvent(row: AuditRow & { id: number | string }): StoredAuditEvent {
+  return { id: String(row.id), ...toEvent(row) }
 }

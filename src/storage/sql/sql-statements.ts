@@ -45,6 +45,13 @@ export interface SqlStatements {
   changeEmail(id: string, email: string): SqlQuery
   /** At most `limit` account rows (as findUserById's) with an id greater than `after`, in id order. */
   listUsers(after: string, limit: number): SqlQuery
+  /**
+   * As listUsers, of the accounts whose e-mail or username is at or after `from` and before `to` in the byte order
+   * (prefixRange: those that start with a prefix), each a range of its unique index.
+   */
+  searchUsers(range: { from: string; to: string }, after: string, limit: number): SqlQuery
+  /** `active`: how many active accounts have the role `role` (the index users_role_status, migration 0011). */
+  countActiveUsers(role: string): SqlQuery
   /** Deletes the account; its sessions, avatar and provider links go with it (ON DELETE CASCADE). */
   deleteUser(id: string): SqlQuery
   /**
@@ -56,6 +63,21 @@ export interface SqlStatements {
   setUserRole(id: string, role: string, updatedAt: string): SqlQuery
   /** Sets the account's status and updated_at; counts the row whether or not they change. */
   setUserStatus(id: string, status: AccountStatus, updatedAt: string): SqlQuery
+  /**
+   * setUserRole, only while the row is not an active account with the role `keep` or another active account has it
+   * (KeepRole, stores.ts): one conditional UPDATE that changes one row or none. On a server, the accounts that have
+   * `keep` are locked in id order before the row is changed.
+   */
+  setUserRoleKeeping(id: string, role: string, updatedAt: string, keep: string): SqlQuery
+  /** setUserStatus, under the condition of setUserRoleKeeping. */
+  setUserStatusKeeping(id: string, status: AccountStatus, updatedAt: string, keep: string): SqlQuery
+  /** deleteUser, under the condition of setUserRoleKeeping: one row deleted, or none. */
+  deleteUserKeeping(id: string, keep: string): SqlQuery
+  /**
+   * enqueueOutboxIfUser, under the condition of deleteUserKeeping as well: what reports a deletion under the
+   * last-admin rule is queued in the deletion's transaction only when the deletion may happen.
+   */
+  enqueueOutboxIfUserKeeping(userId: string, message: NewOutboxMessage, keep: string): SqlQuery
   /**
    * Stores the session in the user's slot `slot` (migration 0004): inserts it, or replaces, id included, the
    * session that holds the slot, in one upsert on (user_id, slot). A session's own id as its slot never meets
@@ -119,6 +141,16 @@ export interface SqlStatements {
   appendAuditEvents(events: readonly SecurityEvent[]): SqlQuery
   /** The latest `limit` of the user's events at or after `since`, oldest first (AUDIT_COLUMNS of each). */
   listAuditEvents(userId: string, since: number, limit: number): SqlQuery
+  /**
+   * At most `limit` events (their id, then AUDIT_COLUMNS) of the user and of the kind (each when given) at or after
+   * `since` and after `position` (AUDIT_PAGE_START for none), newest first: auditPageText.
+   */
+  pageAuditEvents(
+    filter: { userId?: string; kind?: string },
+    since: number,
+    position: { at: number; id: number },
+    limit: number,
+  ): SqlQuery
   /** Deletes at most `batch` of the oldest events before `before`. */
   pruneAuditEvents(before: number, batch: number): SqlQuery
   /** Sets the client address of the user's events to null where it is not already. */

@@ -2,7 +2,7 @@ import type { StorageCall } from '../storage-call.js'
 import type { UserStore } from '../stores.js'
 import type { SqlDatabase } from './sql-database.js'
 import type { SqlQuery } from './sql-statements.js'
-import { storedPasswordHash, toUser } from './user-rows.js'
+import { prefixRange, storedPasswordHash, toUser } from './user-rows.js'
 
 /** UserStore in the `users` table of any SQL engine, with that engine's statements. */
 export function createSqlUserStore(database: SqlDatabase, call: StorageCall): UserStore {
@@ -56,10 +56,19 @@ export function createSqlUserStore(database: SqlDatabase, call: StorageCall): Us
       if (changed === false) return 'email_taken'
       return changed === 1 ? 'changed' : 'missing'
     },
-    async list({ after = '', limit }) {
-      const { sql, parameters } = statements.listUsers(after, limit)
+    async list({ after = '', limit, prefix = '' }) {
+      const range = prefix === '' ? undefined : prefixRange(prefix)
+      if (range === null) return []
+      const { sql, parameters } =
+        range === undefined ? statements.listUsers(after, limit) : statements.searchUsers(range, after, limit)
       const { rows } = await call('users.list', () => database.run(sql, parameters))
       return rows.map(toUser)
+    },
+    async countActive(role) {
+      const { sql, parameters } = statements.countActiveUsers(role)
+      const { rows } = await call('users.countActive', () => database.run(sql, parameters))
+      // PostgreSQL counts in a BIGINT, returned as a string
+      return Number(rows[0]?.active ?? 0)
     },
     // the only unique constraint an UPDATE of the profile can violate is the username's, of another account's row
     async updateProfile(id, profile, updatedAt) {
@@ -70,21 +79,37 @@ export function createSqlUserStore(database: SqlDatabase, call: StorageCall): Us
       if (changed === false) return 'username_taken'
       return changed === 1 ? 'updated' : 'missing'
     },
-    async setRole(id, role, updatedAt) {
-      return (await write('users.setRole', statements.setUserRole(id, role, updatedAt))) === 1
+    // with `keep`, the conditional write of KeepRole only where the change could take the role from its last active
+    // account: a promotion to `keep`, or an enable, never can
+    async setRole(id, role, updatedAt, keep) {
+      const query =
+        keep === undefined || role === keep
+          ? statements.setUserRole(id, role, updatedAt)
+          : statements.setUserRoleKeeping(id, role, updatedAt, keep)
+      return (await write('users.setRole', query)) === 1
     },
-    async setStatus(id, status, updatedAt) {
-      return (await write('users.setStatus', statements.setUserStatus(id, status, updatedAt))) === 1
+    async setStatus(id, status, updatedAt, keep) {
+      const query =
+        keep === undefined || status === 'active'
+          ? statements.setUserStatus(id, status, updatedAt)
+          : statements.setUserStatusKeeping(id, status, updatedAt, keep)
+      return (await write('users.setStatus', query)) === 1
     },
-    async delete(id, outbox = []) {
-      if (outbox.length === 0) return (await write('users.delete', statements.deleteUser(id))) === 1
+    async delete(id, { keep, outbox = [] } = {}) {
+      const removal = keep === undefined ? statements.deleteUser(id) : statements.deleteUserKeeping(id, keep)
+      if (outbox.length === 0) return (await write('users.delete', removal)) === 1
       // the account locked first (SQLite's one writer runs the transaction whole), so that of concurrent deletions
-      // only the one that deletes it finds it and queues the messages
+      // only the one that deletes it finds it and queues the messages; with `keep`, each message under the
+      // deletion's own condition, evaluated in the same transaction under the same locks
       const lock = statements.lockAccount(id)
       const queries = [
         ...(lock === null ? [] : [lock]),
-        ...outbox.map((message) => statements.enqueueOutboxIfUser(id, message)),
-        statements.deleteUser(id),
+        ...outbox.map((message) =>
+          keep === undefined
+            ? statements.enqueueOutboxIfUser(id, message)
+            : statements.enqueueOutboxIfUserKeeping(id, message, keep),
+        ),
+        removal,
       ]
       const results = await call('users.delete', (attempt) => database.writeAll(queries, attempt))
       return results.at(-1)?.changes === 1

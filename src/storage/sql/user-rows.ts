@@ -74,3 +74,15 @@ export function toUser(row: Record<string, unknown>): UserRecord {
     providers: providers ? providers.split(',').sort() : [],
   }
 }
+
+/**
+ * The range of the byte order that holds the texts starting with `prefix`: from the prefix itself to the prefix with
+ * its last character one higher (a text that starts with the prefix sorts within it, any other outside). Null for a
+ * prefix with a character outside printable ASCII (a space included), which no e-mail address (R2.1.2) or username
+ * (R2.1.8) has: no account starts with it.
+ */
+export function prefixRange(prefix: string): { from: string; to: string } | null {
+  if (!/^[\x21-\x7e]+$/.test(prefix)) return null
+  const last = prefix.charCodeAt(prefix.length - 1)
+  return { from: prefix, to: `${prefix.slice(0, -1)}${String.fromCharCode(last + 1)}` }
+}

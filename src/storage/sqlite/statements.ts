@@ -1,6 +1,6 @@
 import { AVATAR_COLUMNS, avatarValues } from '../sql/avatar-rows.js'
 import { MAIL_CLAIM_ORDERS, OUTBOX_COLUMNS, WEBHOOK_CLAIM_ORDER } from '../sql/mail-rows.js'
-import { questionMarkUserReads } from '../sql/question-mark-account-statements.js'
+import { questionMarkKeepingWrites, questionMarkUserReads } from '../sql/question-mark-account-statements.js'
 import { questionMarkSessionRotation, questionMarkStatements } from '../sql/question-mark-statements.js'
 import {
   SESSION_INSERT_COLUMNS,
@@ -23,6 +23,10 @@ export const sqliteStatements: SqlStatements = {
   // the benchmark's GET /auth/me showed; toUser sorts the few names instead
   ...questionMarkUserReads(
     "SELECT group_concat(provider, ',') FROM oauth_accounts WHERE oauth_accounts.user_id = users.id",
+  ),
+  // the count and the change are one statement on the one writer: no other write comes between them
+  ...questionMarkKeepingWrites(
+    "SELECT COUNT(*) FROM users AS kept WHERE kept.role = ? AND kept.status = 'active'",
   ),
   startSession: (session, slot) => ({
     sql: `INSERT INTO sessions (${SESSION_INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

@@ -110,11 +110,24 @@ export function undoMigration0012(connection: { exec(sql: string): unknown }): v
 }
 
 /**
+ * Turns a seeded SQLite store (`connection`, open on it) into one as the versions before 0011 left it: an audit trail
+ * without actors, neither index of 0011, and no record of 0011.
+ */
+export function undoMigration0011(connection: { exec(sql: string): unknown }): void {
+  undoMigration0012(connection)
+  connection.exec(`
+    DROP INDEX audit_events_event_time;
+    DROP INDEX users_role_status;
+    ALTER TABLE audit_events DROP COLUMN actor;
+    DELETE FROM schema_migrations WHERE version = 11`)
+}
+
+/**
  * Turns a seeded SQLite store (`connection`, open on it) into one as the versions before 0010 left it: sessions
- * without the second-factor flag, and no record of 0010 (nor 0012's change).
+ * without the second-factor flag, and no record of 0010 (nor 0011's and 0012's changes).
  */
 export function undoMigration0010(connection: { exec(sql: string): unknown }): void {
-  undoMigration0012(connection)
+  undoMigration0011(connection)
   connection.exec(`
     ALTER TABLE sessions DROP COLUMN second_factor;
     DELETE FROM schema_migrations WHERE version = 10`)
