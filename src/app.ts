@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { AdminService } from './admin/admin-service.js'
 import type { AccessTokenKeys } from './auth/access-token-keys.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from './auth/account-events.js'
 import type { AccountService } from './auth/account-service.js'
 import type { EmailAccountService } from './auth/email-account-service.js'
 import type { TokenService } from './auth/token-service.js'
@@ -67,6 +68,8 @@ export interface AppDeps {
   avatars: AvatarService
   /** Records the security events the routes record themselves (avatar_changed, avatar_removed). */
   recordSecurityEvent: RecordSecurityEvent
+  /** The webhook events the routes queue themselves (an avatar's `user.updated`); absent, none. */
+  accountEvents?: Pick<AccountEvents, 'updated'>
   /** Second factors (docs/api.md §4.25); absent, their routes are not served. */
   mfa?: MfaService
   /** Passkeys (docs/api.md §4.26); absent (no relying party: MfaConfig.relyingParty), their routes are not served. */
@@ -248,6 +251,7 @@ async function routeTable(app: FastifyInstance, deps: AppDeps): Promise<void> {
           accounts: deps.accounts,
           basePath: config.http.basePath,
           record: deps.recordSecurityEvent,
+          webhooks: deps.accountEvents ?? NO_ACCOUNT_EVENTS,
           rateLimit: routeOptions.rateLimit,
         })
       })

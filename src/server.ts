@@ -7,6 +7,7 @@ import { buildApp } from './app.js'
 import { readAppInfo } from './app-info.js'
 import { createAuditReader } from './audit/audit-reader.js'
 import { type AuditSink, createAuditSink } from './audit/audit-sink.js'
+import { createAccountEvents } from './auth/account-events.js'
 import { createAccountService } from './auth/account-service.js'
 import { createEmailAccountService } from './auth/email-account-service.js'
 import { createEmailCodes } from './auth/email-codes.js'
@@ -157,6 +158,12 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       observer: metrics?.webhooks ?? null,
     })
     metrics?.webhooks.watch(stores.outbox, webhookTargets(config.webhooks.urls), clock)
+    // the events of every change of an account, queued before its answer (docs/api.md R6.5.9 to R6.5.12)
+    const accountEvents = createAccountEvents({
+      publisher: webhooks.publisher,
+      users: stores.users,
+      factors: stores.factors,
+    })
     const record = securityEventRecorder(auditSink, clock)
     const emailCodes = createEmailCodes({
       codes: stores.codes,
@@ -190,6 +197,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       clock,
       events: auditSink,
       mode: config.sessions.mode,
+      webhooks: accountEvents,
     })
     // every way of logging in beside the password's: codes, reset, change, providers
     const startSession = createSessionStarter({
@@ -222,6 +230,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       log: options.logger,
       issuer: config.mfa.issuer,
       observer: metrics?.mfa ?? null,
+      webhooks: accountEvents,
     })
     // docs/api.md §4.26: passkeys, when there is a relying party (MfaConfig.relyingParty)
     const relyingParty = config.mfa.relyingParty
@@ -255,8 +264,9 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       record,
       log: options.logger,
       refreshTokenTtlMs: config.auth.refreshTokenTtlSeconds * 1000,
+      webhooks: accountEvents,
     })
-    const profiles = createProfileService({ users: stores.users, clock, record })
+    const profiles = createProfileService({ users: stores.users, clock, record, webhooks: accountEvents })
     // docs/api.md §4.23: avatars in the SQL database, so that every instance serves each one
     const avatars = createAvatarService({
       avatars: stores.avatars,
@@ -278,6 +288,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         record,
         log: options.logger,
         clock,
+        webhooks: accountEvents,
       }),
       users: stores.users,
       startSession,
@@ -310,6 +321,8 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         record: async (event) => auditSink.record(event),
         adminRole: config.admin.role,
         failures: 'http',
+        // each act's webhook events, as tessera users has them (docs/api.md R6.5.9)
+        webhooks: accountEvents,
       }),
       audit: createAuditReader({ audit: stores.audit, users: stores.users }),
     })
@@ -326,6 +339,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       profiles,
       avatars,
       recordSecurityEvent: record,
+      accountEvents,
       providerSignIns,
       sessions,
       tokens,

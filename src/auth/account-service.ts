@@ -101,7 +101,7 @@ export interface AccountServiceDeps {
   registerCode?: RegisterCodeMode
   /** The second step of a sign-in (docs/api.md §4.25); absent or null: a right password signs in alone. */
   secondStep?: SecondStepGate | null
-  /** Where the account's events go (docs/api.md §6.5: `user.created`); absent: none. */
+  /** Where the account's webhook events go (§6.5: `user.created`, reuse detection's `session.ended`); absent, none. */
   webhooks?: Pick<AccountEventPublisher, 'publish'>
 }
 
@@ -404,6 +404,10 @@ export function createAccountService(deps: AccountServiceDeps): AccountService {
             'a rotated refresh token was used again: its session is ended',
           )
           deps.onReuseDetected?.()
+          // the one session.ended a refresh can cause (docs/api.md R6.5.12): no other refresh does webhook work
+          await deps.webhooks?.publish([
+            { type: 'session.ended', userId, sessionId: reusedIn.id, reason: 'reuse_detected' },
+          ])
           throw new RefreshTokenInvalidError()
         }
       }

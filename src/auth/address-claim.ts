@@ -1,6 +1,7 @@
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
 import type { SessionService } from '../sessions/session-service.js'
 import type { FactorStore, ProviderLinkStore, UserRecord, UserStore } from '../storage/stores.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from './account-events.js'
 
 export interface AddressClaimDeps {
   users: Pick<UserStore, 'claimAddress'>
@@ -10,6 +11,8 @@ export interface AddressClaimDeps {
   sessions: Pick<SessionService, 'endAccountSessions'>
   record: RecordSecurityEvent
   log: { warn(fields: Record<string, unknown>, message: string): void }
+  /** The webhook events of what the claim changed (docs/api.md R6.5.9); absent, none. */
+  webhooks?: AccountEvents
 }
 
 /**
@@ -29,12 +32,21 @@ export async function claimUnverifiedAddress(
   if (user.emailVerified) return user
   if (!(await deps.users.claimAddress(user.id))) return { ...user, emailVerified: true }
   await deps.providerLinks.unlinkAll(user.id)
-  if ((await deps.factors.removeAll(user.id)) > 0) deps.record('mfa_disabled', user.id, context, 'claimed')
-  await deps.sessions.endAccountSessions(user.id, null)
+  const factorsRemoved = (await deps.factors.removeAll(user.id)) > 0
+  if (factorsRemoved) deps.record('mfa_disabled', user.id, context, 'claimed')
+  // the address is proved from here on, whatever becomes of the rest
   deps.record('email_verified', user.id, context, 'claimed')
+  await deps.sessions.endAccountSessions(user.id, null, 'address_claimed')
   deps.log.warn(
     { event: 'email_verified', reason: 'claimed', userId: user.id },
     'an unverified address was proved: the sessions, password, provider links and second factors set before were ended',
   )
+  const webhooks = deps.webhooks ?? NO_ACCOUNT_EVENTS
+  await webhooks.updated(
+    user.id,
+    user.providers.length > 0 ? ['verification', 'providers'] : ['verification'],
+  )
+  if (user.passwordHash !== null) await webhooks.passwordChanged(user.id, 'claimed')
+  if (factorsRemoved) await webhooks.mfaChanged(user.id)
   return { ...user, emailVerified: true, passwordHash: null, providers: [] }
 }

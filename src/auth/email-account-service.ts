@@ -12,9 +12,11 @@ import {
 import { message } from '../language/message.js'
 import type { Mailer, MailIntent } from '../mail/mail-intent.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'
+import type { SessionEndReason } from '../sessions/session-end-reason.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
 import type { AuditStore, FactorStore, ProviderLinkStore, UserRecord, UserStore } from '../storage/stores.js'
 import type { Account, Session } from './account.js'
+import { type AccountChange, type AccountEvents, NO_ACCOUNT_EVENTS } from './account-events.js'
 import { type AccountRemovalStores, removeAccount } from './account-removal.js'
 import type { SecurityLog } from './account-service.js'
 import { claimUnverifiedAddress } from './address-claim.js'
@@ -51,6 +53,8 @@ export interface EmailAccountServiceDeps {
   log: SecurityLog & { error(fields: Record<string, unknown>, message: string): void }
   /** The refresh-token lifetime: how long a deleted account's user is kept retired (SessionStore.retire). */
   refreshTokenTtlMs: number
+  /** The webhook events of each change (docs/api.md R6.5.9), queued before the answer; absent, none. */
+  webhooks?: AccountEvents
 }
 
 /**
@@ -118,6 +122,7 @@ export interface EmailAccountService {
 
 export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailAccountService {
   const { users, codes, sessions, startSession, hasher, throttle, mailer, record, log } = deps
+  const webhooks = deps.webhooks ?? NO_ACCOUNT_EVENTS
 
   /** The address a request names, normalized; the schema has checked it, a call off HTTP gets the same 400. */
   const address = (email: string, field: string) => {
@@ -141,7 +146,7 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
   /** docs/api.md §4.15: the first proof of an unverified account's address ends what was set up before it. */
   const proveAddress = (user: UserRecord, context: RequestContext): Promise<UserRecord> =>
     claimUnverifiedAddress(
-      { users, providerLinks: deps.providerLinks, factors: deps.factors, sessions, record, log },
+      { users, providerLinks: deps.providerLinks, factors: deps.factors, sessions, record, log, webhooks },
       user,
       context,
     )
@@ -170,10 +175,15 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
     await throttle.succeeded(pass)
   }
 
-  /** A new session for the account, every other one ended: the end of a reset and of a password change. */
-  const startOnly = async (user: UserRecord, context: RequestContext, secondFactor = false) => {
+  /** A new session for the account, every other one ended (`reason`): the end of a reset and of a password change. */
+  const startOnly = async (
+    user: UserRecord,
+    context: RequestContext,
+    reason: SessionEndReason,
+    secondFactor = false,
+  ) => {
     const session = await startSession(user, context, { secondFactor })
-    await sessions.endAccountSessions(user.id, session.sessionId)
+    await sessions.endAccountSessions(user.id, session.sessionId, reason)
     return session
   }
 
@@ -252,14 +262,15 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
       )
       let signIn: SignIn
       if (challenge) {
-        await sessions.endAccountSessions(user.id, null)
+        await sessions.endAccountSessions(user.id, null, 'password_reset')
         signIn = challenge
       } else {
-        signIn = await startOnly({ ...proved, passwordHash }, context)
+        signIn = await startOnly({ ...proved, passwordHash }, context, 'password_reset')
         // the address that chose the password is one its owner uses (R8.6)
         if (from !== undefined) await throttle.remember(user.email, from)
       }
       record('password_reset', user.id, context)
+      await webhooks.passwordChanged(user.id, 'reset')
       await notify(user.email, { kind: 'notice', notice: 'password_reset', values: {} }, user.id, context)
       return signIn
     },
@@ -272,8 +283,9 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
       const { secondFactor } = await sessions.live(caller)
       const passwordHash = await hasher.hash(newPassword, requester(context))
       await users.updatePasswordHash(user.id, passwordHash)
-      const session = await startOnly({ ...user, passwordHash }, context, secondFactor)
+      const session = await startOnly({ ...user, passwordHash }, context, 'password_changed', secondFactor)
       record('password_changed', user.id, context)
+      await webhooks.passwordChanged(user.id, 'changed')
       await notify(user.email, { kind: 'notice', notice: 'password_changed', values: {} }, user.id, context)
       return session
     },
@@ -287,6 +299,10 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
       if (changed === 'email_taken') throw new EmailTakenError()
       if (changed === 'missing') throw new AccessTokenInvalidError()
       record('email_changed', user.id, context)
+      const changes: AccountChange[] = []
+      if (normalized !== user.email) changes.push('email')
+      if (!user.emailVerified) changes.push('verification')
+      await webhooks.updated(user.id, changes)
       if (normalized !== user.email) {
         const values = { new_email: normalized }
         await notify(user.email, { kind: 'notice', notice: 'email_changed', values }, user.id, context)
@@ -300,7 +316,10 @@ export function createEmailAccountService(deps: EmailAccountServiceDeps): EmailA
       if (!(await codes.take(key, code, context))) throw new CodeRefusedError()
       if (!(await users.markEmailVerified(user.id))) throw new AccessTokenInvalidError()
       // the caller is signed in to the account: nothing it set up is ended (docs/api.md §4.15)
-      if (!user.emailVerified) record('email_verified', user.id, context)
+      if (!user.emailVerified) {
+        record('email_verified', user.id, context)
+        await webhooks.updated(user.id, ['verification'])
+      }
       return toAccount({ ...user, emailVerified: true })
     },
 

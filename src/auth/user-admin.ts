@@ -8,6 +8,7 @@ import {
   UserNotFoundError,
 } from '../errors.js'
 import type { RequestContext, SecurityEvent, SecurityEventType } from '../security-event.js'
+import type { SessionEndReason } from '../sessions/session-end-reason.js'
 import {
   type AuditStore,
   type EmailCodeStore,
@@ -21,6 +22,7 @@ import {
   type UserRecord,
   type UserStore,
 } from '../storage/stores.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from './account-events.js'
 import { removeAccount } from './account-removal.js'
 import { normalizeEmail } from './email.js'
 import { isUserId } from './user-id.js'
@@ -90,6 +92,11 @@ export interface UserAdminDeps {
    * the HTTP layer answers (docs/api.md §7).
    */
   failures: 'shell' | 'http'
+  /**
+   * The webhook events of each act (docs/api.md R6.5.9 to R6.5.12), queued before it resolves, `user.deleted` in the
+   * deletion's own transaction (removeAccount); absent, none.
+   */
+  webhooks?: AccountEvents
 }
 
 export interface UserAdmin {
@@ -136,6 +143,13 @@ export interface UserAdmin {
   delete(user: UserRecord, by?: Actor): Promise<{ addressesErased: number }>
 }
 
+/** How the sessions that an act's event records the end of end, as their `session.ended` events say. */
+const ENDED_BY: Partial<Record<SecurityEventType, SessionEndReason>> = {
+  mfa_disabled: 'mfa_changed',
+  role_changed: 'role_changed',
+  account_disabled: 'disabled',
+}
+
 /** `<email|id>` of the command line; null for a value that is neither. */
 export function parseUserRef(value: string): UserRef | null {
   if (isUserId(value)) return { id: value }
@@ -152,6 +166,7 @@ export function userAdminOn(
   stores: Pick<Stores, 'users' | 'sessions' | 'audit' | 'codes' | 'outbox' | 'factors'>,
   config: Pick<Config, 'auth' | 'audit' | 'admin'>,
   clock: Clock,
+  webhooks?: AccountEvents,
 ): UserAdmin {
   const recordEvents = config.audit.retentionDays > 0
   return createUserAdmin({
@@ -166,6 +181,7 @@ export function userAdminOn(
     record: (event) => (recordEvents ? stores.audit.append([event]) : Promise.resolve()),
     adminRole: config.admin.role,
     failures: 'shell',
+    ...(webhooks === undefined ? {} : { webhooks }),
   })
 }
 
@@ -200,6 +216,17 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
   }
   const recordEvent = (event: SecurityEvent, done: string) =>
     step(`${done}, but its audit event was not written`, () => deps.record(event))
+  const webhooks = deps.webhooks ?? NO_ACCOUNT_EVENTS
+  /** Queues an act's webhook events; for the shell, a failure says that `done`, but not its events. */
+  const announce = (done: string, queue: () => Promise<void>) =>
+    step(`${done}, but its webhook events were not queued`, queue)
+  /** Ends every session of the user; with webhooks, each told as a `session.ended` of `reason`. How many ended. */
+  const endSessions = async (userId: string, reason: SessionEndReason, endFailed: string) => {
+    if (!webhooks.enabled) return step(endFailed, () => sessions.endAll(userId, clock.now()))
+    const ended = await step(endFailed, () => sessions.endAllReturningIds(userId, clock.now()))
+    await announce('the sessions were ended', () => webhooks.sessionsEnded(userId, ended, reason))
+    return ended.length
+  }
   const deletedMeanwhile = (user: UserRecord) =>
     shell
       ? new OperationFailedError(`no account has the id ${user.id} (deleted meanwhile)`)
@@ -236,7 +263,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
       () => null,
       (error: unknown) => error,
     )
-    const sessionsEnded = await step(endFailed, () => sessions.endAll(userId, clock.now()))
+    const sessionsEnded = await endSessions(userId, ENDED_BY[event.type] ?? 'revoked', endFailed)
     if (eventFailure !== null) throw eventFailure
     return sessionsEnded
   }
@@ -272,11 +299,13 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
 
     async resetPassword(user, passwordHash) {
       await step('the password was not changed', () => users.updatePasswordHash(user.id, passwordHash))
-      await step(
+      await endSessions(
+        user.id,
+        'password_reset',
         `the password was changed, but the sessions were not ended (run tessera users revoke ${user.id})`,
-        () => sessions.endAll(user.id, clock.now()),
       )
       await recordEvent(eventOf('password_reset', user.id, OPERATOR), 'the password was reset')
+      await announce('the password was reset', () => webhooks.passwordChanged(user.id, 'operator'))
     },
 
     async mfaReset(user, by = OPERATOR) {
@@ -289,11 +318,13 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         'the second factors were removed',
         `the second factors were removed, but the sessions were not ended (run tessera users revoke ${user.id})`,
       )
+      if (factorsRemoved > 0)
+        await announce('the second factors were removed', () => webhooks.mfaChanged(user.id))
       return { factorsRemoved, sessionsEnded }
     },
 
     async revoke(user, by = OPERATOR) {
-      const ended = await step('the sessions were not ended', () => sessions.endAll(user.id, clock.now()))
+      const ended = await endSessions(user.id, 'revoked', 'the sessions were not ended')
       await recordEvent(eventOf('sessions_revoked', user.id, by), 'the sessions were ended')
       return ended
     },
@@ -315,6 +346,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         'the role was changed',
         `the role was changed, but the sessions were not ended (run tessera users revoke ${user.id})`,
       )
+      await announce('the role was changed', () => webhooks.updated(user.id, ['role']))
       return { user: { ...user, role, updatedAt }, changed: true, sessionsEnded }
     },
 
@@ -323,7 +355,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
       refuseSelf(user, by)
       // already disabled: a disabled account keeps no session, so any left by a disable whose end failed are ended
       const endRemaining = async (current: UserRecord): Promise<AccountChange> => {
-        const sessionsEnded = await step(endFailed, () => sessions.endAll(user.id, clock.now()))
+        const sessionsEnded = await endSessions(user.id, 'disabled', endFailed)
         return { user: current, changed: false, sessionsEnded }
       }
       if (user.status === 'disabled') return endRemaining(user)
@@ -342,6 +374,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
         'the account was disabled',
         endFailed,
       )
+      await announce('the account was disabled', () => webhooks.updated(user.id, ['status']))
       return { user: { ...user, status: 'disabled', updatedAt }, changed: true, sessionsEnded }
     },
 
@@ -351,6 +384,7 @@ export function createUserAdmin(deps: UserAdminDeps): UserAdmin {
       if (!(await step('the account was not enabled', () => users.setStatus(user.id, 'active', updatedAt))))
         throw deletedMeanwhile(user)
       await recordEvent(eventOf('account_enabled', user.id, by), 'the account was enabled')
+      await announce('the account was enabled', () => webhooks.updated(user.id, ['status']))
       return { user: { ...user, status: 'active', updatedAt }, changed: true, sessionsEnded: 0 }
     },
 

@@ -11,6 +11,7 @@ import { describeCause } from '../errors.js'
 import { english } from '../language/catalogues.js'
 import { oneLine, quoted } from '../printable.js'
 import { ROLE_NAME, type StoredSession, type UserRecord } from '../storage/stores.js'
+import { commandAccountEvents } from '../webhooks/command-account-events.js'
 import { CommandFailedError, CommandUsageError, PromptCancelledError } from './command-errors.js'
 import { parseCommandLine } from './command-line.js'
 import { runOnStores, type StoresCommandIo } from './runner.js'
@@ -133,7 +134,9 @@ export async function runUsersCommand(args: readonly string[], io: UsersCommandI
         error instanceof PromptCancelledError ? 'cancelled; nothing was changed' : describeCause(error),
     },
     async (stores, config) => {
-      const admin = userAdminOn(stores, config, io.clock)
+      // the acts' webhook events, for the running service to deliver (docs/api.md R6.5.9)
+      const webhooks = await commandAccountEvents(config, stores, io.clock)
+      const admin = userAdminOn(stores, config, io.clock, webhooks)
       await runVerb(invocation, { admin, config, io })
     },
   )

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Session } from '../auth/account.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../auth/account-events.js'
 import type { EmailAccountService } from '../auth/email-account-service.js'
 import type { LoginPass, LoginThrottle } from '../auth/login-throttle.js'
 import type { OneTimeTickets } from '../auth/one-time-tickets.js'
@@ -99,6 +100,8 @@ export interface MfaServiceDeps {
   issuer: string
   /** Counts each second step's outcome (METRICS_PORT); absent or null, nothing is counted. */
   observer?: SecondStepObserver | null
+  /** The webhook events of each change of the factors (docs/api.md R6.5.11), queued before the answer; absent, none. */
+  webhooks?: Pick<AccountEvents, 'mfaChanged'>
 }
 
 /**
@@ -173,6 +176,7 @@ const CHALLENGE = 'mfa_challenge'
 
 export function createMfaService(deps: MfaServiceDeps): MfaService {
   const { users, factors, secrets, tickets, sessions, startSession, throttle, clock, record } = deps
+  const webhooks = deps.webhooks ?? NO_ACCOUNT_EVENTS
 
   const confirmed = (list: readonly StoredFactor[]) => list.filter((factor) => factor.confirmed)
 
@@ -413,8 +417,9 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       if (!(await factors.confirm(user.id, factor.id, step, clock.now()))) throw new FactorNotFoundError()
       const codes = await replaceRecoveryCodes(user.id)
       await sessions.markSecondFactor(caller)
-      await sessions.endAccountSessions(user.id, session.id)
       record('mfa_enabled', user.id, context, 'totp')
+      await sessions.endAccountSessions(user.id, session.id, 'mfa_changed')
+      await webhooks.mfaChanged(user.id)
       await notify(user, { kind: 'notice', notice: 'factor_added', values: { factor: factor.name } }, context)
       return codes
     },
@@ -431,8 +436,9 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       const session = await sessions.live(caller)
       const user = await callerAccount(caller)
       await sessions.markSecondFactor(caller)
-      await sessions.endAccountSessions(user.id, session.id)
       record(factor.type === 'passkey' ? 'passkey_added' : 'mfa_enabled', user.id, context, factor.type)
+      await sessions.endAccountSessions(user.id, session.id, 'mfa_changed')
+      await webhooks.mfaChanged(user.id)
       await notify(user, { kind: 'notice', notice: 'factor_added', values: { factor: factor.name } }, context)
     },
 
@@ -443,8 +449,10 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
       if (factor === undefined) throw new FactorNotFoundError()
       const { removed } = await factors.remove(user.id, factorId)
       if (!removed) throw new FactorNotFoundError()
-      await sessions.endAccountSessions(user.id, session.id)
       record(factor.type === 'passkey' ? 'passkey_removed' : 'mfa_disabled', user.id, context, factor.type)
+      await sessions.endAccountSessions(user.id, session.id, 'mfa_changed')
+      // a pending factor was never one the account could use: no change of its factors to tell
+      if (factor.confirmed) await webhooks.mfaChanged(user.id)
       if (factor.confirmed)
         await notify(
           user,
@@ -461,7 +469,10 @@ export function createMfaService(deps: MfaServiceDeps): MfaService {
 
     async reset(userId, context) {
       const removed = await factors.removeAll(userId)
-      if (removed > 0) record('mfa_disabled', userId, context, 'operator')
+      if (removed > 0) {
+        record('mfa_disabled', userId, context, 'operator')
+        await webhooks.mfaChanged(userId)
+      }
       return removed
     },
   }

@@ -1,4 +1,5 @@
 import type { Account } from '../auth/account.js'
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../auth/account-events.js'
 import { toAccount } from '../auth/session-starter.js'
 import type { Clock } from '../clock.js'
 import { AccessTokenInvalidError, UsernameTakenError, ValidationError } from '../errors.js'
@@ -23,10 +24,13 @@ export interface ProfileServiceDeps {
   users: Pick<UserStore, 'findById' | 'updateProfile'>
   clock: Clock
   record: RecordSecurityEvent
+  /** Where `user.updated` goes (docs/api.md R6.5.9), queued before the answer; absent, nowhere. */
+  webhooks?: Pick<AccountEvents, 'updated'>
 }
 
 export function createProfileService(deps: ProfileServiceDeps): ProfileService {
   const { users, clock, record } = deps
+  const webhooks = deps.webhooks ?? NO_ACCOUNT_EVENTS
   return {
     async update(userId, changes, context) {
       const requested = normalizeChanges(changes)
@@ -48,6 +52,7 @@ export function createProfileService(deps: ProfileServiceDeps): ProfileService {
       if (result === 'username_taken') throw new UsernameTakenError()
       if (result === 'missing') throw new AccessTokenInvalidError()
       record('profile_updated', userId, context)
+      await webhooks.updated(userId, ['profile'])
       return toAccount({ ...user, ...profile, updatedAt })
     },
   }

@@ -1,5 +1,7 @@
+import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../auth/account-events.js'
 import { type AddressClaimDeps, claimUnverifiedAddress } from '../auth/address-claim.js'
 import { normalizeEmail } from '../auth/email.js'
+import { toAccount } from '../auth/session-starter.js'
 import { generateUserId } from '../auth/user-id.js'
 import type { Clock } from '../clock.js'
 import type { Mailer } from '../mail/mail-intent.js'
@@ -24,6 +26,8 @@ export interface ProviderSignInDeps {
   record: RecordSecurityEvent
   log: AddressClaimDeps['log'] & { error(fields: Record<string, unknown>, message: string): void }
   clock: Clock
+  /** The webhook events of an account made, linked, claimed or unlinked (docs/api.md R6.5.9); absent, none. */
+  webhooks?: AccountEvents
 }
 
 /** How a provider sign-in found its account: linked before, linked now by its address, or made now. */
@@ -54,6 +58,7 @@ const ID_ATTEMPTS = 5
 
 export function createProviderSignIn(deps: ProviderSignInDeps): ProviderSignIn {
   const { users, links, record, log } = deps
+  const webhooks = deps.webhooks ?? NO_ACCOUNT_EVENTS
 
   /**
    * Tells the account's address of the link (docs/api.md §6.4): the change is made whether or not the notice could
@@ -84,7 +89,7 @@ export function createProviderSignIn(deps: ProviderSignInDeps): ProviderSignIn {
     if (user.status !== 'active') return refuse(user, context)
     // an unverified account is taken over: its earlier password and sessions may be an impostor's (§4.15)
     const proved = await claimUnverifiedAddress(
-      { users, providerLinks: links, factors: deps.factors, sessions: deps.sessions, record, log },
+      { users, providerLinks: links, factors: deps.factors, sessions: deps.sessions, record, log, webhooks },
       user,
       context,
     )
@@ -103,6 +108,7 @@ export function createProviderSignIn(deps: ProviderSignInDeps): ProviderSignIn {
       return { user: withProvider(proved, provider), match: 'linked_before' }
     }
     record('provider_linked', user.id, context)
+    await webhooks.updated(user.id, ['providers'])
     await notifyLinked(user, provider, context)
     return { user: withProvider(proved, provider), match: 'linked_by_email' }
   }
@@ -151,7 +157,10 @@ export function createProviderSignIn(deps: ProviderSignInDeps): ProviderSignIn {
         identity.picture === null || deps.avatars === null
           ? null
           : await deps.avatars.importPicture(user.id, identity.picture)
-      return { user: { ...withProvider(user, provider), avatarId }, match: 'created' }
+      const made = { ...withProvider(user, provider), avatarId }
+      // with its link and picture: the account as the sign-in's answer shows it
+      await webhooks.created(toAccount(made))
+      return { user: made, match: 'created' }
     }
     throw new Error(`no free user id after ${ID_ATTEMPTS} attempts`)
   }
@@ -198,7 +207,10 @@ export function createProviderSignIn(deps: ProviderSignInDeps): ProviderSignIn {
 
     async unlink(userId, provider, context) {
       const result = await links.unlink(userId, provider)
-      if (result === 'unlinked') record('provider_unlinked', userId, context)
+      if (result === 'unlinked') {
+        record('provider_unlinked', userId, context)
+        await webhooks.updated(userId, ['providers'])
+      }
       return result
     },
   }

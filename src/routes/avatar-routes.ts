@@ -1,6 +1,7 @@
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
+import type { AccountEvents } from '../auth/account-events.js'
 import type { AccountService } from '../auth/account-service.js'
 import { AVATAR_MAX_BYTES } from '../avatars/avatar-image.js'
 import type { AvatarService } from '../avatars/avatar-service.js'
@@ -49,13 +50,15 @@ export interface AvatarRoutesOptions {
   basePath: string
   /** Records avatar_changed and avatar_removed (docs/api.md §6.3). */
   record: RecordSecurityEvent
+  /** Where `user.updated` goes (docs/api.md R6.5.9), queued before the answer. */
+  webhooks: Pick<AccountEvents, 'updated'>
   /** Per-route rate limit of the changes, as the other writes (docs/api.md R8.1); null when limiting is off. */
   rateLimit: { max: number; timeWindow: number } | null
 }
 
 /** docs/api.md §4.23: POST and DELETE /auth/avatar, registered inside the scope that runs the authentication guard. */
 export const protectedAvatarRoutes: FastifyPluginAsyncTypebox<AvatarRoutesOptions> = async (app, options) => {
-  const { avatars, accounts, basePath, record, rateLimit } = options
+  const { avatars, accounts, basePath, record, webhooks, rateLimit } = options
   app.delete(
     '/auth/avatar',
     {
@@ -73,6 +76,7 @@ export const protectedAvatarRoutes: FastifyPluginAsyncTypebox<AvatarRoutesOption
     async (request) => {
       if (await avatars.remove(request.userId)) {
         record('avatar_removed', request.userId, requestContext(request))
+        await webhooks.updated(request.userId, ['avatar'])
       }
       return success(accountData(await accounts.me(request.userId), basePath))
     },
@@ -83,7 +87,7 @@ export const protectedAvatarRoutes: FastifyPluginAsyncTypebox<AvatarRoutesOption
 
 /** POST /auth/avatar, the one route whose body is a form and may be larger than 16 KiB. */
 const uploadRoute: FastifyPluginAsyncTypebox<AvatarRoutesOptions> = async (app, options) => {
-  const { avatars, accounts, basePath, record, rateLimit } = options
+  const { avatars, accounts, basePath, record, webhooks, rateLimit } = options
   app.removeAllContentTypeParsers()
   await app.register(multipart, {
     limits: {
@@ -127,6 +131,7 @@ const uploadRoute: FastifyPluginAsyncTypebox<AvatarRoutesOptions> = async (app, 
       const bytes = await readAvatarFile(request)
       await avatars.upload(request.userId, bytes)
       record('avatar_changed', request.userId, requestContext(request))
+      await webhooks.updated(request.userId, ['avatar'])
       return success(accountData(await accounts.me(request.userId), basePath))
     },
   )

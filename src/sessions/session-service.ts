@@ -4,6 +4,7 @@ import { AccessTokenInvalidError } from '../errors.js'
 import { type RequestContext, type SecurityEventSink, securityEventRecorder } from '../security-event.js'
 import type { SessionStore, StoredSession, UserStore } from '../storage/stores.js'
 import type { Caller } from './caller.js'
+import type { SessionEndReason } from './session-end-reason.js'
 import { sessionTag } from './session-tag.js'
 
 export type { Caller } from './caller.js'
@@ -30,7 +31,23 @@ export interface SessionServiceDeps {
   clock: Clock
   events: SecurityEventSink
   mode: SessionMode
+  /**
+   * Where each session ended is told (`session.ended`, docs/api.md R6.5.12), before the call resolves; absent, none.
+   * Only when it is enabled are the ended sessions named (SessionStore.endAllReturningIds).
+   */
+  webhooks?: SessionEndings
 }
+
+/** Where the sessions a call ends are told (the account events: auth/account-events.ts implements it). */
+export interface SessionEndings {
+  /** Whether anything is told at all: false without WEBHOOK_URLS, and then no session ended is named. */
+  readonly enabled: boolean
+  /** One `session.ended` of `reason` for each of `sessionIds`; resolves once they are queued. */
+  sessionsEnded(userId: string, sessionIds: readonly string[], reason: SessionEndReason): Promise<void>
+}
+
+/** A service whose ended sessions are told nowhere. */
+const TOLD_NOWHERE: SessionEndings = Object.freeze({ enabled: false, sessionsEnded: async () => {} })
 
 /**
  * Listing and ending sessions: the one way access is ended (docs/api.md §3), for logout, `DELETE /auth/sessions/<id>`
@@ -62,14 +79,18 @@ export interface SessionService {
   logout(caller: Caller, scope: LogoutScope, context: RequestContext): Promise<void>
   /**
    * Ends every session of the account but `except` (a session id; null ends all): what a password reset, a
-   * password change and the proof of an impostor's address end (docs/api.md §4.15 to §4.18). Records no event: the
-   * flow that calls it records its own. Resolves with how many ended.
+   * password change, a change of the second factors and the proof of an impostor's address end (docs/api.md §4.15 to
+   * §4.18, §4.25). Records no security event (the flow that calls it records its own), but a `session.ended` webhook
+   * event of `reason` for each session ended. Resolves with how many ended.
    */
-  endAccountSessions(userId: string, except: string | null): Promise<number>
+  endAccountSessions(userId: string, except: string | null, reason: SessionEndReason): Promise<number>
 }
+
+const NONE: readonly string[] = Object.freeze([])
 
 export function createSessionService(deps: SessionServiceDeps): SessionService {
   const { store, users, clock, events, mode } = deps
+  const webhooks = deps.webhooks ?? TOLD_NOWHERE
   const record = securityEventRecorder(events, clock)
   // a token without sid names no session; in single mode the user's one session is the caller's all the same
   const isCurrent = (caller: Caller, session: StoredSession) =>
@@ -89,6 +110,16 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
           : ((await store.list(userId, now)).find((each) => sessionTag(each.id) === tag) ?? null)
     if (session === null) throw new AccessTokenInvalidError()
     return session
+  }
+
+  /**
+   * Ends the user's sessions but `except`: resolves with how many, and with webhooks their ids (else none), for the
+   * `session.ended` events the caller queues once it has recorded its own.
+   */
+  const endAll = async (userId: string, now: number, except?: string) => {
+    if (!webhooks.enabled) return { count: await store.endAll(userId, now, except), ids: NONE }
+    const ids = await store.endAllReturningIds(userId, now, except)
+    return { count: ids.length, ids }
   }
 
   return {
@@ -121,7 +152,10 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
 
     async end(caller, sessionId, context) {
       const ended = await store.end(caller.userId, sessionId, clock.now())
-      if (ended) record('session_ended', caller.userId, context)
+      if (ended) {
+        record('session_ended', caller.userId, context)
+        await webhooks.sessionsEnded(caller.userId, [sessionId], 'removed')
+      }
       return ended
     },
 
@@ -129,22 +163,37 @@ export function createSessionService(deps: SessionServiceDeps): SessionService {
       const { userId, sessionId } = caller
       const now = clock.now()
       if (scope === 'current') {
-        if (sessionId === null) await store.endAll(userId, now)
-        else await store.end(userId, sessionId, now)
+        const ended =
+          sessionId === null
+            ? (await endAll(userId, now)).ids
+            : (await store.end(userId, sessionId, now))
+              ? [sessionId]
+              : []
         record('logout', userId, context)
+        await webhooks.sessionsEnded(userId, ended, 'logout')
         return
       }
       if (scope === 'others') {
         // without sid the caller's own session is unknown: in single mode it is the one there is, so none is other
-        if (sessionId !== null) await store.endAll(userId, now, sessionId)
-        else if (mode === 'per-device') await store.endAll(userId, now)
+        const ended =
+          sessionId !== null
+            ? (await endAll(userId, now, sessionId)).ids
+            : mode === 'per-device'
+              ? (await endAll(userId, now)).ids
+              : []
         record('logout', userId, context, 'others')
+        await webhooks.sessionsEnded(userId, ended, 'logout_others')
         return
       }
-      await store.endAll(userId, now)
+      const { ids } = await endAll(userId, now)
       record('logout', userId, context, 'all')
+      await webhooks.sessionsEnded(userId, ids, 'logout_all')
     },
 
-    endAccountSessions: (userId, except) => store.endAll(userId, clock.now(), except ?? undefined),
+    async endAccountSessions(userId, except, reason) {
+      const { count, ids } = await endAll(userId, clock.now(), except ?? undefined)
+      await webhooks.sessionsEnded(userId, ids, reason)
+      return count
+    },
   }
 }

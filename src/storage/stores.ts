@@ -225,6 +225,13 @@ export interface SessionStore {
   /** Ends every session of the user, but `except` when given; resolves with how many unexpired ones ended. */
   endAll(userId: string, now: number, except?: string): Promise<number>
   /**
+   * endAll, resolving with the ids of the unexpired sessions it ended (what a `session.ended` webhook event names,
+   * docs/api.md §6.5), in no order. Called instead of endAll only when those ids are wanted: SQLite, PostgreSQL and
+   * Redis return them from the same write, but MySQL, which has no DELETE … RETURNING, reads them first with a
+   * locking read in the DELETE's own transaction.
+   */
+  endAllReturningIds(userId: string, now: number, except?: string): Promise<string[]>
+  /**
    * The first step of deleting an account: ends the user's sessions and makes every later `start` for the user
    * false until `until` (epoch ms; at least the refresh-token lifetime), so that a login that read the account
    * before it was deleted cannot leave a session behind it. SQL needs no mark (its foreign key refuses the session);

@@ -29,8 +29,9 @@ function eventData(event: WebhookEvent, basePath: string): Record<string, unknow
     case 'user.deleted':
       return { user: { id: event.user.id, email: event.user.email } }
     case 'user.password_changed':
+      return { user_id: event.userId, reason: event.reason }
     case 'user.mfa_changed':
-      return { user_id: event.userId }
+      return { user_id: event.userId, factors: [...event.factors] }
     case 'session.ended':
       return { user_id: event.userId, session_id: event.sessionId, reason: event.reason }
     case 'ping':

@@ -433,6 +433,48 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       expect(await rotate(user.id, 1, 5)).toBe(false)
     })
 
+    it('endAllReturningIds: as endAll, naming the unexpired sessions it ended', async () => {
+      const user = await created()
+      const other = await created()
+      const sessions = [
+        await started(user.id, 11, 10),
+        await started(user.id, 12, 10),
+        await started(user.id, 13, 10),
+      ]
+      const later = Date.now() + 60_000
+      await started(user.id, 14, 10, { expiresAt: later })
+      const theirs = await started(other.id, 15, 10)
+      const [kept, ...others] = sessions as [StoredSession, ...StoredSession[]]
+      const ended = await stores.sessions.endAllReturningIds(user.id, later, kept.id)
+      expect(ended.toSorted()).toEqual(others.map((session) => session.id).toSorted())
+      expect(await listed(user.id, later)).toEqual([kept.id])
+      expect(await stores.sessions.endAllReturningIds(user.id, later, kept.id)).toEqual([])
+      expect(await stores.sessions.endAllReturningIds(user.id, later)).toEqual([kept.id])
+      expect(await listed(user.id, later)).toEqual([])
+      expect(await stores.sessions.endAllReturningIds(user.id, later)).toEqual([])
+      expect(await rotate(user.id, 11, 16)).toBe(false)
+      expect(await listed(other.id)).toEqual([theirs.id])
+    })
+
+    it('endAllReturningIds: of concurrent ends and starts, every session ended is named once', async () => {
+      const user = await created()
+      const first = await Promise.all([1, 2, 3, 4].map((n) => started(user.id, 20 + n, 100)))
+      const ends: Promise<string[]>[] = []
+      const starts: Promise<StoredSession>[] = []
+      for (let round = 0; round < 4; round++) {
+        ends.push(stores.sessions.endAllReturningIds(user.id, Date.now()))
+        starts.push(started(user.id, 30 + round, 100))
+      }
+      const named = (await Promise.all(ends)).flat()
+      const later = await Promise.all(starts)
+      const remaining = await listed(user.id)
+      // each session ended by exactly one call, and the others still there
+      expect(new Set(named).size).toBe(named.length)
+      expect([...named, ...remaining].toSorted()).toEqual(
+        [...first, ...later].map((session) => session.id).toSorted(),
+      )
+    })
+
     it('start is true for an account, false with nothing stored for a deleted one', async () => {
       const user = await created()
       await started(user.id, 80)

@@ -66,8 +66,14 @@ const EVERY_EVENT: Array<{ event: WebhookEvent; data: unknown }> = [
     event: { type: 'user.deleted', user: { id: '1000000003', email: 'gone@example.com' } },
     data: { user: { id: '1000000003', email: 'gone@example.com' } },
   },
-  { event: { type: 'user.password_changed', userId: '1000000004' }, data: { user_id: '1000000004' } },
-  { event: { type: 'user.mfa_changed', userId: '1000000005' }, data: { user_id: '1000000005' } },
+  {
+    event: { type: 'user.password_changed', userId: '1000000004', reason: 'reset' },
+    data: { user_id: '1000000004', reason: 'reset' },
+  },
+  {
+    event: { type: 'user.mfa_changed', userId: '1000000005', factors: ['passkey', 'totp'] },
+    data: { user_id: '1000000005', factors: ['passkey', 'totp'] },
+  },
   {
     event: { type: 'session.ended', userId: '1000000006', sessionId: 's'.repeat(32), reason: 'revoked' },
     data: { user_id: '1000000006', session_id: 's'.repeat(32), reason: 'revoked' },
@@ -128,7 +134,9 @@ describe('webhook delivery', () => {
 
   it("R6.5.1 during a rotation each secret signs: a receiver with the previous one verifies too; a stranger's does not", async () => {
     const h = await open({ env: { WEBHOOK_PREVIOUS_SECRETS: PREVIOUS_SECRET } })
-    await h.webhooks.publisher.publish([{ type: 'user.password_changed', userId: '1000000007' }])
+    await h.webhooks.publisher.publish([
+      { type: 'user.password_changed', userId: '1000000007', reason: 'changed' },
+    ])
     h.webhooks.sender.start()
     const [receiver] = h.receivers
     await vi.waitFor(() => expect(receiver?.received).toHaveLength(1), WAIT)
@@ -150,6 +158,7 @@ describe('webhook delivery', () => {
     const events: WebhookEvent[] = Array.from({ length: 20 }, (_, n) => ({
       type: 'user.mfa_changed',
       userId: String(1_000_000_100 + n),
+      factors: ['totp'],
     }))
     for (const event of events) await h.webhooks.publisher.publish([event])
     h.webhooks.sender.start()
@@ -196,7 +205,9 @@ describe('webhook delivery', () => {
     const [failing, live] = h.receivers as [ReceivedWebhookReceiver, ReceivedWebhookReceiver]
     failing.answer(503)
     for (let n = 0; n < 10; n++)
-      await h.webhooks.publisher.publish([{ type: 'user.mfa_changed', userId: String(1_000_000_600 + n) }])
+      await h.webhooks.publisher.publish([
+        { type: 'user.mfa_changed', userId: String(1_000_000_600 + n), factors: ['totp'] },
+      ])
     h.webhooks.sender.start()
     await vi.waitFor(() => expect(live.received).toHaveLength(10), WAIT)
     // one post to the failing receiver, whichever of its events came first: the nine others wait for its retry
@@ -212,8 +223,8 @@ describe('webhook delivery', () => {
     const [gone, live] = h.receivers as [ReceivedWebhookReceiver, ReceivedWebhookReceiver]
     gone.answer(410)
     await h.webhooks.publisher.publish([
-      { type: 'user.mfa_changed', userId: '1000000201' },
-      { type: 'user.mfa_changed', userId: '1000000202' },
+      { type: 'user.mfa_changed', userId: '1000000201', factors: ['totp'] },
+      { type: 'user.mfa_changed', userId: '1000000202', factors: ['totp'] },
     ])
     h.webhooks.sender.start()
     await vi.waitFor(() => expect(live.received).toHaveLength(2), WAIT)
@@ -241,7 +252,9 @@ describe('webhook delivery', () => {
         urlDigest(live.url),
       ])
     }, WAIT)
-    await h.webhooks.publisher.publish([{ type: 'user.mfa_changed', userId: '1000000203' }])
+    await h.webhooks.publisher.publish([
+      { type: 'user.mfa_changed', userId: '1000000203', factors: ['totp'] },
+    ])
     await vi.waitFor(() => expect(live.received).toHaveLength(3), WAIT)
     expect(gone.received).toHaveLength(triedWhileGone)
 
@@ -250,7 +263,9 @@ describe('webhook delivery', () => {
     expect(await h.stores.webhookUrls.enable(urlDigest(gone.url))).toBe(true)
     await vi.waitFor(
       async () => {
-        await h.webhooks.publisher.publish([{ type: 'user.mfa_changed', userId: '1000000204' }])
+        await h.webhooks.publisher.publish([
+          { type: 'user.mfa_changed', userId: '1000000204', factors: ['totp'] },
+        ])
         expect(gone.received.some((received) => received.status === 204)).toBe(true)
       },
       { ...WAIT, interval: 1_000 },
@@ -260,7 +275,9 @@ describe('webhook delivery', () => {
   it('R6.5.5 an event queued for a URL just disabled elsewhere is removed unsent', async () => {
     const h = await open()
     const [receiver] = h.receivers as [ReceivedWebhookReceiver]
-    await h.webhooks.publisher.publish([{ type: 'user.mfa_changed', userId: '1000000301' }])
+    await h.webhooks.publisher.publish([
+      { type: 'user.mfa_changed', userId: '1000000301', factors: ['totp'] },
+    ])
     await h.stores.webhookUrls.disable(urlDigest(receiver.url), Date.now())
     h.webhooks.sender.start()
     await vi.waitFor(() => expect(h.counts.dropped[1]).toBe(1), WAIT)
@@ -327,7 +344,9 @@ describe('webhook delivery', () => {
     })
     const [receiver] = h.receivers as [ReceivedWebhookReceiver]
     receiver.answer(500)
-    await h.webhooks.publisher.publish([{ type: 'user.mfa_changed', userId: '1000000501' }])
+    await h.webhooks.publisher.publish([
+      { type: 'user.mfa_changed', userId: '1000000501', factors: ['totp'] },
+    ])
     await h.webhooks.sender.deliverDue()
     expect(receiver.received).toHaveLength(1)
     expect(receiver.received[0]?.path).toBe('/hook-1')

@@ -1,5 +1,5 @@
 import { Kysely, MysqlDialect, sql } from 'kysely'
-import { createPool, type PoolConnection, type ResultSetHeader } from 'mysql2'
+import { createPool, type PoolConnection, type ResultSetHeader, type RowDataPacket } from 'mysql2'
 import { withSessionLock } from '../sql/migration-lock.js'
 import {
   runPooled,
@@ -114,8 +114,10 @@ function writeConnection(connection: PoolConnection): WriteConnection {
   return {
     query: (text, parameters) =>
       new Promise((resolve, reject) => {
-        connection.query<ResultSetHeader>(text, [...parameters], (error, result) => {
+        connection.query<ResultSetHeader | RowDataPacket[]>(text, [...parameters], (error, result) => {
           if (error) reject(error)
+          // a SELECT among the writes (a locking read, FOR UPDATE) answers with its rows
+          else if (Array.isArray(result)) resolve({ rows: result, changes: 0 })
           // an insert id past 2^53 comes as a string
           else
             resolve({

@@ -51,6 +51,18 @@ export const mysqlStatements: SqlStatements = {
       ) AS beyond))`,
     parameters: [userId, now, userId, now, keep],
   }),
+  // no DELETE … RETURNING on MySQL: the rows are read and locked first (next-key locks on the user's index range,
+  // so no session of the user starts in between), then deleted by the same condition
+  endSessionsReturningIds: (userId, except, now) => [
+    {
+      sql: 'SELECT id FROM sessions WHERE user_id = ? AND id <> ? AND expires_at > ? FOR UPDATE',
+      parameters: [userId, except, now],
+    },
+    {
+      sql: 'DELETE FROM sessions WHERE user_id = ? AND id <> ? AND expires_at > ?',
+      parameters: [userId, except, now],
+    },
+  ],
   // MySQL refuses LIMIT in an IN subquery; its single-table DELETE takes ORDER BY and LIMIT itself
   pruneAuditEvents: (before, batch) => ({
     sql: 'DELETE FROM audit_events WHERE occurred_at < ? ORDER BY occurred_at LIMIT ?',

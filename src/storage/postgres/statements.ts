@@ -146,6 +146,12 @@ export const postgresStatements: SqlStatements = {
     sql: 'DELETE FROM sessions WHERE user_id = $1 AND id <> $2 AND expires_at > $3',
     parameters: [userId, except, now],
   }),
+  endSessionsReturningIds: (userId, except, now) => [
+    {
+      sql: 'DELETE FROM sessions WHERE user_id = $1 AND id <> $2 AND expires_at > $3 RETURNING id',
+      parameters: [userId, except, now],
+    },
+  ],
   deleteSessions: (userId) => ({
     sql: 'DELETE FROM sessions WHERE user_id = $1',
     parameters: [userId],

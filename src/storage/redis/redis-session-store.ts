@@ -173,6 +173,20 @@ save()
 return ended
 `)
 
+/** END_ALL, returning the ids it ended (a list, empty when none). ARGV now, except, deadline. */
+const END_ALL_RETURNING_IDS = createRedisScript(`${PAST_DEADLINE}${LOAD}
+local ended = {}
+for id in pairs(sessions) do
+  if id ~= ARGV[2] then
+    redis.call('HDEL', KEYS[1], id)
+    sessions[id] = nil
+    ended[#ended + 1] = id
+  end
+end
+save()
+return ended
+`)
+
 /**
  * Deletes the user's sessions (the legacy key too) and marks the user retired until ARGV[1]. KEYS the hash, the
  * legacy key, the mark; ARGV until, deadline.
@@ -244,13 +258,13 @@ export function createRedisSessionStore(
     scriptKeys: readonly string[],
     args: readonly (string | number)[],
     attempt: StorageAttempt,
-  ): Promise<number> => {
+  ): Promise<unknown> => {
     if (redis.status !== 'ready') throw new Error(`redis is not connected (${redis.status})`)
     const deadline = Number.isFinite(attempt.deadline) ? Math.floor(attempt.deadline + clockOffsetMs) : 0
     if (!attempt.commit()) throw attempt.signal.reason
     const result = await script.run(redis, scriptKeys, [...args, deadline])
     if (result === -1) throw new Error('refused by Redis: past its deadline')
-    return result as number
+    return result
   }
 
   /**
@@ -328,8 +342,18 @@ export function createRedisSessionStore(
       )
       return result === 1
     },
-    endAll(userId, now, except) {
-      return call('sessions.endAll', (attempt) => write(END_ALL, keys(userId), [now, except ?? ''], attempt))
+    async endAll(userId, now, except) {
+      const args = [now, except ?? '']
+      return (await call('sessions.endAll', (attempt) =>
+        write(END_ALL, keys(userId), args, attempt),
+      )) as number
+    },
+    async endAllReturningIds(userId, now, except) {
+      const args = [now, except ?? '']
+      const ended = await call('sessions.endAllReturningIds', (attempt) =>
+        write(END_ALL_RETURNING_IDS, keys(userId), args, attempt),
+      )
+      return (ended as unknown[]).map(String)
     },
     async retire(userId, until) {
       await call('sessions.retire', (attempt) =>

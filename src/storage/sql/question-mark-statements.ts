@@ -110,6 +110,12 @@ export const questionMarkStatements: Omit<
     sql: 'DELETE FROM sessions WHERE user_id = ? AND id <> ? AND expires_at > ?',
     parameters: [userId, except, now],
   }),
+  endSessionsReturningIds: (userId, except, now) => [
+    {
+      sql: 'DELETE FROM sessions WHERE user_id = ? AND id <> ? AND expires_at > ? RETURNING id',
+      parameters: [userId, except, now],
+    },
+  ],
   deleteSessions: (userId) => ({
     sql: 'DELETE FROM sessions WHERE user_id = ?',
     parameters: [userId],

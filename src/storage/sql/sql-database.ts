@@ -45,7 +45,7 @@ export interface SqlDatabase {
    * Runs statements that write, in order, in one transaction: all of them take effect or none does (one failing
    * undoes those before it). Resolves with each one's result once the transaction is durable. SQLite runs them in one
    * savepoint of its writer's group; the servers between one BEGIN and COMMIT (writeAllInTransaction), which
-   * `attempt` can still abandon. A SELECT among them (a server's row lock, FOR UPDATE) reports no rows on MySQL.
+   * `attempt` can still abandon. A SELECT among them (a server's row lock, FOR UPDATE) reports its rows.
    */
   writeAll(queries: readonly SqlQuery[], attempt?: StorageAttempt): Promise<SqlResult[]>
   /** True for a violated UNIQUE or PRIMARY KEY constraint. */

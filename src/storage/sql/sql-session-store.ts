@@ -85,6 +85,13 @@ export function createSqlSessionStore(database: SqlDatabase, call: StorageCall):
     endAll(userId, now, except) {
       return write('sessions.endAll', statements.endSessions(userId, except ?? '', now))
     },
+    async endAllReturningIds(userId, now, except) {
+      const queries = statements.endSessionsReturningIds(userId, except ?? '', now)
+      const [ended] = await call('sessions.endAllReturningIds', (attempt) =>
+        database.writeAll(queries, attempt),
+      )
+      return (ended?.rows ?? []).map((row) => String(row.id))
+    },
     // the sessions go now; the foreign key refuses any later one once the account's row is deleted, and deleting
     // the row deletes a session started in between (ON DELETE CASCADE)
     async retire(userId) {

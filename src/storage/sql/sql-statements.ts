@@ -126,6 +126,12 @@ export interface SqlStatements {
   endSession(userId: string, id: string, now: number): SqlQuery
   /** Deletes the user's sessions that expire after `now` but the one with id `except` ('' for none). */
   endSessions(userId: string, except: string, now: number): SqlQuery
+  /**
+   * endSessions, in one transaction, reporting the ids of the sessions it deletes: the rows of its first statement.
+   * One DELETE … RETURNING id where the engine has it; on MySQL a SELECT … FOR UPDATE of those ids, whose locks keep
+   * another session of the user from starting before the DELETE that follows it, which then deletes the same rows.
+   */
+  endSessionsReturningIds(userId: string, except: string, now: number): SqlQuery[]
   /** Deletes every session of the user, expired ones too. */
   deleteSessions(userId: string): SqlQuery
   /**

@@ -234,7 +234,7 @@ describe.skipIf(servers.redis === undefined)(
       expect(await store.list(perDevice, Date.now())).toEqual([only])
     })
 
-    it('end, endAll and retire reach a stored token by the id it reads as', async () => {
+    it('end, endAll, endAllReturningIds and retire reach a stored token by the id it reads as', async () => {
       const ended = newUserId()
       await storeLegacy(ended, 1, Date.now() + HOUR)
       expect(await store.end(ended, legacyId(1), Date.now())).toBe(true)
@@ -245,6 +245,11 @@ describe.skipIf(servers.redis === undefined)(
       await storeLegacy(all, 1, Date.now() + HOUR)
       expect(await store.endAll(all, Date.now())).toBe(1)
       expect(await store.list(all, Date.now())).toEqual([])
+
+      const named = newUserId()
+      await storeLegacy(named, 1, Date.now() + HOUR)
+      expect(await store.endAllReturningIds(named, Date.now())).toEqual([legacyId(1)])
+      expect(await store.list(named, Date.now())).toEqual([])
 
       const retired = newUserId()
       await storeLegacy(retired, 1, Date.now() + HOUR)
