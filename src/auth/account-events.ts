@@ -1,7 +1,7 @@
 import type { SessionEndReason } from '../sessions/session-end-reason.js'
 import type { FactorStore, FactorType, NewOutboxMessage, UserStore } from '../storage/stores.js'
 import type { Account } from './account.js'
-import { toAccount } from './session-starter.js'
+import { toAccount } from './account.js'
 
 /** The names of the fields of an account whose change a `user.updated` event lists (`data.changes`). */
 export const ACCOUNT_CHANGES = [

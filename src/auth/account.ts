@@ -1,4 +1,4 @@
-import type { AccountStatus } from '../storage/stores.js'
+import type { AccountStatus, UserRecord } from '../storage/stores.js'
 import type { TokenPair } from './token-service.js'
 
 /** The account as the API shows it (docs/api.md §2.1): never the password hash. */
@@ -28,4 +28,23 @@ export interface Session {
   tokens: Pick<TokenPair, 'accessToken' | 'refreshToken'>
   /** The id of the session the tokens belong to. */
   sessionId: string
+}
+
+/** The account as the API shows it. */
+export function toAccount(user: UserRecord): Account {
+  return {
+    id: user.id,
+    email: user.email,
+    emailVerified: user.emailVerified,
+    createdAt: user.createdAt,
+    updatedAt: user.updatedAt,
+    username: user.username,
+    nickname: user.nickname,
+    bio: user.bio,
+    avatarId: user.avatarId,
+    role: user.role,
+    status: user.status,
+    passwordSet: user.passwordHash !== null,
+    providers: user.providers,
+  }
 }

@@ -16,6 +16,7 @@ import type { SessionEndReason } from '../sessions/session-end-reason.js'
 import type { Caller, SessionService } from '../sessions/session-service.js'
 import type { AuditStore, FactorStore, ProviderLinkStore, UserRecord, UserStore } from '../storage/stores.js'
 import type { Account, Session } from './account.js'
+import { toAccount } from './account.js'
 import { type AccountChange, type AccountEvents, NO_ACCOUNT_EVENTS } from './account-events.js'
 import { type AccountRemovalStores, removeAccount } from './account-removal.js'
 import type { SecurityLog } from './account-service.js'
@@ -25,7 +26,7 @@ import type { EmailCodes } from './email-codes.js'
 import type { LoginThrottle } from './login-throttle.js'
 import { type PasswordHasher, verifyAccountPassword } from './password-hasher.js'
 import { newPasswordProblem } from './password-policy.js'
-import { type SecondStepGate, type SignIn, type StartSession, toAccount } from './session-starter.js'
+import type { SecondStepGate, SignIn, StartSession } from './session-starter.js'
 
 /** A code as a request gives it (http/schemas.ts); at a reset, anything else is read as a reset key. */
 const SIX_DIGITS = /^[0-9]{6}$/

@@ -6,7 +6,7 @@ import { InvalidCredentialsError } from '../errors.js'
 import type { RequestContext } from '../security-event.js'
 import { describeDevice } from '../sessions/device.js'
 import type { SessionStore, UserRecord, UserStore } from '../storage/stores.js'
-import type { Account, Session } from './account.js'
+import { type Session, toAccount } from './account.js'
 import { refreshTokenDigest, type TokenService } from './token-service.js'
 
 export interface SessionStarterDeps {
@@ -129,23 +129,4 @@ export function createSessionStarter(deps: SessionStarterDeps): StartSession {
     }
   }
   return (user, context, options = {}) => start(user, context, options, false)
-}
-
-/** The account as the API shows it. */
-export function toAccount(user: UserRecord): Account {
-  return {
-    id: user.id,
-    email: user.email,
-    emailVerified: user.emailVerified,
-    createdAt: user.createdAt,
-    updatedAt: user.updatedAt,
-    username: user.username,
-    nickname: user.nickname,
-    bio: user.bio,
-    avatarId: user.avatarId,
-    role: user.role,
-    status: user.status,
-    passwordSet: user.passwordHash !== null,
-    providers: user.providers,
-  }
 }

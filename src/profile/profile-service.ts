@@ -1,6 +1,6 @@
 import type { Account } from '../auth/account.js'
+import { toAccount } from '../auth/account.js'
 import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../auth/account-events.js'
-import { toAccount } from '../auth/session-starter.js'
 import type { Clock } from '../clock.js'
 import { AccessTokenInvalidError, UsernameTakenError, ValidationError } from '../errors.js'
 import type { RecordSecurityEvent, RequestContext } from '../security-event.js'

@@ -1,7 +1,7 @@
+import { toAccount } from '../auth/account.js'
 import { type AccountEvents, NO_ACCOUNT_EVENTS } from '../auth/account-events.js'
 import { type AddressClaimDeps, claimUnverifiedAddress } from '../auth/address-claim.js'
 import { normalizeEmail } from '../auth/email.js'
-import { toAccount } from '../auth/session-starter.js'
 import { generateUserId } from '../auth/user-id.js'
 import type { Clock } from '../clock.js'
 import type { Mailer } from '../mail/mail-intent.js'

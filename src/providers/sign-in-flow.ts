@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Account } from '../auth/account.js'
-import { type SecondStepGate, type SignIn, type StartSession, toAccount } from '../auth/session-starter.js'
+import { toAccount } from '../auth/account.js'
+import type { SecondStepGate, SignIn, StartSession } from '../auth/session-starter.js'
 import {
   AccessTokenInvalidError,
   ExchangeCodeRefusedError,

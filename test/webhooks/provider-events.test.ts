@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { toAccount } from '../../src/auth/account.js'
 import { createAccountEvents } from '../../src/auth/account-events.js'
 import { accountView } from '../../src/auth/account-view.js'
-import { toAccount } from '../../src/auth/session-starter.js'
 import { systemClock } from '../../src/clock.js'
 import { loadConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
