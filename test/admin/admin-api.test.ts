@@ -14,7 +14,14 @@ import {
 } from '../support/http.js'
 import { MESSAGES } from '../support/messages.js'
 import { startTestService, type TestService } from '../support/test-service.js'
-import { ADMIN_MESSAGES, ADMIN_ROLE, adminCall, createBarrier, newAdmin } from './admin-harness.js'
+import {
+  ADMIN_MESSAGES,
+  ADMIN_ROLE,
+  adminCall,
+  createBarrier,
+  heldAtAdminWrites,
+  newAdmin,
+} from './admin-harness.js'
 
 /** One admin endpoint: how to send it for `target`, and its status when an admin sends it. */
 interface Endpoint {
@@ -66,24 +73,7 @@ describe.each(backends)('the admin API [$name]', (backend) => {
       env: { ADMIN_REQUIRE_MFA: 'false' },
       // the writes of the last-admin rule (and the count a deletion checks first), held until both racing requests
       // reach them
-      wrapStores: (stores) => ({
-        ...stores,
-        users: {
-          ...stores.users,
-          setRole: async (...args) => {
-            await barrier.pass()
-            return stores.users.setRole(...args)
-          },
-          setStatus: async (...args) => {
-            await barrier.pass()
-            return stores.users.setStatus(...args)
-          },
-          countActive: async (...args) => {
-            await barrier.pass()
-            return stores.users.countActive(...args)
-          },
-        },
-      }),
+      wrapStores: (stores) => heldAtAdminWrites(stores, barrier),
     })
   })
   afterAll(() => service?.close())

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { expect } from 'vitest'
 import { DEFAULT_ADMIN_ROLE } from '../../src/config/admin-config.js'
+import type { Stores } from '../../src/storage/stores.js'
 import { bearer, call, type Registered, type Reply, registerUser } from '../support/http.js'
 import type { TestService } from '../support/test-service.js'
 
@@ -60,6 +61,31 @@ export function createBarrier(count: number) {
         current.release()
       }
       await current.all
+    },
+  }
+}
+
+/**
+ * The stores with the writes of the last-admin rule (and the count a deletion checks first) held at `barrier`, so
+ * that racing requests reach the store together.
+ */
+export function heldAtAdminWrites(stores: Stores, barrier: { pass(): Promise<void> }): Stores {
+  return {
+    ...stores,
+    users: {
+      ...stores.users,
+      setRole: async (...args) => {
+        await barrier.pass()
+        return stores.users.setRole(...args)
+      },
+      setStatus: async (...args) => {
+        await barrier.pass()
+        return stores.users.setStatus(...args)
+      },
+      countActive: async (...args) => {
+        await barrier.pass()
+        return stores.users.countActive(...args)
+      },
     },
   }
 }

@@ -3,7 +3,14 @@ import type { Stores } from '../../src/storage/stores.js'
 import { type BackendInstance, backends } from '../support/backends.js'
 import { expectError, type Registered, type Reply } from '../support/http.js'
 import { startTestService, type TestService } from '../support/test-service.js'
-import { ADMIN_MESSAGES, ADMIN_ROLE, adminCall, createBarrier, newAdmin } from './admin-harness.js'
+import {
+  ADMIN_MESSAGES,
+  ADMIN_ROLE,
+  adminCall,
+  createBarrier,
+  heldAtAdminWrites,
+  newAdmin,
+} from './admin-harness.js'
 
 // docs/api.md R4.27.7 across instances: two services on one PostgreSQL or MySQL database (each its own pool), two
 // admins taking each other's role, status or account at once, one on each: one succeeds, the other is refused, and
@@ -19,24 +26,7 @@ describe.each(servers)('the last admin on two instances [$name]', (backend) => {
   let second: TestService
   // one barrier for both instances: the two requests of a round wait for each other at the store
   const barrier = createBarrier(2)
-  const held = (stores: Stores): Stores => ({
-    ...stores,
-    users: {
-      ...stores.users,
-      setRole: async (...args) => {
-        await barrier.pass()
-        return stores.users.setRole(...args)
-      },
-      setStatus: async (...args) => {
-        await barrier.pass()
-        return stores.users.setStatus(...args)
-      },
-      countActive: async (...args) => {
-        await barrier.pass()
-        return stores.users.countActive(...args)
-      },
-    },
-  })
+  const held = (stores: Stores): Stores => heldAtAdminWrites(stores, barrier)
 
   beforeAll(async () => {
     instance = await backend.setup()
