@@ -2,7 +2,6 @@ import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
 import { withSessionLock } from '../sql/migration-lock.js'
 import {
-  runPooled,
   type SqlDatabase,
   type WriteConnection,
   writeAllInTransaction,
@@ -18,6 +17,33 @@ export interface PostgresOptions {
   /** Told about errors of idle pooled connections (the server went away); the pool replaces them. */
   onIdleError: (error: Error) => void
 }
+
+/**
+ * At most this many statement texts get a name (below): the stores' statements are a fixed set, but a few are built
+ * for their number of rows (the audit trail's batches), and a name costs memory on each connection of the server.
+ */
+const NAMED_STATEMENTS = 500
+
+/**
+ * Names for the texts of the statements with parameters, so that each pooled connection has the server parse and
+ * plan each one once (a prepared statement, kept for the life of the connection) instead of at every call: a
+ * primary-key read answered 1.13 to 1.35 times as many calls per second so (16 at a time, 4 alternated rounds).
+ * Every statement lists its columns, so a migration that adds one changes no prepared statement's result.
+ */
+function statementNames(): (text: string) => string | undefined {
+  const names = new Map<string, string>()
+  return (text) => {
+    let name = names.get(text)
+    if (name === undefined && names.size < NAMED_STATEMENTS) {
+      name = `tessera_${names.size + 1}`
+      names.set(text, name)
+    }
+    return name
+  }
+}
+
+/** The commands whose row count is of rows changed. */
+const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE'])
 
 /** Arbitrary, fixed key of the advisory lock that serializes migrations across instances. */
 const MIGRATION_LOCK_KEY = 4_821_039_576
@@ -44,11 +70,17 @@ export function openPostgresDatabase(url: string, options: PostgresOptions): Sql
   pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
   const location = new URL(url)
+  const nameOf = statementNames()
+  /** A statement with parameters by its name; BEGIN, COMMIT and the like as they are (one round trip). */
+  const statement = (text: string, parameters: readonly unknown[]): pg.QueryConfig => {
+    const name = parameters.length === 0 ? undefined : nameOf(text)
+    return name === undefined ? { text, values: [...parameters] } : { name, text, values: [...parameters] }
+  }
   const acquire = async (): Promise<WriteConnection> => {
     const client = await pool.connect()
     return {
       query: async (text, parameters) => {
-        const result = await client.query(text, [...parameters])
+        const result = await client.query(statement(text, parameters))
         return { rows: result.rows, changes: result.rowCount ?? 0 }
       },
       release: () => client.release(),
@@ -61,7 +93,13 @@ export function openPostgresDatabase(url: string, options: PostgresOptions): Sql
     statements: postgresStatements,
     db,
     synchronous: false,
-    run: (text, parameters) => runPooled(db, text, parameters),
+    // the pool's own query (a connection, the statement, the connection back), not Kysely's: the stores' statements
+    // are text already, and Kysely's driver would add its connection wrapper and result copy to every read
+    run: async (text, parameters) => {
+      const result = await pool.query(statement(text, parameters))
+      // as Kysely counted them: the rows a write changed, none for a read
+      return { rows: result.rows, changes: WRITES.has(result.command) ? (result.rowCount ?? 0) : 0 }
+    },
     write: (text, parameters, attempt) => writeInTransaction(acquire, text, parameters, attempt),
     writeAll: (queries, attempt) => writeAllInTransaction(acquire, queries, attempt),
     isUniqueViolation: (error) => (error as { code?: unknown } | null)?.code === '23505',
