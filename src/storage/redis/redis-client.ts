@@ -56,6 +56,9 @@ export function createRedisClient(url: string, options: RedisClientOptions): Red
     maxRetriesPerRequest: 0,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
     lazyConnect: true,
+    // the commands of one turn of the event loop (the rotations of the refreshes that arrived together) go out in
+    // one write and come back in one read, on both sides of the connection
+    enableAutoPipelining: true,
   })
   // a failure before the first connection is the caller's to report (see openStores), not an outage
   let connected = false
