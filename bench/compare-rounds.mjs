@@ -71,8 +71,8 @@ export function summaryLine(comparison) {
   )
   const quotient = (ratios[0] ?? Number.NaN) / (ratios[1] ?? Number.NaN)
   const better = comparison.lowerIsBetter
-    ? 'below 1: this build starts faster'
-    : 'above 1: this build is faster'
+    ? 'under 1 means this build starts faster'
+    : 'over 1 means this build is faster'
   return (
     `${comparison.figure} ÷ ${comparison.limit}, median of ${comparison.ratios[0]?.length ?? 0} rounds: ` +
     `${builds.join(', ')}; this build ÷ the other ${quotient.toFixed(3)} (${better})`
