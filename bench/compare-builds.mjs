@@ -1,12 +1,11 @@
-// `npm run bench:compare -- <revision>`: this build beside the build of an earlier git revision, on the figures whose
-// targets are ratios to bare Fastify (GET /auth/me, POST /auth/refresh), on the embedded SQLite default. Those ratios
-// depend on the machine as much as on the code (0.33 to 0.52 for GET /auth/me with the same code, docs/performance.md):
-// whether a change made the service slower is answered by the two builds measured in the same rounds, not by the
-// target. Each round loads bare Fastify, then the two builds, in an order that alternates from round to round: on
-// these machines the service loaded second came out about 7 % ahead, whichever build it was. Reports; exits non-zero
-// only when the run itself fails.
+// `npm run bench:compare -- <revision>`: this build beside the build of an earlier git revision, on the embedded
+// SQLite default: the three cold starts against bare Fastify's cold start, GET /auth/me and POST /auth/refresh
+// against bare Fastify, and POST /auth/login against raw Argon2 verify. Those ratios depend on the machine as much as
+// on the code (0.33 to 0.52 for GET /auth/me with the same code, docs/performance.md): whether a change made the
+// service slower is answered by the two builds measured in the same rounds, not by the target. Each round measures the
+// limit, then the two builds, in an order that alternates from round to round (compare-rounds.mjs). Reports; exits
+// non-zero only when the run itself fails.
 import { execFileSync } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import { existsSync, symlinkSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -14,20 +13,31 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { accessTokens, refreshChains } from './accounts.mjs'
+import { buildTree } from './build-tree.mjs'
+import { compareRounds, summaryLine } from './compare-rounds.mjs'
+import { compareStartup } from './compare-startup.mjs'
+import { argon2Ceiling } from './limits.mjs'
 import { runLoad } from './load.mjs'
-import { median } from './pairs.mjs'
-import { authMe, HEALTH } from './scenarios.mjs'
+import { authMe, HEALTH, LOGIN } from './scenarios.mjs'
 import { seedPasswordHash } from './seed.mjs'
 import { START_NODE_FLAGS, startBareFastify, startServerProcess } from './service-process.mjs'
-import { readSettings, serviceVariables } from './settings.mjs'
+import { jwtSecret, readSettings, serviceVariables } from './settings.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '')
-const USAGE = `Usage: npm run bench:compare -- <git revision> [--rounds N] [--seconds S]
+const FIGURES = /** @type {const} */ (['startup', 'login', 'me', 'refresh'])
+/** @typedef {(typeof FIGURES)[number]} Figure */
+const USAGE = `Usage: npm run bench:compare -- <git revision> [--rounds N] [--seconds S] [--figures ${FIGURES.join(',')}]
 
-Builds <git revision> in a temporary git worktree (with this checkout's node_modules), seeds a SQLite store for each
-build with its own bench/stores.mjs, and measures GET /auth/me and POST /auth/refresh of both builds against bare
-Fastify in alternating order, N rounds (default 10) of S seconds (default 3) per load. Prints each round and the
-median ratio of each build, and this build's median ÷ the other's.`
+Builds <git revision> in a temporary git worktree (with this checkout's node_modules; its own build script, without
+the type check and the client library), seeds a SQLite store for each build with its own bench/stores.mjs, and
+measures both builds in alternating order, N rounds (default 10):
+  startup  tessera serve's cold start to its first GET /health (development on a fresh and on an existing data
+           directory, production on an existing one) ÷ bare Fastify's cold start
+  login    POST /auth/login ÷ raw Argon2 verify, S seconds (default 3) per load
+  me       GET /auth/me ÷ bare Fastify GET /health, S seconds per load
+  refresh  POST /auth/refresh ÷ bare Fastify GET /health, S seconds per load
+--figures picks some of them (by default all). Prints each round, then each build's median ratio and this build's
+median ratio ÷ the other's.`
 
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
@@ -35,16 +45,22 @@ const { values, positionals } = parseArgs({
   options: {
     rounds: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '3' },
+    figures: { type: 'string', default: FIGURES.join(',') },
     help: { type: 'boolean', default: false },
   },
 })
 const revision = positionals[0]
 const rounds = Number(values.rounds)
 const seconds = Number(values.seconds)
-if (values.help || revision === undefined || !(rounds >= 2) || !(seconds >= 1)) {
+const figures = new Set(values.figures.split(',').map((figure) => figure.trim()))
+const unknown = [...figures].filter((figure) => !FIGURES.includes(/** @type {Figure} */ (figure)))
+if (values.help || revision === undefined || !(rounds >= 2) || !(seconds >= 1) || unknown.length > 0) {
+  if (unknown.length > 0) process.stderr.write(`unknown figures: ${unknown.join(', ')}\n\n`)
   process.stdout.write(`${USAGE}\n`)
   process.exit(values.help ? 0 : 2)
 }
+/** @param {Figure} figure */
+const measures = (figure) => figures.has(figure)
 
 const log = (/** @type {string} */ line) => process.stdout.write(`${line}\n`)
 const settings = readSettings([], process.env)
@@ -79,90 +95,135 @@ try {
     )
   }
   symlinkSync(join(ROOT, 'node_modules'), join(otherTree, 'node_modules'))
-  // the service alone (the client library and the demo page are not loaded here), compiled without the type check:
-  // that commit was checked against its own dependencies, and this checkout's may be newer
-  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc')
-  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--noCheck'], {
-    cwd: otherTree,
-    stdio: 'inherit',
-  })
-
-  const secret = randomBytes(36).toString('base64url')
-  const passwordHash = await seedPasswordHash(settings.argon2)
-  /** @param {string} dataDir */
-  const serviceEnv = (dataDir) => serviceVariables(settings, secret, { DATA_DIR: dataDir })
-
-  const bare = await startBareFastify()
-  running.push(bare)
-  const builds = []
-  for (const { name, tree } of [
+  buildTree(otherTree, log)
+  const trees = [
     { name: 'this build', tree: ROOT },
     { name: commit.slice(0, 12), tree: otherTree },
-  ]) {
-    const dataDir = join(tmp, `data-${builds.length}`)
-    const env = serviceEnv(dataDir)
-    log(`${name}: seeding ${settings.baselineUsers} accounts`)
-    const { seedSqliteStore } = /** @type {typeof import('./stores.mjs')} */ (
-      await import(join(tree, 'bench', 'stores.mjs'))
-    )
-    await seedSqliteStore(dataDir, {
-      count: settings.baselineUsers,
-      passwordHash,
-      serviceEnv: env,
-      log: () => {},
-    })
-    const service = await startServerProcess(
-      name,
-      [...START_NODE_FLAGS, join(tree, 'bin', 'tessera.js'), 'serve'],
-      env,
-    )
-    running.push(service)
-    const me = authMe(await accessTokens(service.url, CONNECTIONS, settings.baselineUsers))
-    const chains = async () =>
-      /** @type {const} */ ({
-        kind: 'refresh',
-        tokens: await refreshChains(service.url, CONNECTIONS, settings.baselineUsers),
+  ]
+  const names = trees.map((build) => build.name)
+
+  /** @type {import('./compare-rounds.mjs').Comparison[]} */
+  const comparisons = []
+  // first, while no other server is up
+  if (measures('startup')) {
+    const builds = trees.map(({ name, tree }) => ({ name, tessera: join(tree, 'bin', 'tessera.js') }))
+    comparisons.push(...(await compareStartup({ builds, rounds, tmp }, log)))
+  }
+
+  if (measures('login') || measures('me') || measures('refresh')) {
+    const secret = jwtSecret()
+    const passwordHash = await seedPasswordHash(settings.argon2)
+    const bare = await startBareFastify()
+    running.push(bare)
+    /**
+     * Each build's running service, its GET /auth/me tokens and fresh refresh chains.
+     * @type {Array<{
+     *   service: import('./service-process.mjs').ServerProcess,
+     *   me: import('./scenarios.mjs').Scenario,
+     *   chains: () => Promise<import('./scenarios.mjs').Scenario>,
+     * }>}
+     */
+    const builds = []
+    for (const { name, tree } of trees) {
+      const dataDir = join(tmp, `data-${builds.length}`)
+      const env = serviceVariables(settings, secret, { DATA_DIR: dataDir })
+      log(`${name}: seeding ${settings.baselineUsers} accounts`)
+      const { seedSqliteStore } = /** @type {typeof import('./stores.mjs')} */ (
+        await import(join(tree, 'bench', 'stores.mjs'))
+      )
+      await seedSqliteStore(dataDir, {
+        count: settings.baselineUsers,
+        passwordHash,
+        serviceEnv: env,
+        log: () => {},
       })
-    builds.push({ name, service, me, chains })
-  }
-
-  /**
-   * @param {string} url
-   * @param {import('./scenarios.mjs').Scenario} scenario
-   */
-  const rate = async (url, scenario, durationSeconds = seconds) =>
-    (await runLoad({ url, connections: CONNECTIONS, durationSeconds, scenario })).requestsPerSecond
-  await rate(bare.url, HEALTH, settings.warmupSeconds)
-  for (const build of builds) {
-    await rate(build.service.url, build.me, settings.warmupSeconds)
-    await rate(build.service.url, await build.chains(), settings.warmupSeconds)
-  }
-
-  const summary = []
-  for (const figure of /** @type {const} */ (['GET /auth/me', 'POST /auth/refresh'])) {
-    /** @type {number[][]} */
-    const ratios = builds.map(() => [])
-    for (let round = 0; round < rounds; round++) {
-      const limit = await rate(bare.url, HEALTH)
-      const order = round % 2 === 0 ? [0, 1] : [1, 0]
-      const line = [`${figure} round ${round + 1}: bare Fastify ${Math.round(limit)}/s`]
-      for (const index of order) {
-        const build = /** @type {(typeof builds)[number]} */ (builds[index])
-        const scenario = figure === 'GET /auth/me' ? build.me : await build.chains()
-        const value = await rate(build.service.url, scenario)
-        ratios[index]?.push(value / limit)
-        line.push(`${build.name} ${Math.round(value)}/s (${(value / limit).toFixed(3)})`)
-      }
-      log(line.join(', '))
+      const service = await startServerProcess(
+        name,
+        [...START_NODE_FLAGS, join(tree, 'bin', 'tessera.js'), 'serve'],
+        env,
+      )
+      running.push(service)
+      const me = authMe(await accessTokens(service.url, CONNECTIONS, settings.baselineUsers))
+      const chains = async () =>
+        /** @type {const} */ ({
+          kind: 'refresh',
+          tokens: await refreshChains(service.url, CONNECTIONS, settings.baselineUsers),
+        })
+      builds.push({ service, me, chains })
     }
-    const [ours, theirs] = ratios.map(median)
-    summary.push(
-      `${figure} ÷ bare Fastify, median of ${rounds} rounds: this build ${ours?.toFixed(3)}, ` +
-        `${builds[1]?.name} ${theirs?.toFixed(3)}; this build ÷ the other ${((ours ?? 0) / (theirs ?? 1)).toFixed(3)}`,
-    )
+    /** @param {number} index */
+    const build = (index) => /** @type {(typeof builds)[number]} */ (builds[index])
+
+    /**
+     * Requests per second of one load.
+     * @param {string} url
+     * @param {import('./scenarios.mjs').Scenario} scenario
+     */
+    const rate = async (url, scenario, connections = CONNECTIONS, durationSeconds = seconds) =>
+      (await runLoad({ url, connections, durationSeconds, scenario })).requestsPerSecond
+    const verify = async () =>
+      (
+        await argon2Ceiling('verify', {
+          concurrency: settings.hashConcurrency,
+          durationSeconds: seconds,
+          argon2: settings.argon2,
+        })
+      ).value
+    await rate(bare.url, HEALTH, CONNECTIONS, settings.warmupSeconds)
+    for (const { service, me, chains } of builds) {
+      if (measures('me')) await rate(service.url, me, CONNECTIONS, settings.warmupSeconds)
+      if (measures('refresh')) await rate(service.url, await chains(), CONNECTIONS, settings.warmupSeconds)
+      if (measures('login')) {
+        await rate(service.url, LOGIN, settings.argon2Connections, settings.warmupSeconds)
+      }
+    }
+
+    const common = { names, rounds, lowerIsBetter: false, unit: '/s' }
+    const bareLimit = { limit: 'bare Fastify', measureLimit: () => rate(bare.url, HEALTH) }
+    if (measures('login')) {
+      comparisons.push(
+        await compareRounds(
+          {
+            ...common,
+            figure: 'POST /auth/login',
+            limit: 'raw Argon2 verify',
+            measureLimit: verify,
+            measure: (index) => rate(build(index).service.url, LOGIN, settings.argon2Connections),
+          },
+          log,
+        ),
+      )
+    }
+    if (measures('me')) {
+      comparisons.push(
+        await compareRounds(
+          {
+            ...common,
+            ...bareLimit,
+            figure: 'GET /auth/me',
+            measure: (index) => rate(build(index).service.url, build(index).me),
+          },
+          log,
+        ),
+      )
+    }
+    if (measures('refresh')) {
+      comparisons.push(
+        await compareRounds(
+          {
+            ...common,
+            ...bareLimit,
+            figure: 'POST /auth/refresh',
+            measure: async (index) => rate(build(index).service.url, await build(index).chains()),
+          },
+          log,
+        ),
+      )
+    }
   }
+
   log('')
-  for (const line of summary) log(line)
+  for (const comparison of comparisons) log(summaryLine(comparison))
 } finally {
   await cleanUp()
 }

@@ -1,7 +1,66 @@
-// A fresh PostgreSQL database on the server of BENCH_POSTGRES_URL for each store of a run, and a unique Redis key
-// prefix; both are removed at the end of the run.
+// Whether PostgreSQL and Redis answer, a fresh PostgreSQL database on that server for each store of a run, and a
+// unique Redis key prefix; both are removed at the end of the run.
 import { Redis } from 'ioredis'
 import pg from 'pg'
+
+/** How long the probe waits for each server: they run on this machine or next to it, or not at all. */
+export const PROBE_TIMEOUT_MS = 2_000
+
+/**
+ * Why PostgreSQL at `databaseUrl` or Redis at `redisUrl` cannot be used (each is asked one query, within a short
+ * timeout), or null when both answer.
+ * @param {string} databaseUrl
+ * @param {string} redisUrl
+ * @returns {Promise<string | null>}
+ */
+export async function unavailable(databaseUrl, redisUrl) {
+  const postgres = await withClient(databaseUrl, (client) => client.query('SELECT 1'), PROBE_TIMEOUT_MS).then(
+    () => null,
+    (error) => `PostgreSQL at ${shown(databaseUrl)} did not answer (${reason(error)})`,
+  )
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    connectTimeout: PROBE_TIMEOUT_MS,
+    commandTimeout: PROBE_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  })
+  /** @type {unknown} the connection's own error: the command's is only that the connection closed */
+  let connectionError = null
+  redis.on('error', (error) => {
+    connectionError = error
+  })
+  const redisAnswer = await redis
+    .connect()
+    .then(() => redis.ping())
+    .then(
+      () => null,
+      (error) => `Redis at ${shown(redisUrl)} did not answer (${reason(connectionError ?? error)})`,
+    )
+    .finally(() => redis.disconnect())
+  const reasons = [postgres, redisAnswer].filter((text) => text !== null)
+  return reasons.length === 0 ? null : reasons.join('; ')
+}
+
+/**
+ * The URL without its password, to be printed.
+ * @param {string} url
+ */
+export function shown(url) {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== '') parsed.password = '***'
+    return parsed.href
+  } catch {
+    return '(not a URL)'
+  }
+}
+
+/** @param {unknown} error */
+function reason(error) {
+  const text = error instanceof Error ? error.message || error.name : String(error)
+  return text.split('\n')[0] ?? text
+}
 
 /**
  * Creates a database named `name` on the server of `serverUrl` and returns its URL.
@@ -49,9 +108,14 @@ export async function deleteRedisKeys(redisUrl, prefix) {
  * @template T
  * @param {string} serverUrl
  * @param {(client: pg.Client) => Promise<T>} work
+ * @param {number} [timeoutMs] for the connection and the query, if they are bounded
  */
-async function withClient(serverUrl, work) {
-  const client = new pg.Client({ connectionString: serverUrl })
+async function withClient(serverUrl, work, timeoutMs) {
+  const client = new pg.Client({
+    connectionString: serverUrl,
+    ...(timeoutMs === undefined ? {} : { connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs }),
+  })
+  client.on('error', () => {})
   await client.connect()
   try {
     return await work(client)

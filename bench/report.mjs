@@ -7,8 +7,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { PROBE_TIMEOUT_MS } from './postgres.mjs'
 import { START_NODE_FLAGS } from './service-process.mjs'
-import { readSettings } from './settings.mjs'
+import { DEFAULT_POSTGRES_URL, DEFAULT_REDIS_URL, readSettings } from './settings.mjs'
+import { COLD_START_RATIO } from './startup-figures.mjs'
 import { describeMiss, markdownTable, missedTargets } from './table.mjs'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -165,11 +167,11 @@ ${verdict(report)}
 ## What is measured
 
 - **The service** runs as its own process, as \`npm start\` runs it (\`node ${config.nodeFlags ? `${config.nodeFlags} ` : ''}bin/tessera.js serve\`, \`WORKERS=1\`), with \`NODE_ENV=production\`, real Argon2id parameters (m=${config.argon2MemoryKiB} KiB, t=${config.argon2TimeCost}, p=${config.argon2Parallelism}), ${concurrency}, \`RATE_LIMIT_PER_MINUTE=0\` (rate limiting off) and \`LOG_LEVEL=warn\`, so that the one log line per request (level info) is not written and logging does not dominate the HTTP figures. Metrics are on (\`METRICS_PORT\` on a free port; the bench checks that \`GET /metrics\` answers before using the service) and so is the audit trail (the default \`AUDIT_RETENTION_DAYS\`: every registration, login, refresh and logout appends its event), as a monitored production deployment runs.
-- **Backends**: the embedded default (SQLite in WAL mode with \`synchronous=FULL\`, in a fresh \`DATA_DIR\`) and PostgreSQL with sessions in Redis (a fresh database and a unique \`REDIS_KEY_PREFIX\` per run, removed afterwards), when \`BENCH_POSTGRES_URL\` and \`BENCH_REDIS_URL\` are set.
+- **Backends**: the embedded default (SQLite in WAL mode with \`synchronous=FULL\`, in a fresh \`DATA_DIR\`) and PostgreSQL with sessions in Redis (a fresh database and a unique \`REDIS_KEY_PREFIX\` per run, removed afterwards) where they answer: at \`BENCH_POSTGRES_URL\` and \`BENCH_REDIS_URL\`, else at \`TEST_POSTGRES_URL\` and \`TEST_REDIS_URL\`, else at the tests' defaults (\`${DEFAULT_POSTGRES_URL}\` and \`${DEFAULT_REDIS_URL}\`, [development](development.md)). Each is asked one query, within ${PROBE_TIMEOUT_MS / 1000} s, before anything is measured; when either does not answer, or with \`--skip-postgres\`, the PostgreSQL + Redis run is skipped and the output says why.
 - **Load**: autocannon ${config.autocannonVersion}, programmatic, each load in its own process. ${config.httpConnections} connections for \`GET /health\`, \`GET /auth/me\` (a pool of valid access tokens, one per connection) and \`POST /auth/refresh\` (one chain per connection over a pool of accounts: each request sends the refresh token its connection's previous response returned). ${config.argon2Connections} connections for \`POST /auth/login\` (one account) and \`POST /auth/register\` (distinct e-mails): enough to keep every Argon2 slot busy. The mixed run loads logins (${config.argon2Connections} connections) and \`GET /auth/me\` (${config.mixedMeConnections} connections) at the same time, from two processes. Phases last ${config.httpSeconds} s (HTTP-bound figures) and ${config.argon2Seconds} s (Argon2-bound figures), after a warm-up of each endpoint.
 - **Limits**: the HTTP ceiling is a bare Fastify ${config.fastifyVersion} server in its own process answering \`GET /health\` with \`{"status":"ok"}\` (logger off), loaded exactly like the service; for \`GET /auth/me\` over HTTPS (embedded store only) the same server with the service's self-signed certificate (P-256), serving HTTPS as the service does (HTTP/2, and HTTP/1.1 to clients that do not offer it, as autocannon does not), against the service started with \`TLS_CERT_FILE\` on the same store. The Argon2 ceiling is raw @node-rs/argon2 hash or verify at the same parameters and concurrency, in its own process, for as long as the phase it bounds: one thread per computation calling the synchronous function back to back, the fastest way the library runs here (faster than its async calls on the libuv pool, and the way the service runs it).
 - **Settings**: \`GET /auth/me\` and \`POST /auth/refresh\` with \`AUTH_SESSIONS=per-device\` and with \`AUTH_JWT_ALGORITHM=EdDSA\` (an Ed25519 key made for the run, a PKCS#8 PEM file of mode 0600; refresh tokens stay HS256), each against the service with the defaults (\`single\`, HS256) on both backends${quickPostgresSettings}. The service with the setting runs beside the default one, on the same store at the same time (as two instances of one deployment share it), and only one of them is loaded at a time: the default (A) and the setting (B) alternate like every other figure, loaded like the HTTP-bound figures, each with access tokens and refresh chains of its own accounts (so that a login on one ends no session the other rotates), and the ratio is B ÷ A. \`GET /auth/me\` repeats each connection's access token, so it measures the verified-token memory (a token's signature is checked once, then remembered until its \`exp\`), as a client that repeats its token sees it; each refresh signs a new access token. These ratios have no target: they are reported, so that an operator can weigh the setting.
-- **Start-up**: \`tessera serve\` started cold with the flags of \`npm start\`, as a developer's first run starts it (\`NODE_ENV=development\`, \`LOG_LEVEL=warn\`, \`WORKERS=1\`, no \`AUTH_JWT_SECRET\`, the embedded default), timed from just before the process is spawned to its first \`GET /health\` 200 (polled every 5 ms), then stopped and waited for: on a fresh, empty \`DATA_DIR\` (the migrations run and the development secret is created) and on the same directory started again (already migrated). Each start alternates with a cold start of the bare Fastify server, with the same Node.js flags and timed the same way: ${config.startupPairs} pairs for each kind of directory (${config.quickStartupPairs} with \`--quick\`), after one unmeasured start of each, before any other server of the run is up. The ratio has no target: it is reported so that later work can drive it down.
+- **Start-up**: \`tessera serve\` started cold with the flags of \`npm start\`, timed from just before the process is spawned to its first \`GET /health\` 200 (polled every 5 ms), then stopped and waited for, on the embedded default with \`LOG_LEVEL=warn\` and \`WORKERS=1\`. As a developer's first run starts it (\`NODE_ENV=development\`, no \`AUTH_JWT_SECRET\`): on a fresh, empty \`DATA_DIR\` (the migrations run and the development secret is created) and on the same directory started again (already migrated). As production starts it (\`NODE_ENV=production\`, a random 36-byte \`AUTH_JWT_SECRET\`): on an existing \`DATA_DIR\`, migrated by one unmeasured production start before the pairs. Each start alternates with a cold start of the bare Fastify server, with the same Node.js flags and timed the same way: ${config.startupPairs} pairs for each of the three (${config.quickStartupPairs} with \`--quick\`), after one unmeasured start of each, before any other server of the run is up. Each of the three has the target ratio ≤ ${COLD_START_RATIO.toFixed(1)}: the service starts in at most twice the time bare Fastify takes.
 - **Pipelined flood** (R8.8, embedded store only): a service on the same store with \`API_DOCS=true\` gets 300 connections, from 127.0.0.10 to 127.0.0.12 so that no address reaches its connection cap, each writing 1,500 pipelined \`GET /openapi.json\` (the largest answer) at once and reading nothing, for ${config.floodSeconds} s (${config.quickFloodSeconds} s with \`--quick\`), while two probes from 127.0.0.2 ask \`GET /health\` on a fresh connection each, one after the other, 40 ms apart. The row gives the probes' p99 (the median of ${config.pairs} rounds, the worst in brackets) against a target of 1,000 ms, and the service's peak RSS during the flood. \`test/hostile/pipelining.test.ts\` checks what the flood must not break (every probe answered, RSS under 300 MiB, the 33rd pipelined request refused), and no latency: a test must pass on a busy machine.
 - **Accounts**: every store holds ${config.baselineUsers} accounts, seeded directly through the store (no HTTP, one precomputed hash). The large-store comparison seeds ${config.scaledUsers} accounts the same way and alternates a service on that store (B) with one on ${config.baselineUsers} accounts (A).${sqliteTokens}
 - **Peak RSS** is the service process's high-water mark (VmHWM, reset at the start of each phase) or its VmRSS sampled every 50 ms, whichever is higher; the table gives the highest of the figure's phases.
@@ -179,23 +181,26 @@ ${verdict(report)}
 
 \`\`\`sh
 npm ci
-BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres BENCH_REDIS_URL=redis://127.0.0.1:6379 npm run bench
+npm run bench   # with PostgreSQL + Redis where they answer (BENCH_POSTGRES_URL, BENCH_REDIS_URL to name them)
+npm run bench -- --skip-postgres   # the embedded default only
 npm run bench -- --quick   # two to three minutes: 2 pairs of 1 s phases, ${config.quickStartupPairs} of cold starts, ${config.quickScaledUsers} accounts in the large store
 npm run bench -- --startup-only   # the cold starts alone (add --quick for fewer)
 \`\`\`
 
-Without \`BENCH_POSTGRES_URL\` and \`BENCH_REDIS_URL\` the PostgreSQL + Redis run is skipped, and the output says so;
-the PostgreSQL user needs the right to create databases. Each run prints its table and writes it to
+When PostgreSQL or Redis does not answer the PostgreSQL + Redis run is skipped, and the output says so; the
+PostgreSQL user needs the right to create databases. Each run prints its table and writes it to
 \`bench/results/<time>.json\` and \`.md\`; a full run also writes this page with its figures to
 \`bench/results/latest.md\` (\`diff docs/performance.md bench/results/latest.md\` compares the two runs), or over
 this page with \`--write-docs\`. Nothing under \`bench/results/\` is committed. The command exits non-zero only when
 the run itself fails; missed targets are listed at the end of its output.
 
 The ratios to bare Fastify depend on the machine as much as on the code. Whether a change made the service slower is
-answered by \`npm run bench:compare -- <git revision>\`: it builds that revision in a temporary git worktree and
-measures \`GET /auth/me\` and \`POST /auth/refresh\` of both builds beside bare Fastify, on the embedded store, in an
-order that alternates from round to round (\`--rounds N\`, default 10; \`--seconds S\` per load, default 3), and prints
-this build's median ratio ÷ the other's.
+answered by \`npm run bench:compare -- <git revision>\`: it builds that revision in a temporary git worktree (its own
+build script, without the type check) and measures both builds on the embedded store, in an order that alternates
+from round to round (\`--rounds N\`, default 10): the three cold starts beside bare Fastify's, \`POST /auth/login\`
+beside raw Argon2 verify, and \`GET /auth/me\` and \`POST /auth/refresh\` beside bare Fastify (\`--seconds S\` per
+load, default 3). \`--figures startup,login,me,refresh\` picks some of them. It prints each build's median ratio and
+this build's ÷ the other's.
 
 ## Notes
 

@@ -119,11 +119,17 @@ export function startBareFastify(tls = {}) {
 /**
  * `tessera serve` started cold (as `npm start` runs it) on `env`: the milliseconds from just before the process is
  * spawned to its first GET /health 200. The process is then stopped, and has exited when this resolves.
+ * `options.tessera` is the bin/tessera.js to start (by default this checkout's; bench:compare starts another build's).
  * @param {Record<string, string>} env
+ * @param {{ tessera?: string }} [options]
  * @returns {Promise<number>}
  */
-export function coldStartService(env) {
-  return coldStart('tessera serve (cold start)', [...START_NODE_FLAGS, TESSERA, 'serve'], env)
+export function coldStartService(env, options = {}) {
+  return coldStart(
+    'tessera serve (cold start)',
+    [...START_NODE_FLAGS, options.tessera ?? TESSERA, 'serve'],
+    env,
+  )
 }
 
 /**

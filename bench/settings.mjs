@@ -1,22 +1,31 @@
 // What a run does: the full run (about 12 minutes on two cores) or --quick (two to three), whether it rewrites
-// docs/performance.md or runs the cold-start phase alone, and the service's Argon2 cost and concurrency, read the way the service reads them so the
-// ceilings use the same values.
+// docs/performance.md or runs the cold-start phase alone, where PostgreSQL and Redis are (unless --skip-postgres), and
+// the service's Argon2 cost and concurrency, read the way the service reads them so the ceilings use the same values.
+import { randomBytes } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 
-export const USAGE = `Usage: npm run bench -- [--quick] [--write-docs | --startup-only]
+/** Where the tests find PostgreSQL and Redis by default (docs/development.md), and so the benchmark. */
+export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres'
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379'
+
+export const USAGE = `Usage: npm run bench -- [--quick] [--write-docs | --startup-only] [--skip-postgres]
 
 Measures the service (built by npm run build) against bare Fastify and raw Argon2, and with AUTH_SESSIONS=per-device
-and with AUTH_JWT_ALGORITHM=EdDSA against the defaults, in alternating pairs, on the embedded SQLite default and,
-when BENCH_POSTGRES_URL and BENCH_REDIS_URL are set, on PostgreSQL + Redis, GET /health's p99 beside a pipelined
-flood, and tessera serve's cold start to its first GET /health answer against bare Fastify's.
+and with AUTH_JWT_ALGORITHM=EdDSA against the defaults, in alternating pairs, on the embedded SQLite default and on
+PostgreSQL + Redis, GET /health's p99 beside a pipelined flood, and tessera serve's cold start to its first
+GET /health answer against bare Fastify's.
+PostgreSQL + Redis are BENCH_POSTGRES_URL and BENCH_REDIS_URL, else TEST_POSTGRES_URL and TEST_REDIS_URL, else
+${DEFAULT_POSTGRES_URL} and ${DEFAULT_REDIS_URL}; when either does not answer, that run is skipped
+and the output says why (the PostgreSQL user needs the right to create databases).
 Prints the table and writes it to bench/results/<time>.json and .md. A full run also writes the performance page
 with its figures to bench/results/latest.md.
 
-  --quick         short phases, fewer cold starts and a smaller large store: figures are indicative only
-  --write-docs    a full run writes the page over docs/performance.md instead (its notes section is kept)
-  --startup-only  the cold-start phase alone (writes no performance page)
-  --help          this text`
+  --quick          short phases, fewer cold starts and a smaller large store: figures are indicative only
+  --write-docs     a full run writes the page over docs/performance.md instead (its notes section is kept)
+  --startup-only   the cold-start phase alone (writes no performance page)
+  --skip-postgres  the embedded default only
+  --help           this text`
 
 /**
  * @typedef {'health' | 'me' | 'refresh' | 'login' | 'register' | 'mixed' | 'https' | 'per-device' | 'eddsa' | 'flood'} Figure
@@ -65,8 +74,9 @@ const POSTGRES_FIGURES = ALL_FIGURES.filter((figure) => figure !== 'https' && fi
  * @property {import('./argon2-options.mjs').Argon2Cost} argon2
  * @property {number} hashConcurrency the service's AUTH_HASH_CONCURRENCY
  * @property {number} hashQueueLimit the service's AUTH_HASH_QUEUE_LIMIT
- * @property {{ databaseUrl: string, redisUrl: string } | null} postgres
- * @property {string | null} postgresSkipReason
+ * @property {{ databaseUrl: string, redisUrl: string } | null} postgres where PostgreSQL and Redis are, unless
+ *   --skip-postgres (the run probes them before it uses them)
+ * @property {string | null} postgresSkipReason why `postgres` is null
  */
 
 /**
@@ -83,6 +93,7 @@ export function readSettings(argv, env) {
       'write-docs': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
       'startup-only': { type: 'boolean', default: false },
+      'skip-postgres': { type: 'boolean', default: false },
     },
     allowPositionals: false,
   })
@@ -95,8 +106,9 @@ export function readSettings(argv, env) {
     throw new Error('--write-docs needs a full run: it cannot be used with --startup-only')
   }
   const hashConcurrency = integer(env, 'AUTH_HASH_CONCURRENCY', availableParallelism())
-  const postgresUrl = env.BENCH_POSTGRES_URL?.trim() || null
-  const redisUrl = env.BENCH_REDIS_URL?.trim() || null
+  const skipPostgres = values['skip-postgres'] === true
+  const postgresUrl = env.BENCH_POSTGRES_URL?.trim() || env.TEST_POSTGRES_URL?.trim() || DEFAULT_POSTGRES_URL
+  const redisUrl = env.BENCH_REDIS_URL?.trim() || env.TEST_REDIS_URL?.trim() || DEFAULT_REDIS_URL
   return {
     quick,
     writeDocs,
@@ -133,17 +145,14 @@ export function readSettings(argv, env) {
     },
     hashConcurrency,
     hashQueueLimit: integer(env, 'AUTH_HASH_QUEUE_LIMIT', 100),
-    postgres: postgresUrl !== null && redisUrl !== null ? { databaseUrl: postgresUrl, redisUrl } : null,
-    postgresSkipReason:
-      postgresUrl !== null && redisUrl !== null
-        ? null
-        : `PostgreSQL + Redis run skipped: ${[
-            postgresUrl === null ? 'BENCH_POSTGRES_URL' : null,
-            redisUrl === null ? 'BENCH_REDIS_URL' : null,
-          ]
-            .filter(Boolean)
-            .join(' and ')} not set`,
+    postgres: skipPostgres ? null : { databaseUrl: postgresUrl, redisUrl },
+    postgresSkipReason: skipPostgres ? 'PostgreSQL + Redis run skipped: --skip-postgres' : null,
   }
+}
+
+/** A JWT secret for the services of a run: 36 random bytes, as strong as production asks. */
+export function jwtSecret() {
+  return randomBytes(36).toString('base64url')
 }
 
 /**
