@@ -21,6 +21,8 @@ export class RequestLogController extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
+    // below LOG_LEVEL (warn, say) the line is not built: its client address alone runs the TRUST_PROXY check
+    if (!isEnabled(this.logger, 'info')) return
     this.logger.info(
       {
         [this.requestIdLogLabel]: request.id,
@@ -33,6 +35,12 @@ export class RequestLogController extends LogController {
       'request',
     )
   }
+}
+
+/** Whether `logger` writes lines of `level` (pino's isLevelEnabled; a logger without it is taken to write them). */
+function isEnabled(logger: FastifyBaseLogger, level: Level): boolean {
+  const { isLevelEnabled } = logger as { isLevelEnabled?: (level: Level) => boolean }
+  return isLevelEnabled === undefined || isLevelEnabled.call(logger, level)
 }
 
 /**
