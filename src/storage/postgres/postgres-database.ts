@@ -19,10 +19,13 @@ export interface PostgresOptions {
 }
 
 /**
- * At most this many statement texts get a name (below): the stores' statements are a fixed set, but a few are built
- * for their number of rows (the audit trail's batches), and a name costs memory on each connection of the server.
+ * At most this many statement texts get a name (below), each of at most NAMED_PARAMETERS parameters: the stores'
+ * statements are a fixed set, but a few are built for their number of rows (the audit trail's batches, up to 200
+ * rows of a dozen values), and a prepared statement costs memory on each pooled connection of the server. A
+ * statement of many rows gains little from being prepared: its rows cost more than its planning.
  */
-const NAMED_STATEMENTS = 500
+const NAMED_STATEMENTS = 200
+const NAMED_PARAMETERS = 64
 
 /**
  * Names for the texts of the statements with parameters, so that each pooled connection has the server parse and
@@ -73,7 +76,7 @@ export function openPostgresDatabase(url: string, options: PostgresOptions): Sql
   const nameOf = statementNames()
   /** A statement with parameters by its name; BEGIN, COMMIT and the like as they are (one round trip). */
   const statement = (text: string, parameters: readonly unknown[]): pg.QueryConfig => {
-    const name = parameters.length === 0 ? undefined : nameOf(text)
+    const name = parameters.length === 0 || parameters.length > NAMED_PARAMETERS ? undefined : nameOf(text)
     return name === undefined ? { text, values: [...parameters] } : { name, text, values: [...parameters] }
   }
   const acquire = async (): Promise<WriteConnection> => {
