@@ -74,9 +74,8 @@ const buildSharedSerializer = ((externalSchemas: unknown, serializerOptions: unk
  * it returns false, `schemaEnv` before calling it): both are read from the compiled function itself.
  */
 function lazyValidator(compiled: () => Validate): Validate {
-  const lazy: Validate = function (this: unknown, ...args: [data: unknown, context?: unknown]) {
-    return compiled().apply(this, args)
-  }
+  // Ajv's functions take the data and Fastify's context (the parent data), and no `this` without its passContext
+  const lazy: Validate = (data, context) => compiled()(data, context)
   Object.defineProperties(lazy, {
     errors: { get: () => compiled().errors },
     schemaEnv: { get: () => compiled().schemaEnv },
