@@ -20,8 +20,8 @@ export const DOCS_CSP = ownFilesOnlyPolicy([
  * GET /openapi.json, and Swagger UI at GET /docs, both under `basePath` like the routes. Must be registered before
  * the routes it describes, in their scope or a parent of it.
  *
- * The document is serialized once, when the app is ready (its YAML form at its first request), and every request is
- * sent that same buffer (also at Swagger UI's own /docs/json and /docs/yaml): answering it costs no more than a small
+ * The document is built and serialized once, at its first request (its YAML form at the first request of that form),
+ * and every request is sent that same buffer (also at Swagger UI's own /docs/json and /docs/yaml): answering it costs no more than a small
  * JSON object.
  */
 export async function registerOpenApi(
@@ -61,15 +61,14 @@ export async function registerOpenApi(
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
   })
-  const prepared: { json: Buffer; yaml: Buffer | null } = { json: Buffer.alloc(0), yaml: null }
-  app.addHook('onReady', (done) => {
-    prepared.json = Buffer.from(JSON.stringify(withSharedComponents(app.swagger())))
-    done()
-  })
-  const sendJson = (_request: FastifyRequest, reply: FastifyReply) =>
-    reply.type('application/json; charset=utf-8').send(prepared.json)
-  // the YAML form, which only Swagger UI's /docs/yaml serves, is made at its first request: serializing the document
-  // as YAML costs more than every other step of a start together, for a page hardly anyone asks for
+  const prepared: { json: Buffer | null; yaml: Buffer | null } = { json: null, yaml: null }
+  // made at the first request for it, not at start: a service serves requests long before anyone reads its document
+  const sendJson = (_request: FastifyRequest, reply: FastifyReply) => {
+    prepared.json ??= Buffer.from(JSON.stringify(withSharedComponents(app.swagger())))
+    return reply.type('application/json; charset=utf-8').send(prepared.json)
+  }
+  // the YAML form, which only Swagger UI's /docs/yaml serves, is made at its first request too: serializing the
+  // document as YAML costs more than every other step of a start together, for a page hardly anyone asks for
   const sendYaml = (_request: FastifyRequest, reply: FastifyReply) => {
     prepared.yaml ??= Buffer.from(app.swagger({ yaml: true }))
     return reply.type('application/x-yaml').send(prepared.yaml)

@@ -64,15 +64,26 @@ const KEPT = [
 /** Refused unless KEPT takes them: bidirectional controls, default-ignorables, interlinear annotation controls. */
 const HIDDEN = String.raw`[\p{Bidi_Control}\p{Default_Ignorable_Code_Point}\uFFF9-\uFFFB]`
 
-// the `v` flag (RGI_Emoji, set operations) is built by the constructor: the compile target predates it
-const SCAN = new RegExp(`(${KEPT})|${HIDDEN}`, 'gv')
-/** Most text has no hidden character at all: this finds out without the scan, which tries emoji at every position. */
-const ANY_HIDDEN = new RegExp(HIDDEN, 'v')
+/**
+ * The two expressions, made at the first text checked: V8 builds the Unicode sets of `\p{RGI_Emoji}` and the
+ * scripts as it parses them, which made this module's import a noticeable part of a start that checks no profile.
+ * The `v` flag (RGI_Emoji, set operations) is built by the constructor: the compile target predates it.
+ */
+let expressions: { scan: RegExp; anyHidden: RegExp } | undefined
+function hiddenExpressions(): { scan: RegExp; anyHidden: RegExp } {
+  expressions ??= {
+    scan: new RegExp(`(${KEPT})|${HIDDEN}`, 'gv'),
+    // most text has no hidden character at all: this finds out without the scan, which tries emoji at every position
+    anyHidden: new RegExp(HIDDEN, 'v'),
+  }
+  return expressions
+}
 
 /** `text` without its hidden characters, those KEPT where they stand left in place. */
 export function stripHiddenCharacters(text: string): string {
-  if (!ANY_HIDDEN.test(text)) return text
-  return text.replace(SCAN, (_hidden, kept: string | undefined) => kept ?? '')
+  const { scan, anyHidden } = hiddenExpressions()
+  if (!anyHidden.test(text)) return text
+  return text.replace(scan, (_hidden, kept: string | undefined) => kept ?? '')
 }
 
 /** Whether `text` holds a hidden character where it is not part of what is written. */

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises'
+import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { EMAIL_PATTERN } from '../../src/auth/email.js'
-import { DOCS_CSP } from '../../src/http/openapi.js'
+import { DOCS_CSP, registerOpenApi } from '../../src/http/openapi.js'
 import { LoginBody, RefreshBody, RegisterBody } from '../../src/http/schemas.js'
 import { backends } from '../support/backends.js'
 import { call } from '../support/http.js'
@@ -328,7 +329,7 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     }
   })
 
-  it('is one buffer prepared at start (the YAML at its first request): every request gets the same bytes, and nothing is serialized per request', async () => {
+  it('is one buffer prepared at its first request (the YAML at the first of its own): every request gets the same bytes, and nothing is serialized per request', async () => {
     const stringify = vi.spyOn(JSON, 'stringify')
     const swagger = vi.spyOn(service.app, 'swagger')
     try {
@@ -354,6 +355,29 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
     } finally {
       stringify.mockRestore()
       swagger.mockRestore()
+    }
+  })
+})
+
+describe('the document is built at its first request, not at start', () => {
+  it('is not built while the app starts, and is built once by the first request', async () => {
+    const app = Fastify()
+    try {
+      await registerOpenApi(app, { name: 'tessera', version: '0.0.0-test' })
+      app.get(
+        '/ping',
+        { schema: { operationId: 'ping', response: { 200: { type: 'string' } } } },
+        async () => 'pong',
+      )
+      const swagger = vi.spyOn(app, 'swagger')
+      await app.ready()
+      expect(swagger).not.toHaveBeenCalled()
+      const answers = await Promise.all([1, 2].map(() => app.inject({ method: 'GET', url: '/openapi.json' })))
+      expect(answers[0]?.json().paths['/ping'].get.operationId).toBe('ping')
+      expect(answers[1]?.body).toBe(answers[0]?.body)
+      expect(swagger.mock.calls).toEqual([[]])
+    } finally {
+      await app.close()
     }
   })
 })
