@@ -18,6 +18,7 @@ const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
       'code-purpose.ts',
       'client-network.ts',
       'app-info.ts',
+      'package-root.ts',
       'language/',
       'sealed-text.ts',
       'role-name.ts',

@@ -32,6 +32,23 @@ describe('tessera serve (a real process)', () => {
     }
   })
 
+  it("serves the API reference page and Swagger UI's own files, which the built command finds in its package", async () => {
+    const service = await startProcess({ DATA_DIR: join(dir, 'data'), NODE_ENV: 'development' })
+    try {
+      const page = await fetch(`${service.url}/docs/`)
+      expect(page.status).toBe(200)
+      expect(await page.text()).toContain('swagger-initializer.js')
+      const style = await fetch(`${service.url}/docs/static/swagger-ui.css`)
+      expect(style.status).toBe(200)
+      expect(await style.text()).toContain('.swagger-ui')
+      const logo = await fetch(`${service.url}/docs/static/logo.svg`)
+      expect(logo.status).toBe(200)
+      expect(await logo.text()).toContain('<svg')
+    } finally {
+      expect(await service.stop()).toBe(0)
+    }
+  })
+
   it('walks through the README flow, and tokens survive a restart', async () => {
     const env = { DATA_DIR: dir, AUTH_JWT_SECRET: undefined, NODE_ENV: undefined }
     const service = await startProcess(env)

@@ -1,13 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { PACKAGE_ROOT } from '../package-root.js'
 import type { Message } from './message.js'
 
 /**
  * The message catalogues: messages/ at the root of the package (beside src/ and dist/), one `<language>.json` per
  * language, named by its tag (`en`, `zh-CN`). A third language is a third file (and a folder of mail templates).
  */
-export const CATALOGUES_DIR = fileURLToPath(new URL('../../messages/', import.meta.url))
+export const CATALOGUES_DIR = fileURLToPath(new URL('messages/', PACKAGE_ROOT))
 
 /** The language of every answer whose client prefers none the service speaks, of the logs and of the commands. */
 export const DEFAULT_LANGUAGE = 'en'

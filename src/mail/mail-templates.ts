@@ -5,6 +5,7 @@ import { CODE_PURPOSES, type CodePurpose } from '../code-purpose.js'
 import { ConfigError } from '../config/config-error.js'
 import { describeFileError } from '../errors.js'
 import { DEFAULT_LANGUAGE, languages } from '../language/catalogues.js'
+import { PACKAGE_ROOT } from '../package-root.js'
 import { NOTICE_NAMES } from './mail-intent.js'
 
 /** The texts a mail is written with: a code for each purpose, the notices, and the test message. */
@@ -58,7 +59,7 @@ export function placeholdersOf(name: TemplateName): readonly string[] {
  * The built-in texts: mail-templates/ at the root of the package (beside src/ and dist/), one folder per language
  * of the message catalogues (`en/`, `zh-CN/`).
  */
-export const BUILT_IN_TEMPLATES_DIR = fileURLToPath(new URL('../../mail-templates/', import.meta.url))
+export const BUILT_IN_TEMPLATES_DIR = fileURLToPath(new URL('mail-templates/', PACKAGE_ROOT))
 
 const PLACEHOLDER = /\{\{(.*?)\}\}/g
 /**

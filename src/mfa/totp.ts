@@ -41,8 +41,9 @@ export function stepAt(now: number): number {
 
 /** The URI as a QR code: an SVG image as a data URL, which an `<img>` shows without a request. */
 export async function qrCodeDataUrl(uri: string): Promise<string> {
-  // loaded with the first enrolment, not at start
-  const qrcode = await import('qrcode')
+  // loaded with the first enrolment, not at start; a CommonJS package, so its default export, the one a bundle's chunk
+  // of it has too (bundle/: esbuild gives a dynamically imported CommonJS module no named exports)
+  const { default: qrcode } = await import('qrcode')
   const svg = await qrcode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 })
   return `data:image/svg+xml;base64,${Buffer.from(svg, 'utf8').toString('base64')}`
 }

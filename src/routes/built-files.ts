@@ -1,11 +1,12 @@
 import { readFile } from 'node:fs/promises'
 import type { FastifyReply } from 'fastify'
+import { PACKAGE_ROOT } from '../package-root.js'
 
 // What the pages of the client package (the demo, the admin console) share: their built files, read once at start,
 // and the way each is sent.
 
-/** From src/routes/ and dist/routes/ alike, two levels up is the repository (as migrations/ is found). */
-export const CLIENT_PACKAGE = new URL('../../client/', import.meta.url)
+/** The client package, in client/ at the root of the package. */
+export const CLIENT_PACKAGE = new URL('client/', PACKAGE_ROOT)
 
 export const HTML = 'text/html; charset=utf-8'
 export const JAVASCRIPT = 'text/javascript; charset=utf-8'

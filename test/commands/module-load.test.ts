@@ -66,9 +66,32 @@ async function modulesLoadedByServe(name: string, env: Record<string, string>, d
   return loadedIn(record)
 }
 
-/** The packages (node_modules/<name>) and the files named in a record. */
+/**
+ * The modules of the bundle (bundle/, which bin/tessera.js loads): each of its files and the modules it holds, by
+ * their paths from the root (src/…, node_modules/<name>/…), as scripts/build-bundle.mjs writes them.
+ */
+const BUNDLE = new URL('../../bundle/', import.meta.url)
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const modulesOfBundle: Record<string, string[]> = JSON.parse(
+  readFileSync(new URL('modules.json', BUNDLE), 'utf8'),
+)
+
+/**
+ * The packages (node_modules/<name>) and the files named in a record: a file of the bundle stands for the modules it
+ * holds, so that a package or a src/ file that comes into a file the command loads shows here, as it would unbundled.
+ */
 function loadedIn(record: string) {
-  const paths = readFileSync(record, 'utf8').split('\n').filter(Boolean)
+  const bundleDir = fileURLToPath(BUNDLE)
+  const paths = readFileSync(record, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .flatMap((path) => {
+      if (!path.startsWith(bundleDir)) return [path]
+      const held = modulesOfBundle[path.slice(bundleDir.length)]
+      if (held === undefined)
+        throw new Error(`${path} is not in bundle/modules.json: rebuild (npm run build)`)
+      return held.map((module) => join(ROOT, module))
+    })
   const packages = new Set(
     paths.flatMap((path) => {
       const match = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path)
@@ -85,14 +108,15 @@ describe('what a command loads', () => {
   it('tessera --help loads neither the HTTP server nor any database driver', () => {
     const { packages, paths } = modulesLoadedBy(['--help'], {}, dir())
     // the recorder saw the dispatcher: an empty record would pass every check below
-    expect(paths.some((path) => path.endsWith('/dist/commands/cli.js'))).toBe(true)
+    expect(paths.some((path) => path.endsWith('/src/commands/cli.ts'))).toBe(true)
     for (const name of [...SERVER_PACKAGES, ...OTHER_DRIVERS, ...MAIL_PACKAGES, 'better-sqlite3', 'kysely'])
       expect(packages, name).not.toContain(name)
   })
 
   it('tessera serve without SMTP_URL loads no mail library; with SMTP_URL it loads nodemailer at start', async () => {
     const withoutSmtp = await modulesLoadedByServe('without-smtp', {}, dir())
-    expect(withoutSmtp.paths.some((path) => path.endsWith('/dist/mail/open-mail.js'))).toBe(true)
+    expect(withoutSmtp.paths.some((path) => path.endsWith('/src/mail/open-mail.ts'))).toBe(true)
+    expect(withoutSmtp.packages).toContain('fastify')
     for (const name of MAIL_PACKAGES) expect(withoutSmtp.packages, name).not.toContain(name)
     // nothing listens there: the transport connects only to send
     const withSmtp = await modulesLoadedByServe('with-smtp', { SMTP_URL: 'smtp://127.0.0.1:9' }, dir())
@@ -121,21 +145,24 @@ describe('what a command loads', () => {
       {},
       dir(),
     )
-    expect(paths.some((path) => path.endsWith('/dist/commands/keys.js'))).toBe(true)
+    expect(paths.some((path) => path.endsWith('/src/commands/keys.ts'))).toBe(true)
     expect(packages).toContain('jose')
     for (const name of [...SERVER_PACKAGES, ...OTHER_DRIVERS, 'better-sqlite3', 'kysely'])
       expect(packages, name).not.toContain(name)
   })
 
-  it("the record does hold the server when a module loads it: serve's module imports Fastify", () => {
+  it("the record does hold the server when a module loads it: the bundle's file of serve imports Fastify", () => {
     const record = join(dir(), 'serve.txt')
-    const serveModule = new URL('../../dist/commands/serve.js', import.meta.url).href
+    const [serveFile] =
+      Object.entries(modulesOfBundle).find(([, held]) => held.includes('src/commands/serve.ts')) ?? []
+    expect(serveFile).toBeDefined()
+    const serveModule = new URL(`${serveFile}`, BUNDLE).href
     const loaded = spawnSync(
       process.execPath,
       ['--import', RECORDER, '--input-type=module', '-e', `await import(${JSON.stringify(serveModule)})`],
       { env: childEnv({ TESSERA_LOADED_MODULES: record }), encoding: 'utf8', timeout: 30_000 },
     )
     expect(loaded.status, loaded.stderr).toBe(0)
-    expect(readFileSync(record, 'utf8')).toMatch(/\/node_modules\/fastify\//)
+    expect(loadedIn(record).packages).toContain('fastify')
   })
 })

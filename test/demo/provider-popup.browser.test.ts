@@ -10,7 +10,7 @@ import { type ServiceWithProvider, startServiceWithOidcProvider } from '../suppo
 import { useTempDir } from '../support/temp-dir.js'
 
 // The demo page's "Sign in with Google" in Chromium: the popup, the provider, the service's callback page and its
-// message to the page, end to end. The service runs as a child process (the build in dist/: `npm run build` first),
+// message to the page, end to end. The service runs as a child process (the built `tessera`: `npm run build` first),
 // its `google` pointed at a real OpenID provider (oidc-provider over HTTPS on 127.0.0.1) whose certificate it trusts
 // through NODE_EXTRA_CA_CERTS, and the browser through ignoreHTTPSErrors.
 

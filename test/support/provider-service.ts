@@ -27,7 +27,7 @@ export interface ServiceWithProvider<P> extends RunningService {
 }
 
 /**
- * The service as a child process (the build in dist/), signing in at a provider of the test served over HTTPS with a
+ * The service as a child process (the built `tessera`), signing in at a provider of the test served over HTTPS with a
  * certificate made in `dir`, which the service trusts through NODE_EXTRA_CA_CERTS. The service's port is chosen
  * before either starts: `startProvider` gets its origin, to register the service's callback URL. The service keeps its
  * SQLite database and its files in `dir`; `env` adds to its environment, or overrides it.

@@ -1,10 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises'
 import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../../clock.js'
+import { PACKAGE_ROOT } from '../../package-root.js'
 import type { SqlDatabase, SqlEngine } from './sql-database.js'
 import type { Tables } from './tables.js'
 
-const MIGRATIONS_ROOT = new URL('../../../migrations/', import.meta.url)
+const MIGRATIONS_ROOT = new URL('migrations/', PACKAGE_ROOT)
 const FILE_NAME = /^(\d{4})_[a-z0-9_]+\.sql$/
 
 export interface Migration {
