@@ -62,6 +62,22 @@ describe.each(backends)('the user.* webhook events [$name]', (backend) => {
     return { email, id: data.id as string, token: data.access_token as string }
   }
   /** The events expected so far for one account, as `user.updated` events with the account read now. */
+  /** The account's address changed to `newEmail`, proved with the code sent there. */
+  const changeEmail = async (token: string, newEmail: string) => {
+    ok(
+      await h.call('POST', '/auth/me/send-code', {
+        headers: bearer(token),
+        body: { purpose: 'change_email', new_email: newEmail },
+      }),
+    )
+    const code = await mailedCode(newEmail)
+    ok(
+      await h.call('POST', '/auth/email/change', {
+        headers: bearer(token),
+        body: { new_email: newEmail, verification_code: code },
+      }),
+    )
+  }
   const updated = async (token: string, changes: string[]): Promise<Event> => ({
     type: 'user.updated',
     data: { user: await h.me(token), changes },
@@ -104,19 +120,7 @@ describe.each(backends)('the user.* webhook events [$name]', (backend) => {
 
     // a new address, proved with a code sent there
     const newEmail = uniqueEmail()
-    ok(
-      await h.call('POST', '/auth/me/send-code', {
-        headers: bearer(user.token),
-        body: { purpose: 'change_email', new_email: newEmail },
-      }),
-    )
-    const changeCode = await mailedCode(newEmail)
-    ok(
-      await h.call('POST', '/auth/email/change', {
-        headers: bearer(user.token),
-        body: { new_email: newEmail, verification_code: changeCode },
-      }),
-    )
+    await changeEmail(user.token, newEmail)
     expected.push(await updated(user.token, ['email']))
     expect(await h.eventsOf(user.id)).toEqual(sorted(expected))
 
@@ -156,19 +160,7 @@ describe.each(backends)('the user.* webhook events [$name]', (backend) => {
     const user = await register()
     const created: Event = { type: 'user.created', data: { user: await h.me(user.token) } }
     const newEmail = uniqueEmail()
-    ok(
-      await h.call('POST', '/auth/me/send-code', {
-        headers: bearer(user.token),
-        body: { purpose: 'change_email', new_email: newEmail },
-      }),
-    )
-    const code = await mailedCode(newEmail)
-    ok(
-      await h.call('POST', '/auth/email/change', {
-        headers: bearer(user.token),
-        body: { new_email: newEmail, verification_code: code },
-      }),
-    )
+    await changeEmail(user.token, newEmail)
     expect(await h.eventsOf(user.id)).toEqual(
       sorted([created, await updated(user.token, ['email', 'verification'])]),
     )

@@ -59,6 +59,22 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
       other: sid(other.access_token),
     }
   }
+  /** An authenticator app set up with the password, still pending; its secret is kept among the secrets. */
+  const setUpTotp = async (token: string) => {
+    const setup = ok(
+      await h.call('POST', '/auth/mfa/totp/setup', { headers: bearer(token), body: { password: PASSWORD } }),
+    )
+    secrets.push(setup.secret)
+    return setup as { factor_id: string; secret: string }
+  }
+  /** The app's current code confirms the factor: the answer, with its recovery codes. */
+  const confirmTotp = async (token: string, setup: { factor_id: string; secret: string }) =>
+    ok(
+      await h.call('POST', '/auth/mfa/totp/confirm', {
+        headers: bearer(token),
+        body: { factor_id: setup.factor_id, code: authenticator.generate(setup.secret) },
+      }),
+    )
   const laterEvents = async (userId: string) =>
     (await h.eventsOf(userId)).filter((event) => event.type !== 'user.created')
   const mfaChanged = (userId: string, factors: string[]): Event => ({
@@ -72,21 +88,10 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
 
   it('R6.5.11 an authenticator app confirmed, a passkey added, each removed: the kinds left each time', async () => {
     const user = await verifiedAccount()
-    const setup = ok(
-      await h.call('POST', '/auth/mfa/totp/setup', {
-        headers: bearer(user.token),
-        body: { password: PASSWORD },
-      }),
-    )
-    secrets.push(setup.secret)
+    const setup = await setUpTotp(user.token)
     // a pending factor is no change of the account's factors
     expect(await laterEvents(user.id)).toEqual([])
-    const confirmed = ok(
-      await h.call('POST', '/auth/mfa/totp/confirm', {
-        headers: bearer(user.token),
-        body: { factor_id: setup.factor_id, code: authenticator.generate(setup.secret) },
-      }),
-    )
+    const confirmed = await confirmTotp(user.token, setup)
     secrets.push(...confirmed.recovery_codes)
     const expected = [mfaChanged(user.id, ['totp']), ended(user.id, user.other)]
     expect(await laterEvents(user.id)).toEqual(sorted(expected))
@@ -115,19 +120,7 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
     expect(await laterEvents(user.id)).toEqual(sorted(expected))
 
     // new recovery codes change no factor
-    const again = ok(
-      await h.call('POST', '/auth/mfa/totp/setup', {
-        headers: bearer(user.token),
-        body: { password: PASSWORD },
-      }),
-    )
-    ok(
-      await h.call('POST', '/auth/mfa/totp/confirm', {
-        headers: bearer(user.token),
-        body: { factor_id: again.factor_id, code: authenticator.generate(again.secret) },
-      }),
-    )
-    secrets.push(again.secret)
+    await confirmTotp(user.token, await setUpTotp(user.token))
     expected.push(mfaChanged(user.id, ['totp']))
     ok(await h.call('POST', '/auth/mfa/recovery-codes', { headers: bearer(user.token) }))
     expect(await laterEvents(user.id)).toEqual(sorted(expected))
@@ -135,19 +128,8 @@ describe.each(backends)('user.mfa_changed [$name]', (backend) => {
 
   it("R6.5.11 the operator's mfa-reset: no factor left, and every session ended", async () => {
     const user = await verifiedAccount()
-    const setup = ok(
-      await h.call('POST', '/auth/mfa/totp/setup', {
-        headers: bearer(user.token),
-        body: { password: PASSWORD },
-      }),
-    )
-    secrets.push(setup.secret)
-    ok(
-      await h.call('POST', '/auth/mfa/totp/confirm', {
-        headers: bearer(user.token),
-        body: { factor_id: setup.factor_id, code: authenticator.generate(setup.secret) },
-      }),
-    )
+    const setup = await setUpTotp(user.token)
+    await confirmTotp(user.token, setup)
     const admin = await h.admin()
     expect(await admin.mfaReset(await admin.find({ id: user.id }))).toEqual({
       factorsRemoved: 1,
