@@ -180,45 +180,30 @@ try {
 
     const common = { names, rounds, lowerIsBetter: false, unit: '/s' }
     const bareLimit = { limit: 'bare Fastify', measureLimit: () => rate(bare.url, HEALTH) }
-    if (measures('login')) {
-      comparisons.push(
-        await compareRounds(
-          {
-            ...common,
-            figure: 'POST /auth/login',
-            limit: 'raw Argon2 verify',
-            measureLimit: verify,
-            measure: (index) => rate(build(index).service.url, LOGIN, settings.argon2Connections),
-          },
-          log,
-        ),
-      )
-    }
-    if (measures('me')) {
-      comparisons.push(
-        await compareRounds(
-          {
-            ...common,
-            ...bareLimit,
-            figure: 'GET /auth/me',
-            measure: (index) => rate(build(index).service.url, build(index).me),
-          },
-          log,
-        ),
-      )
-    }
-    if (measures('refresh')) {
-      comparisons.push(
-        await compareRounds(
-          {
-            ...common,
-            ...bareLimit,
-            figure: 'POST /auth/refresh',
-            measure: async (index) => rate(build(index).service.url, await build(index).chains()),
-          },
-          log,
-        ),
-      )
+    /** @type {Array<{ key: Figure, figure: string, limit: string, measureLimit: () => Promise<number>, measure: (build: number) => Promise<number> }>} */
+    const loads = [
+      {
+        key: 'login',
+        figure: 'POST /auth/login',
+        limit: 'raw Argon2 verify',
+        measureLimit: verify,
+        measure: (index) => rate(build(index).service.url, LOGIN, settings.argon2Connections),
+      },
+      {
+        key: 'me',
+        ...bareLimit,
+        figure: 'GET /auth/me',
+        measure: (index) => rate(build(index).service.url, build(index).me),
+      },
+      {
+        key: 'refresh',
+        ...bareLimit,
+        figure: 'POST /auth/refresh',
+        measure: async (index) => rate(build(index).service.url, await build(index).chains()),
+      },
+    ]
+    for (const { key, ...load } of loads) {
+      if (measures(key)) comparisons.push(await compareRounds({ ...common, ...load }, log))
     }
   }
 
