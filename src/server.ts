@@ -54,6 +54,13 @@ export interface Service {
   auditSink: AuditSink
   /** The webhook events' publisher (docs/api.md §6.5); one that does nothing without WEBHOOK_URLS. */
   webhooks: WebhookPublisher
+  /**
+   * Starts the work that can wait until the port is open, so that none of it competes with the start-up for the
+   * cores (docs/performance.md, issue 34): the Argon2 threads and the dummy hash, the mail and webhook senders, the
+   * expiry pruner, and the second-factor data key's sealing. `tessera serve` calls it once it listens; until then
+   * the Argon2 threads start with the first computation, and nothing is delivered or pruned. Once only.
+   */
+  start(): void
   /** Closes the HTTP server (in-flight requests finish), writes the pending audit events, closes the stores. */
   close(): Promise<void>
 }
@@ -364,14 +371,8 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     })
     metrics?.connections.watch(guard)
     await app.ready()
-    mail.sender.start()
-    webhooks.sender.start()
-    pruner.start()
-    // docs/api.md R4.25.4: the data key is read (made, on a new store) and sealed again under a rotated secret now,
-    // once the port is open, so that a previous secret can be removed whether or not a factor was used meanwhile
-    const sealing = factorSecrets.ready().catch((error: unknown) => {
-      options.logger.error({ err: error }, 'the second-factor data key could not be opened')
-    })
+    const senders = [mail.sender, webhooks.sender]
+    let sealing: Promise<void> | null = null
     const exposure =
       metrics === null || metricsListen === null
         ? null
@@ -382,6 +383,17 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       metricsUrl: exposure?.url ?? null,
       auditSink,
       webhooks: webhooks.publisher,
+      start() {
+        if (sealing !== null) return
+        hashing.start()
+        for (const sender of senders) sender.start()
+        pruner.start()
+        // docs/api.md R4.25.4: the data key is read (made, on a new store) and sealed again under a rotated secret
+        // once the port is open, so that a previous secret can be removed whether or not a factor was used meanwhile
+        sealing = factorSecrets.ready().catch((error: unknown) => {
+          options.logger.error({ err: error }, 'the second-factor data key could not be opened')
+        })
+      },
       async close() {
         // in-flight requests finish; a keep-alive connection is closed as soon as its last response is sent
         const reaper = setInterval(() => app.server.closeIdleConnections(), 100)

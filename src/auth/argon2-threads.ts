@@ -14,6 +14,10 @@ export interface Argon2Threads {
    * queue, so that a thread never idles waiting for the event loop. At most one per thread computes.
    */
   capacity: number
+  /** Starts the threads now; otherwise they start with the first computation. */
+  start(): void
+  /** How many threads are running: none until start() or the first computation. */
+  readonly running: number
   hash(password: string | Uint8Array, options: Argon2Options): Promise<string>
   verify(storedHash: string, password: string): Promise<boolean>
   /** Stops the threads; pending computations fail. */
@@ -41,7 +45,9 @@ const THREAD_FILE = new URL('./argon2-thread.js', import.meta.url)
  * synchronous calls. A thread takes its next job from its own queue as soon as it is done, without waiting for the
  * event loop, and allocating and freeing the hash's memory (19 MiB by default) happens on the thread, not on the
  * event loop as with the library's async calls. Jobs go to the thread with the fewest. A pool library measured
- * against this (piscina 5, docs/performance.md) was at best as fast, with a higher 99th-percentile latency.
+ * against this (piscina 5, docs/performance.md) was at best as fast, with a higher 99th-percentile latency. The
+ * threads start with the first computation or start(), not before: the service starts them once its port is open
+ * (docs/performance.md, issue 34), as booting them competes with its start-up for the cores.
  */
 export function createArgon2Threads(count: number): Argon2Threads {
   const pending = new Map<number, Pending>()
@@ -80,7 +86,10 @@ export function createArgon2Threads(count: number): Argon2Threads {
     worker.on('exit', (code) => fail(new Error(`argon2 thread exited with code ${code}`)))
     return thread
   }
-  for (let i = 0; i < count; i++) threads.push(start())
+  const startAll = () => {
+    if (threads.length > 0 || closing) return
+    for (let i = 0; i < count; i++) threads.push(start())
+  }
 
   const submit = <T>(job: Argon2Job): Promise<T> =>
     new Promise<T>((resolve, reject) => {
@@ -88,6 +97,7 @@ export function createArgon2Threads(count: number): Argon2Threads {
         reject(new Error('argon2 threads are closed'))
         return
       }
+      startAll()
       const thread = threads.reduce((least, candidate) =>
         candidate.jobs.size < least.jobs.size ? candidate : least,
       )
@@ -98,6 +108,10 @@ export function createArgon2Threads(count: number): Argon2Threads {
 
   return {
     capacity: count * 2,
+    start: startAll,
+    get running() {
+      return threads.length
+    },
     hash: (password, options) => submit<string>({ id: nextId++, kind: 'hash', password, options }),
     verify: (storedHash, password) =>
       submit<boolean>({ id: nextId++, kind: 'verify', hash: storedHash, password }),

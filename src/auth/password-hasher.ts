@@ -31,6 +31,12 @@ export interface PasswordHasher {
   needsRehash(storedHash: string): boolean
 }
 
+/** The hasher on Argon2 threads, whose dummy hash can be computed ahead of its first use. */
+export interface Argon2PasswordHasher extends PasswordHasher {
+  /** Computes the dummy hash now rather than for the first unknown e-mail, whose answer would wait for it. */
+  prepare(): void
+}
+
 /**
  * Argon2id on `argon2` (threads of its own, off the event loop). Every computation goes through `limiter`, so no
  * more are admitted than it allows and the rest wait in its bounded queue (past it, ServiceBusyError: a 503).
@@ -39,23 +45,30 @@ export function createPasswordHasher(
   params: Argon2Params,
   limiter: ConcurrencyLimiter,
   argon2: Pick<Argon2Threads, 'hash' | 'verify'>,
-): PasswordHasher {
+): Argon2PasswordHasher {
   const options = {
     algorithm: ARGON2ID,
     memoryCost: params.memoryKiB,
     timeCost: params.timeCost,
     parallelism: params.parallelism,
   }
-  const dummyHash = argon2.hash(randomBytes(32), options)
-  // a failure surfaces when the dummy is first used; here it would be an unhandled rejection
-  dummyHash.catch(() => {})
+  let dummy: Promise<string> | null = null
+  const dummyHash = (): Promise<string> => {
+    if (dummy === null) {
+      dummy = argon2.hash(randomBytes(32), options)
+      // a failure surfaces when the dummy is used; here it would be an unhandled rejection
+      dummy.catch(() => {})
+    }
+    return dummy
+  }
 
   return {
     hash: (password, requester) => limiter.run(() => argon2.hash(password, options), requester),
     verify: (storedHash, password, requester, known) =>
       limiter.run(() => argon2.verify(storedHash, password), requester, known),
+    prepare: () => void dummyHash(),
     async verifyDummy(password, requester) {
-      const stored = await dummyHash
+      const stored = await dummyHash()
       await limiter.run(() => argon2.verify(stored, password), requester)
       return false
     },
@@ -80,6 +93,11 @@ export interface PasswordHashing {
   hasher: PasswordHasher
   /** The queue in front of the threads (watched by the metrics). */
   limiter: ConcurrencyLimiter
+  /**
+   * Starts the threads and computes the dummy hash: the service calls it once its port is open, so that neither
+   * competes with the start-up for the cores. Without it, both start with the first computation.
+   */
+  start(): void
   /** Stops the threads; pending computations fail. */
   close(): Promise<void>
 }
@@ -105,9 +123,14 @@ export function openPasswordHashing(options: PasswordHashingOptions): PasswordHa
     queueLimit: options.queueLimit,
     observer: options.observer,
   })
+  const hasher = createPasswordHasher(options.params, limiter, argon2)
   return {
-    hasher: createPasswordHasher(options.params, limiter, argon2),
+    hasher,
     limiter,
+    start() {
+      argon2.start()
+      hasher.prepare()
+    },
     close: () => argon2.close(),
   }
 }

@@ -33,6 +33,7 @@ export async function serve(env: Env): Promise<void> {
     stopOnSignals(service, logger)
     if (config.server.tls !== null) reloadCertificateOnSighup(service, config.server.tls, logger)
     await listen(service.app, config.server.host, config.server.port)
+    service.start()
     const address = service.app.server.address() as AddressInfo
     const scheme = config.server.tls === null ? 'http' : 'https'
     const url = `${scheme}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`

@@ -18,6 +18,19 @@ describe('createArgon2Threads', () => {
     expect(await threads.verify(hashes[0] as string, 'another password')).toBe(false)
   })
 
+  it('starts no thread before start() or the first computation (the service starts them once it listens)', async () => {
+    threads = createArgon2Threads(2)
+    expect(threads.running).toBe(0)
+    threads.start()
+    expect(threads.running).toBe(2)
+    threads.start()
+    expect(threads.running).toBe(2)
+    await threads.close()
+    threads = createArgon2Threads(2)
+    expect(await threads.hash('pw', options)).toMatch(/^\$argon2id\$/)
+    expect(threads.running).toBe(2)
+  })
+
   it('hashes bytes as well as strings', async () => {
     threads = createArgon2Threads(1)
     const stored = await threads.hash(new Uint8Array([1, 2, 3, 4]), options)

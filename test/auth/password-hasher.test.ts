@@ -34,6 +34,29 @@ describe('createPasswordHasher', () => {
     expect(await hasher.verifyDummy('')).toBe(false)
   })
 
+  it('computes its dummy hash at prepare() or the first unknown e-mail, not when it is made', async () => {
+    const hashed: unknown[] = []
+    const recording = {
+      hash: (password: string | Uint8Array, options: Parameters<Argon2Threads['hash']>[1]) => {
+        hashed.push(password)
+        return threads.hash(password, options)
+      },
+      verify: (stored: string, password: string) => threads.verify(stored, password),
+    }
+    const prepared = createPasswordHasher(cheap, limiter(), recording)
+    expect(hashed).toHaveLength(0)
+    prepared.prepare()
+    prepared.prepare()
+    expect(hashed).toHaveLength(1)
+    expect(await prepared.verifyDummy('pw')).toBe(false)
+    expect(hashed).toHaveLength(1)
+
+    const unprepared = createPasswordHasher(cheap, limiter(), recording)
+    expect(await unprepared.verifyDummy('pw')).toBe(false)
+    expect(await unprepared.verifyDummy('pw')).toBe(false)
+    expect(hashed).toHaveLength(2)
+  })
+
   it('needsRehash when the stored hash has other parameters', async () => {
     const old = await createPasswordHasher(cheap, limiter(), threads).hash('pw')
     const hasherFor = (params: typeof cheap) => createPasswordHasher(params, limiter(), threads)

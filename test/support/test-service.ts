@@ -89,6 +89,7 @@ export async function startTestService(
   const opened = await openStores(config.storage, options.clock ?? systemClock, logger)
   const stores = options.wrapStores ? options.wrapStores(opened) : opened
   const service = await createService(config, { logger, clock: options.clock, stores })
+  service.start()
   // a test that sets BASE_PATH itself injects the paths it means
   if (TEST_BASE_PATH !== '' && config.http.basePath === TEST_BASE_PATH)
     injectUnderBasePath(service.app, TEST_BASE_PATH)
