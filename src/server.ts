@@ -57,8 +57,9 @@ export interface Service {
   /**
    * Starts the work that can wait until the port is open, so that none of it competes with the start-up for the
    * cores (docs/performance.md, issue 34): the Argon2 threads and the dummy hash, the mail and webhook senders, the
-   * expiry pruner, and the second-factor data key's sealing. `tessera serve` calls it once it listens; until then
-   * the Argon2 threads start with the first computation, and nothing is delivered or pruned. Once only.
+   * expiry pruner, and the second-factor data key's sealing. `tessera serve` calls it a second after it listens;
+   * until then the Argon2 threads start with the first computation, and nothing is delivered or pruned. Once only,
+   * and not once close() has begun.
    */
   start(): void
   /** Closes the HTTP server (in-flight requests finish), writes the pending audit events, closes the stores. */
@@ -372,7 +373,14 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     metrics?.connections.watch(guard)
     await app.ready()
     const senders = [mail.sender, webhooks.sender]
+    // docs/api.md R4.25.4: the data key is read (made, on a new store) and sealed again under a rotated secret once
+    // the port is open, so that a previous secret can be removed whether or not a factor was used meanwhile
+    const seal = () =>
+      factorSecrets.ready().catch((error: unknown) => {
+        options.logger.error({ err: error }, 'the second-factor data key could not be opened')
+      })
     let sealing: Promise<void> | null = null
+    let closing = false
     const exposure =
       metrics === null || metricsListen === null
         ? null
@@ -384,17 +392,14 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       auditSink,
       webhooks: webhooks.publisher,
       start() {
-        if (sealing !== null) return
+        if (sealing !== null || closing) return
         hashing.start()
         for (const sender of senders) sender.start()
         pruner.start()
-        // docs/api.md R4.25.4: the data key is read (made, on a new store) and sealed again under a rotated secret
-        // once the port is open, so that a previous secret can be removed whether or not a factor was used meanwhile
-        sealing = factorSecrets.ready().catch((error: unknown) => {
-          options.logger.error({ err: error }, 'the second-factor data key could not be opened')
-        })
+        sealing = seal()
       },
       async close() {
+        closing = true
         // in-flight requests finish; a keep-alive connection is closed as soon as its last response is sent
         const reaper = setInterval(() => app.server.closeIdleConnections(), 100)
         try {
@@ -403,7 +408,8 @@ export async function createService(config: Config, options: ServiceOptions): Pr
           clearInterval(reaper)
         }
         await exposure?.close()
-        await sealing
+        // a service stopped before start() had run still seals the data key again
+        await (sealing ?? seal())
         // what is in hand is delivered or released before the stores close
         await mail?.sender.close()
         await webhooks?.sender.close()
