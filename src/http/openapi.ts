@@ -1,7 +1,12 @@
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { SwaggerOptions } from '@fastify/swagger'
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RouteOptions,
+} from 'fastify'
 import { DOCUMENT_DESCRIPTION, unmatchedRequestResponses } from './responses.js'
+import { sharedSchemaController } from './schema-compilers.js'
 import { ownFilesOnlyPolicy } from './security-headers.js'
 import { withSharedComponents } from './shared-components.js'
 
@@ -21,15 +26,124 @@ export const DOCS_CSP = ownFilesOnlyPolicy([
  * the routes it describes, in their scope or a parent of it.
  *
  * The document is built and serialized once, at its first request (its YAML form at the first request of that form),
- * and every request is sent that same buffer (also at Swagger UI's own /docs/json and /docs/yaml): answering it costs no more than a small
- * JSON object.
+ * and every request is sent that same buffer (also at Swagger UI's own /docs/json and /docs/yaml): answering it costs
+ * no more than a small JSON object.
+ *
+ * Neither the generator (@fastify/swagger) nor Swagger UI (@fastify/swagger-ui, @fastify/static) is loaded at start:
+ * the routes are noted as they are added, and at the first request for the document or the page, an app of their
+ * own (the docs app) is given the same routes and shared schemas to describe, and serves Swagger UI's page and files,
+ * which this app hands on to it. Set up at start they were some 8 % of a development start (docs/performance.md,
+ * issue 34), for a document few starts are ever asked for.
  */
 export async function registerOpenApi(
   app: FastifyInstance,
   info: { name: string; version: string },
   basePath = '',
 ): Promise<void> {
-  await app.register(swagger, {
+  const routes: RouteOptions[] = []
+  app.addHook('onRoute', (route) => {
+    routes.push({ ...route })
+  })
+  // the routes to describe: all but this module's own
+  let described: (route: RouteOptions) => boolean = () => true
+  let docs: Promise<FastifyInstance> | null = null
+  const openDocs = (): Promise<FastifyInstance> => {
+    docs ??= docsApp(app, routes.filter(described), info, basePath).catch((error: unknown) => {
+      docs = null
+      throw error
+    })
+    return docs
+  }
+  const prepared: { json: Buffer | null; yaml: Buffer | null } = { json: null, yaml: null }
+  const sendJson = async (_request: FastifyRequest, reply: FastifyReply) => {
+    if (prepared.json === null) {
+      const document = withSharedComponents((await openDocs()).swagger())
+      prepared.json ??= Buffer.from(JSON.stringify(document))
+    }
+    return reply.type('application/json; charset=utf-8').send(prepared.json)
+  }
+  // the YAML form, which only Swagger UI's /docs/yaml serves, is made at its first request too: serializing the
+  // document as YAML costs more than every other step of a start together, for a page hardly anyone asks for
+  const sendYaml = async (_request: FastifyRequest, reply: FastifyReply) => {
+    if (prepared.yaml === null) {
+      const yaml = (await openDocs()).swagger({ yaml: true })
+      prepared.yaml ??= Buffer.from(yaml)
+    }
+    return reply.type('application/x-yaml').send(prepared.yaml)
+  }
+  // the page and its files: what the docs app answers, with its status, headers and bytes; a file it does not have
+  // is this service's 404, as for any other path
+  const sendUi = async (request: FastifyRequest, reply: FastifyReply) => {
+    const answer = await (await openDocs()).inject({
+      method: 'GET',
+      url: request.url,
+      headers: request.headers,
+    })
+    if (answer.statusCode === 404) return reply.callNotFound()
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !NOT_HANDED_ON.has(name)) reply.header(name, value)
+    }
+    return reply.code(answer.statusCode).send(answer.rawPayload)
+  }
+  const hidden = { schema: { hide: true } }
+  const own = new Set<unknown>([sendJson, sendYaml, sendUi])
+  described = (route) => !own.has(route.handler)
+  // the document and the page are served under BASE_PATH, like the routes they describe
+  await app.register(
+    async (scope) => {
+      scope.get('/openapi.json', hidden, sendJson)
+      scope.get('/docs/json', hidden, sendJson)
+      scope.get('/docs/yaml', hidden, sendYaml)
+      scope.get('/docs', hidden, sendUi)
+      scope.get('/docs/*', hidden, sendUi)
+    },
+    { prefix: basePath },
+  )
+}
+
+/** The headers of the docs app's answers that this app's own answer sets itself. */
+const NOT_HANDED_ON = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'])
+
+/** What the docs app's routes answer: nothing, ever; they are there to be described, not called. */
+const describedOnly = async () => {
+  throw new Error('the docs app describes the routes: it does not serve them')
+}
+
+/**
+ * The docs app: @fastify/swagger, given the service's routes (with the HEAD routes Fastify added, which it leaves
+ * out of the document as it did in the service) and shared schemas, and Swagger UI under BASE_PATH. The schemas are
+ * compiled by the service's lazy compilers, that is never: its routes are not called.
+ */
+async function docsApp(
+  service: FastifyInstance,
+  routes: readonly RouteOptions[],
+  info: { name: string; version: string },
+  basePath: string,
+): Promise<FastifyInstance> {
+  const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([
+    import('@fastify/swagger'),
+    import('@fastify/swagger-ui'),
+  ])
+  const docs = Fastify({ logger: false, exposeHeadRoutes: false, schemaController: sharedSchemaController })
+  for (const schema of Object.values(service.getSchemas())) docs.addSchema(schema)
+  await docs.register(swagger, documentOptions(info, basePath))
+  for (const { method, url, schema, config, constraints } of routes) {
+    docs.route({ method, url, schema, config, constraints, handler: describedOnly })
+  }
+  await docs.register(
+    async (scope) => {
+      // indexPrefix: the page links its own files by absolute paths, which must carry the prefix too
+      await scope.register(swaggerUi, { routePrefix: '/docs', indexPrefix: basePath, staticCSP: DOCS_CSP })
+    },
+    { prefix: basePath },
+  )
+  await docs.ready()
+  return docs
+}
+
+/** @fastify/swagger's options: the document's head, and the shared schemas under components.schemas by their $id. */
+function documentOptions(info: { name: string; version: string }, basePath: string): SwaggerOptions {
+  return {
     openapi: {
       openapi: '3.1.0',
       // BASE_PATH: the paths stay the specification's, the server says where they are (a relative URL: this host)
@@ -60,30 +174,5 @@ export async function registerOpenApi(
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
-  })
-  const prepared: { json: Buffer | null; yaml: Buffer | null } = { json: null, yaml: null }
-  // made at the first request for it, not at start: a service serves requests long before anyone reads its document
-  const sendJson = (_request: FastifyRequest, reply: FastifyReply) => {
-    prepared.json ??= Buffer.from(JSON.stringify(withSharedComponents(app.swagger())))
-    return reply.type('application/json; charset=utf-8').send(prepared.json)
   }
-  // the YAML form, which only Swagger UI's /docs/yaml serves, is made at its first request too: serializing the
-  // document as YAML costs more than every other step of a start together, for a page hardly anyone asks for
-  const sendYaml = (_request: FastifyRequest, reply: FastifyReply) => {
-    prepared.yaml ??= Buffer.from(app.swagger({ yaml: true }))
-    return reply.type('application/x-yaml').send(prepared.yaml)
-  }
-  // the document and the page are served under BASE_PATH, like the routes they describe
-  await app.register(
-    async (docs) => {
-      docs.addHook('onRoute', (route) => {
-        if (route.url === `${basePath}/docs/json`) route.handler = sendJson
-        if (route.url === `${basePath}/docs/yaml`) route.handler = sendYaml
-      })
-      // indexPrefix: the page links its own files by absolute paths, which must carry the prefix too
-      await docs.register(swaggerUi, { routePrefix: '/docs', indexPrefix: basePath, staticCSP: DOCS_CSP })
-      docs.get('/openapi.json', { schema: { hide: true } }, sendJson)
-    },
-    { prefix: basePath },
-  )
 }

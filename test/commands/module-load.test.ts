@@ -118,6 +118,10 @@ describe('what a command loads', () => {
     expect(withoutSmtp.paths.some((path) => path.endsWith('/src/mail/open-mail.ts'))).toBe(true)
     expect(withoutSmtp.packages).toContain('fastify')
     for (const name of MAIL_PACKAGES) expect(withoutSmtp.packages, name).not.toContain(name)
+    // the API document's generator and Swagger UI are set up at the first request for them (src/http/openapi.ts)
+    expect(withoutSmtp.paths.some((path) => path.endsWith('/src/http/openapi.ts'))).toBe(true)
+    for (const name of ['@fastify/swagger', '@fastify/swagger-ui', '@fastify/static', 'yaml'])
+      expect(withoutSmtp.packages, name).not.toContain(name)
     // nothing listens there: the transport connects only to send
     const withSmtp = await modulesLoadedByServe('with-smtp', { SMTP_URL: 'smtp://127.0.0.1:9' }, dir())
     expect(withSmtp.packages).toContain('nodemailer')

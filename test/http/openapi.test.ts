@@ -331,7 +331,11 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
 
   it('is one buffer prepared at its first request (the YAML at the first of its own): every request gets the same bytes, and nothing is serialized per request', async () => {
     const stringify = vi.spyOn(JSON, 'stringify')
-    const swagger = vi.spyOn(service.app, 'swagger')
+    const bufferFrom = vi.spyOn(Buffer, 'from')
+    const yamlDocuments = () =>
+      bufferFrom.mock.calls.filter(
+        ([value]) => typeof value === 'string' && value.startsWith('openapi: 3.1.0'),
+      )
     try {
       const answers = await Promise.all(
         ['/openapi.json', '/openapi.json', '/docs/json'].map((url) =>
@@ -343,25 +347,51 @@ describe('GET /openapi.json: the OpenAPI 3.1 document generated from the route s
         expect(answer.body).toBe(answers[0]?.body)
       }
       expect(JSON.parse(answers[0]?.body ?? '')).toEqual(document)
-      expect(swagger).not.toHaveBeenCalled()
       const yaml = await Promise.all(
         [1, 2].map(() => service.app.inject({ method: 'GET', url: '/docs/yaml' })),
       )
       expect(yaml[0]?.body).toContain('openapi: 3.1.0')
       expect(yaml[1]?.body).toBe(yaml[0]?.body)
       // made once, at the first request for it, and kept
-      expect(swagger.mock.calls).toEqual([[{ yaml: true }]])
+      expect(yamlDocuments()).toHaveLength(1)
       expect(stringify.mock.calls.filter(([value]) => (value as { openapi?: unknown })?.openapi)).toEqual([])
     } finally {
       stringify.mockRestore()
-      swagger.mockRestore()
+      bufferFrom.mockRestore()
     }
+  })
+
+  it("Swagger UI's files answer as a file server does (a validator, a 304, HEAD), and one it lacks is the service's 404", async () => {
+    const css = await service.app.inject({ method: 'GET', url: '/docs/static/swagger-ui.css' })
+    expect(css.statusCode).toBe(200)
+    expect(css.headers['content-type']).toMatch(/^text\/css/)
+    expect(Number(css.headers['content-length'])).toBe(css.rawPayload.length)
+    expect(css.headers['x-content-type-options']).toBe('nosniff')
+    const etag = css.headers.etag as string
+    expect(etag).toBeTruthy()
+    const again = await service.app.inject({
+      method: 'GET',
+      url: '/docs/static/swagger-ui.css',
+      headers: { 'if-none-match': etag },
+    })
+    expect(again.statusCode).toBe(304)
+    expect(again.body).toBe('')
+    const head = await service.app.inject({ method: 'HEAD', url: '/docs/static/swagger-ui.css' })
+    expect(head.statusCode).toBe(200)
+    expect(head.headers['content-length']).toBe(css.headers['content-length'])
+    expect(head.body).toBe('')
+    const missing = await service.app.inject({ method: 'GET', url: '/docs/static/no-such-file.js' })
+    expect(missing.statusCode).toBe(404)
+    expect(missing.json()).toMatchObject({ code: 404, data: null })
   })
 })
 
 describe('the document is built at its first request, not at start', () => {
-  it('is not built while the app starts, and is built once by the first request', async () => {
+  it('is not built while the app starts (its generator is not even set up), and is built once by the first request', async () => {
     const app = Fastify()
+    const stringify = vi.spyOn(JSON, 'stringify')
+    const documents = () =>
+      stringify.mock.calls.filter(([value]) => (value as { openapi?: unknown })?.openapi)
     try {
       await registerOpenApi(app, { name: 'tessera', version: '0.0.0-test' })
       app.get(
@@ -369,14 +399,15 @@ describe('the document is built at its first request, not at start', () => {
         { schema: { operationId: 'ping', response: { 200: { type: 'string' } } } },
         async () => 'pong',
       )
-      const swagger = vi.spyOn(app, 'swagger')
       await app.ready()
-      expect(swagger).not.toHaveBeenCalled()
+      expect(app.hasDecorator('swagger')).toBe(false)
+      expect(documents()).toEqual([])
       const answers = await Promise.all([1, 2].map(() => app.inject({ method: 'GET', url: '/openapi.json' })))
       expect(answers[0]?.json().paths['/ping'].get.operationId).toBe('ping')
       expect(answers[1]?.body).toBe(answers[0]?.body)
-      expect(swagger.mock.calls).toEqual([[]])
+      expect(documents()).toHaveLength(1)
     } finally {
+      stringify.mockRestore()
       await app.close()
     }
   })

@@ -59,7 +59,8 @@ describe('GET /site-config/schema', () => {
 
 describe('the site-config routes in the OpenAPI document', () => {
   it('lists both routes under the site-config tag, with a schema that describes the object', async () => {
-    const document = (await appWith(CONFIG)).swagger() as {
+    const served = await (await appWith(CONFIG)).inject({ method: 'GET', url: '/openapi.json' })
+    const document = served.json() as {
       openapi: string
       paths: Record<string, { get?: Record<string, unknown> }>
     }
