@@ -3,9 +3,11 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { backends } from './support/backends.js'
 import { fetchJson as json } from './support/fetch-json.js'
 import { runCli, startProcess } from './support/process.js'
 import { eventually } from './support/redis-server.js'
+import { startTestService, TEST_SECRET } from './support/test-service.js'
 
 const PASSWORD = 'correct horse battery'
 
@@ -293,5 +295,39 @@ describe('tessera (the command)', () => {
       code: 1,
       stderr: expect.stringMatching(/^tessera: --config could not be read/),
     })
+  })
+})
+
+describe('Service.start: the work that can wait until the port is open', () => {
+  const KEY_UNOPENED = 'the second-factor data key could not be opened'
+  const rotated = 'rotated-secret-0123456789-abcdefghijklmnopqrstuvw'
+
+  it('R4.25.4 a service stopped before start() still seals the data key again under a rotated secret', async () => {
+    const backend = backends[0]!
+    const instance = await backend.setup()
+    try {
+      // the data key is made, sealed under the test secret
+      await (await startTestService(backend, { instance })).close()
+      // rotated, the old secret still accepted, stopped before start() ran
+      const during = await startTestService(backend, {
+        instance,
+        start: false,
+        env: { AUTH_JWT_SECRET: rotated, AUTH_JWT_PREVIOUS_SECRETS: TEST_SECRET },
+      })
+      await during.close()
+      // the old secret gone: the data key opens under the new one
+      const after = await startTestService(backend, { instance, env: { AUTH_JWT_SECRET: rotated } })
+      await after.close()
+      expect(after.logs().filter((line) => line.msg === KEY_UNOPENED)).toEqual([])
+      // and a secret that never sealed it does not open it: the check above can fail
+      const other = await startTestService(backend, {
+        instance,
+        env: { AUTH_JWT_SECRET: 'another-secret-0123456789-abcdefghijklmnopqrst' },
+      })
+      await other.close()
+      expect(other.logs().filter((line) => line.msg === KEY_UNOPENED)).toHaveLength(1)
+    } finally {
+      await instance.teardown()
+    }
   })
 })

@@ -68,6 +68,8 @@ export interface TestServiceOptions {
   wrapStores?: (stores: Stores) => Stores
   /** Reuse a backend instance (the same database) instead of creating one. */
   instance?: BackendInstance
+  /** Whether to call Service.start (the senders, the pruner, the key sealing), as `tessera serve` does; by default yes. */
+  start?: boolean
 }
 
 /** The real service (createService, the composition root) on a fresh backend, with its logs captured. */
@@ -89,7 +91,7 @@ export async function startTestService(
   const opened = await openStores(config.storage, options.clock ?? systemClock, logger)
   const stores = options.wrapStores ? options.wrapStores(opened) : opened
   const service = await createService(config, { logger, clock: options.clock, stores })
-  service.start()
+  if (options.start !== false) service.start()
   // a test that sets BASE_PATH itself injects the paths it means
   if (TEST_BASE_PATH !== '' && config.http.basePath === TEST_BASE_PATH)
     injectUnderBasePath(service.app, TEST_BASE_PATH)
