@@ -40,15 +40,14 @@ export async function registerOpenApi(
   info: { name: string; version: string },
   basePath = '',
 ): Promise<void> {
-  const routes: RouteOptions[] = []
-  app.addHook('onRoute', (route) => {
-    routes.push({ ...route })
+  // the routes to describe, as they are added: what @fastify/swagger reads of each, this module's own left out
+  const routes: DescribedRoute[] = []
+  app.addHook('onRoute', ({ method, url, schema, config, constraints, handler }) => {
+    if (!own.has(handler)) routes.push({ method, url, schema, config, constraints })
   })
-  // the routes to describe: all but this module's own
-  let described: (route: RouteOptions) => boolean = () => true
   let docs: Promise<FastifyInstance> | null = null
   const openDocs = (): Promise<FastifyInstance> => {
-    docs ??= docsApp(app, routes.filter(described), info, basePath).catch((error: unknown) => {
+    docs ??= docsApp(app, routes, info, basePath).catch((error: unknown) => {
       docs = null
       throw error
     })
@@ -85,9 +84,8 @@ export async function registerOpenApi(
     }
     return reply.code(answer.statusCode).send(answer.rawPayload)
   }
-  const hidden = { schema: { hide: true } }
   const own = new Set<unknown>([sendJson, sendYaml, sendUi])
-  described = (route) => !own.has(route.handler)
+  const hidden = { schema: { hide: true } }
   // the document and the page are served under BASE_PATH, like the routes they describe
   await app.register(
     async (scope) => {
@@ -100,6 +98,9 @@ export async function registerOpenApi(
     { prefix: basePath },
   )
 }
+
+/** A route of the service as the docs app is given it. */
+type DescribedRoute = Pick<RouteOptions, 'method' | 'url' | 'schema' | 'config' | 'constraints'>
 
 /** The headers of the docs app's answers that this app's own answer sets itself. */
 const NOT_HANDED_ON = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'])
@@ -116,7 +117,7 @@ const describedOnly = async () => {
  */
 async function docsApp(
   service: FastifyInstance,
-  routes: readonly RouteOptions[],
+  routes: readonly DescribedRoute[],
   info: { name: string; version: string },
   basePath: string,
 ): Promise<FastifyInstance> {
@@ -127,9 +128,7 @@ async function docsApp(
   const docs = Fastify({ logger: false, exposeHeadRoutes: false, schemaController: sharedSchemaController })
   for (const schema of Object.values(service.getSchemas())) docs.addSchema(schema)
   await docs.register(swagger, documentOptions(info, basePath))
-  for (const { method, url, schema, config, constraints } of routes) {
-    docs.route({ method, url, schema, config, constraints, handler: describedOnly })
-  }
+  for (const route of routes) docs.route({ ...route, handler: describedOnly })
   await docs.register(
     async (scope) => {
       // indexPrefix: the page links its own files by absolute paths, which must carry the prefix too
