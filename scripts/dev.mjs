@@ -21,7 +21,14 @@ const children = [
   spawn(process.execPath, [tsc, ...project, '--watch', '--preserveWatchOutput'], { stdio: 'inherit' }),
   spawn(
     process.execPath,
-    ['--watch', '--max-semi-space-size=8', './bin/tessera.js', 'serve', ...process.argv.slice(2)],
+    [
+      '--watch',
+      '--max-semi-space-size=8',
+      '--heap-growing-percent=50',
+      './bin/tessera.js',
+      'serve',
+      ...process.argv.slice(2),
+    ],
     { stdio: 'inherit' },
   ),
 ]
