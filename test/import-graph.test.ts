@@ -22,6 +22,7 @@ const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
       'language/',
       'sealed-text.ts',
       'role-name.ts',
+      'memoize-success.ts',
     ],
   },
   { name: 'configuration', modules: ['config.ts', 'config/', 'logger.ts', 'site-config/'] },

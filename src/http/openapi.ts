@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyRequest,
   type RouteOptions,
 } from 'fastify'
+import { memoizeSuccess } from '../memoize-success.js'
 import { DOCUMENT_DESCRIPTION, unmatchedRequestResponses } from './responses.js'
 import { sharedSchemaController } from './schema-compilers.js'
 import { ownFilesOnlyPolicy } from './security-headers.js'
@@ -45,31 +46,17 @@ export async function registerOpenApi(
   app.addHook('onRoute', ({ method, url, schema, config, constraints, handler }) => {
     if (!own.has(handler)) routes.push({ method, url, schema, config, constraints })
   })
-  let docs: Promise<FastifyInstance> | null = null
-  const openDocs = (): Promise<FastifyInstance> => {
-    docs ??= docsApp(app, routes, info, basePath).catch((error: unknown) => {
-      docs = null
-      throw error
-    })
-    return docs
-  }
-  const prepared: { json: Buffer | null; yaml: Buffer | null } = { json: null, yaml: null }
-  const sendJson = async (_request: FastifyRequest, reply: FastifyReply) => {
-    if (prepared.json === null) {
-      const document = withSharedComponents((await openDocs()).swagger())
-      prepared.json ??= Buffer.from(JSON.stringify(document))
-    }
-    return reply.type('application/json; charset=utf-8').send(prepared.json)
-  }
+  const openDocs = memoizeSuccess(() => docsApp(app, routes, info, basePath))
+  const json = memoizeSuccess(async () =>
+    Buffer.from(JSON.stringify(withSharedComponents((await openDocs()).swagger()))),
+  )
   // the YAML form, which only Swagger UI's /docs/yaml serves, is made at its first request too: serializing the
   // document as YAML costs more than every other step of a start together, for a page hardly anyone asks for
-  const sendYaml = async (_request: FastifyRequest, reply: FastifyReply) => {
-    if (prepared.yaml === null) {
-      const yaml = (await openDocs()).swagger({ yaml: true })
-      prepared.yaml ??= Buffer.from(yaml)
-    }
-    return reply.type('application/x-yaml').send(prepared.yaml)
-  }
+  const yaml = memoizeSuccess(async () => Buffer.from((await openDocs()).swagger({ yaml: true })))
+  const sendJson = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.type('application/json; charset=utf-8').send(await json())
+  const sendYaml = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.type('application/x-yaml').send(await yaml())
   // the page and its files: what the docs app answers, with its status, headers and bytes; a file it does not have
   // is this service's 404, as for any other path
   const sendUi = async (request: FastifyRequest, reply: FastifyReply) => {

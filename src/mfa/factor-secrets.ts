@@ -1,5 +1,6 @@
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto'
 import { DataKeyError } from '../errors.js'
+import { memoizeSuccess } from '../memoize-success.js'
 import { openText as open, sealText as seal } from '../sealed-text.js'
 import type { ServiceKeyStore } from '../storage/stores.js'
 
@@ -43,7 +44,6 @@ export function createFactorSecrets(deps: FactorSecretsDeps): FactorSecrets {
   const wrapKey = (secret: string) => Buffer.from(hkdfSync('sha256', secret, '', WRAP_INFO, 32))
   const current = wrapKey(deps.secret)
   const previous = deps.previousSecrets.map(wrapKey)
-  let derived: Promise<{ totp: Buffer; recovery: Buffer }> | null = null
 
   const load = async () => {
     let stored = await deps.keys.get(KEY_NAME)
@@ -67,14 +67,8 @@ export function createFactorSecrets(deps: FactorSecretsDeps): FactorSecrets {
       recovery: Buffer.from(hkdfSync('sha256', key, '', RECOVERY_INFO, 32)),
     }
   }
-  const keys = () => {
-    // a failure is not remembered: the next use tries the store again
-    derived ??= load().catch((error: unknown) => {
-      derived = null
-      throw error
-    })
-    return derived
-  }
+  // a failure is not remembered: the next use tries the store again
+  const keys = memoizeSuccess(load)
 
   return {
     seal: async (factorId, secret) => seal((await keys()).totp, factorId, secret),

@@ -1,5 +1,6 @@
 import type { Configuration } from 'openid-client'
 import type { OpenIdProviderSettings } from '../config/provider-config.js'
+import { memoizeSuccess } from '../memoize-success.js'
 import { PROVIDER_TIMEOUT_SECONDS, type ProviderClient, type ProviderIdentity } from './provider-client.js'
 
 /** The scopes of an OpenID Connect sign-in: who (openid), the address (email), a name and a picture (profile). */
@@ -10,14 +11,7 @@ const SCOPE = 'openid email profile'
  * issuer on first use and kept; a discovery that fails is not kept, so the next sign-in tries again.
  */
 export function createOpenIdProviderClient(settings: OpenIdProviderSettings): ProviderClient {
-  let discovered: Promise<Configuration> | null = null
-  const configuration = (): Promise<Configuration> => {
-    discovered ??= discover(settings).catch((error: unknown) => {
-      discovered = null
-      throw error
-    })
-    return discovered
-  }
+  const configuration = memoizeSuccess(() => discover(settings))
 
   return {
     name: settings.name,

@@ -61,7 +61,6 @@ describe.each(backends)('the user.* webhook events [$name]', (backend) => {
     secrets.push(data.access_token, data.refresh_token)
     return { email, id: data.id as string, token: data.access_token as string }
   }
-  /** The events expected so far for one account, as `user.updated` events with the account read now. */
   /** The account's address changed to `newEmail`, proved with the code sent there. */
   const changeEmail = async (token: string, newEmail: string) => {
     ok(
@@ -78,6 +77,7 @@ describe.each(backends)('the user.* webhook events [$name]', (backend) => {
       }),
     )
   }
+  /** The events expected so far for one account, as `user.updated` events with the account read now. */
   const updated = async (token: string, changes: string[]): Promise<Event> => ({
     type: 'user.updated',
     data: { user: await h.me(token), changes },
