@@ -23,6 +23,7 @@ const LAYERS: ReadonlyArray<{ name: string; modules: readonly string[] }> = [
       'sealed-text.ts',
       'role-name.ts',
       'memoize-success.ts',
+      'batched-reads.ts',
     ],
   },
   { name: 'configuration', modules: ['config.ts', 'config/', 'logger.ts', 'site-config/'] },

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { oncePerTurn } from '../batched-reads.js'
 import type { Clock } from '../clock.js'
 import { healthResponses, infoResponses } from '../http/responses.js'
 import type { HealthProbe } from '../storage/stores.js'
@@ -13,6 +14,14 @@ export interface StatusRoutesOptions {
 /** spec 4.1 and 4.2, plain objects without the envelope. */
 export const statusRoutes: FastifyPluginAsyncTypebox<StatusRoutesOptions> = async (app, options) => {
   const { probes, healthTimeoutMs, appInfo, clock } = options
+  // the GET /health requests of one turn share one check of each store, started once they have all arrived: under a
+  // load balancer's probes nothing changes, under a flood the stores are asked once a turn instead of once a request
+  const checkStores = oncePerTurn(async () => {
+    const names = Object.keys(probes)
+    const results = await Promise.all(names.map((name) => answersWithin(probes[name], healthTimeoutMs)))
+    const checks = Object.fromEntries(names.map((name, i) => [name, results[i] === true]))
+    return { ok: results.every(Boolean), checks }
+  })
 
   app.get(
     '/health',
@@ -28,10 +37,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<StatusRoutesOptions> = asyn
       },
     },
     async (_request, reply) => {
-      const names = Object.keys(probes)
-      const results = await Promise.all(names.map((name) => answersWithin(probes[name], healthTimeoutMs)))
-      const checks = Object.fromEntries(names.map((name, i) => [name, results[i] === true]))
-      const ok = results.every(Boolean)
+      const { ok, checks } = await checkStores()
       return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks })
     },
   )

@@ -95,6 +95,41 @@ describe.each(backends)('R4 endpoints [$name]', (backend) => {
         await hanging.close()
       }
     })
+    it('R4.1.4 requests that arrive together share one check of each dependency; a later request checks again', async () => {
+      const asked: string[] = []
+      let answered = 0
+      const counted = await startTestService(backend, {
+        wrapStores: (stores: Stores) => ({
+          ...stores,
+          probes: Object.fromEntries(
+            Object.entries(stores.probes).map(([name, probe]) => [
+              name,
+              async () => {
+                asked.push(`${name} after ${answered}`)
+                await probe()
+              },
+            ]),
+          ),
+        }),
+      })
+      try {
+        const names = Object.keys(counted.stores.probes)
+        const together = await Promise.all(
+          Array.from({ length: 10 }, () => call(counted.app, 'GET', '/health')),
+        )
+        answered = together.length
+        expect(together.map((reply) => reply.status)).toEqual(Array(10).fill(200))
+        expect(asked).toEqual(names.map((name) => `${name} after 0`))
+        // a request after those answered is not answered from their check
+        expect((await call(counted.app, 'GET', '/health')).status).toBe(200)
+        expect(asked).toEqual([
+          ...names.map((name) => `${name} after 0`),
+          ...names.map((name) => `${name} after 10`),
+        ])
+      } finally {
+        await counted.close()
+      }
+    })
   })
 
   describe('R4.2 GET /info', () => {

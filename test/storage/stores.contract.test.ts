@@ -80,6 +80,18 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       expect(await stores.users.findByEmail('nobody-here@example.com')).toBeNull()
     })
 
+    it('reads by id asked together each get their own account, or null (one statement: batched-reads.ts)', async () => {
+      // 70 accounts: more than one read's 64, and counts that are no power of two
+      const users = await Promise.all(Array.from({ length: 70 }, () => created()))
+      const ids = [...users.map((user) => user.id), '1000000001', users[3]?.id ?? '']
+      const found = await Promise.all(ids.map((id) => stores.users.findById(id)))
+      expect(found).toEqual([...users, null, users[3]])
+      // each caller gets an object of its own, even for the same id
+      expect(found[3]).not.toBe(found[71])
+      const [alone] = await Promise.all([stores.users.findById(users[5]?.id ?? '')])
+      expect(alone).toEqual(users[5])
+    })
+
     it('reports a taken e-mail and a taken id instead of throwing', async () => {
       const user = await created()
       expect(await stores.users.create(newUser({ email: user.email }))).toBe('email_taken')

@@ -12,11 +12,18 @@ export function questionMarkUserReads(
   bytes = '',
 ): Pick<
   SqlStatements,
-  'findUserById' | 'findUserByEmail' | 'listUsers' | 'searchUsers' | 'countActiveUsers'
+  'findUserById' | 'findUsersByIds' | 'findUserByEmail' | 'listUsers' | 'searchUsers' | 'countActiveUsers'
 > {
   const select = `SELECT ${userSelectList(providers)} FROM users`
   return {
     findUserById: (id) => ({ sql: `${select} WHERE id = ?`, parameters: [id] }),
+    findUsersByIds: (ids) => {
+      // as many placeholders as the next power of two, the last id repeated in the rest: a text for 1, 2, 4, 8 …
+      // ids, not one for every count (SQLite prepares, and PostgreSQL names, each text once)
+      const placeholders = 2 ** Math.ceil(Math.log2(Math.max(1, ids.length)))
+      const parameters = Array.from({ length: placeholders }, (_, i) => ids[Math.min(i, ids.length - 1)])
+      return { sql: `${select} WHERE id IN (${parameters.map(() => '?').join(', ')})`, parameters }
+    },
     findUserByEmail: (email) => ({ sql: `${select} WHERE email = ?`, parameters: [email] }),
     // ids are 10 digits without a leading 0, so their text order is their numeric order
     listUsers: (after, limit) => ({

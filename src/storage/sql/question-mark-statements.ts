@@ -28,6 +28,7 @@ export const questionMarkStatements: Omit<
   | 'incrementRateCounter'
   | 'pruneRateCounters'
   | 'findUserById'
+  | 'findUsersByIds'
   | 'findUserByEmail'
   | 'listUsers'
   | 'searchUsers'

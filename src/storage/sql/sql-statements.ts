@@ -28,6 +28,11 @@ export interface SqlQuery {
 export interface SqlStatements {
   /** The account's row (userSelectList: USER_COLUMNS, its avatar's id and its providers), or none. */
   findUserById(id: string): SqlQuery
+  /**
+   * The rows (as findUserById's) of the accounts of `ids` (at least one), in any order, none for an id without an
+   * account. The number of placeholders is rounded up to a power of two, so that few texts exist.
+   */
+  findUsersByIds(ids: readonly string[]): SqlQuery
   /** The account's row (as findUserById's), or none. */
   findUserByEmail(email: string): SqlQuery
   /** Inserts the account (USER_COLUMNS); fails with a unique violation when its id, e-mail or username is taken. */

@@ -1,12 +1,26 @@
+import { batchedReads } from '../../batched-reads.js'
 import type { StorageCall } from '../storage-call.js'
 import type { UserStore } from '../stores.js'
 import type { SqlDatabase } from './sql-database.js'
 import type { SqlQuery } from './sql-statements.js'
 import { prefixRange, storedPasswordHash, toUser } from './user-rows.js'
 
+/**
+ * The most accounts one read by id fetches: the number of requests a busy turn of the event loop holds is well
+ * below it, and its 64 placeholders are within what PostgreSQL names (postgres-database.ts).
+ */
+const MAX_IDS_A_READ = 64
+
 /** UserStore in the `users` table of any SQL engine, with that engine's statements. */
 export function createSqlUserStore(database: SqlDatabase, call: StorageCall): UserStore {
   const { statements } = database
+  // the reads by id of one turn (GET /auth/me and every other route that reads the caller's account) are one
+  // statement: batched-reads.ts
+  const rowById = batchedReads(async (ids) => {
+    const { sql, parameters } = statements.findUsersByIds(ids)
+    const { rows } = await call('users.findById', () => database.run(sql, parameters))
+    return new Map(rows.map((row) => [String(row.id), row]))
+  }, MAX_IDS_A_READ)
 
   const findOne = async (operation: string, { sql, parameters }: SqlQuery) => {
     const { rows } = await call(operation, () => database.run(sql, parameters))
@@ -36,7 +50,10 @@ export function createSqlUserStore(database: SqlDatabase, call: StorageCall): Us
       return (await findByEmail(user.email)) ? 'email_taken' : 'id_taken'
     },
     findByEmail,
-    findById: (id) => findOne('users.findById', statements.findUserById(id)),
+    async findById(id) {
+      const row = await rowById(id)
+      return row === undefined ? null : toUser(row)
+    },
     async updatePasswordHash(id, passwordHash) {
       await write(
         'users.updatePasswordHash',
