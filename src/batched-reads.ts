@@ -57,6 +57,9 @@ export function batchedReads<V>(
     })
 }
 
+/** The one key of oncePerTurn's reads. */
+const ONLY_KEY = ''
+
 /**
  * `run` at most once a turn of the event loop: the callers of one turn share the run that starts at its end, once
  * they have all asked (as batchedReads), and each gets its outcome.
@@ -65,5 +68,3 @@ export function oncePerTurn<T>(run: () => Promise<T>): () => Promise<T> {
   const read = batchedReads(async () => new Map([[ONLY_KEY, await run()]]), 1)
   return async () => (await read(ONLY_KEY)) as T
 }
-
-const ONLY_KEY = ''

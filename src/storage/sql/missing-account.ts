@@ -16,7 +16,7 @@ export async function refusedForMissingAccount(
   userId: string,
 ): Promise<boolean> {
   if (!(error instanceof StorageError) || error.outcomeUnknown) return false
-  const { sql, parameters } = database.statements.findUserById(userId)
+  const { sql, parameters } = database.statements.findUsersByIds([userId])
   return call('users.findById', () => database.run(sql, parameters)).then(
     ({ rows }) => rows.length === 0,
     () => false,

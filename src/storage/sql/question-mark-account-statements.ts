@@ -12,11 +12,10 @@ export function questionMarkUserReads(
   bytes = '',
 ): Pick<
   SqlStatements,
-  'findUserById' | 'findUsersByIds' | 'findUserByEmail' | 'listUsers' | 'searchUsers' | 'countActiveUsers'
+  'findUsersByIds' | 'findUserByEmail' | 'listUsers' | 'searchUsers' | 'countActiveUsers'
 > {
   const select = `SELECT ${userSelectList(providers)} FROM users`
   return {
-    findUserById: (id) => ({ sql: `${select} WHERE id = ?`, parameters: [id] }),
     findUsersByIds: (ids) => {
       // as many placeholders as the next power of two, the last id repeated in the rest: a text for 1, 2, 4, 8 …
       // ids, not one for every count (SQLite prepares, and PostgreSQL names, each text once)

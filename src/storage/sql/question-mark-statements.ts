@@ -27,7 +27,6 @@ export const questionMarkStatements: Omit<
   | 'releaseOutbox'
   | 'incrementRateCounter'
   | 'pruneRateCounters'
-  | 'findUserById'
   | 'findUsersByIds'
   | 'findUserByEmail'
   | 'listUsers'

@@ -26,14 +26,13 @@ export interface SqlQuery {
  * for the life of its connection.
  */
 export interface SqlStatements {
-  /** The account's row (userSelectList: USER_COLUMNS, its avatar's id and its providers), or none. */
-  findUserById(id: string): SqlQuery
   /**
-   * The rows (as findUserById's) of the accounts of `ids` (at least one), in any order, none for an id without an
-   * account. The number of placeholders is rounded up to a power of two, so that few texts exist.
+   * The rows (userSelectList: USER_COLUMNS, its avatar's id and its providers) of the accounts of `ids` (at least one),
+   * in any order, none for an id without an account. The number of placeholders is rounded up to a power of two, so
+   * that few texts exist.
    */
   findUsersByIds(ids: readonly string[]): SqlQuery
-  /** The account's row (as findUserById's), or none. */
+  /** The account's row (as findUsersByIds's), or none. */
   findUserByEmail(email: string): SqlQuery
   /** Inserts the account (USER_COLUMNS); fails with a unique violation when its id, e-mail or username is taken. */
   insertUser(user: UserRecord): SqlQuery
@@ -48,7 +47,7 @@ export interface SqlStatements {
   markEmailVerified(id: string): SqlQuery
   /** Sets the account's e-mail and marks it verified; fails with a unique violation when another account has it. */
   changeEmail(id: string, email: string): SqlQuery
-  /** At most `limit` account rows (as findUserById's) with an id greater than `after`, in id order. */
+  /** At most `limit` account rows (as findUsersByIds's) with an id greater than `after`, in id order. */
   listUsers(after: string, limit: number): SqlQuery
   /**
    * As listUsers, of the accounts whose e-mail or username is at or after `from` and before `to` in the byte order
