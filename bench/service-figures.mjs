@@ -8,10 +8,13 @@ import { mixedPhase, servicePhase } from './phases.mjs'
 import { reporter } from './progress.mjs'
 import { figureRow, latencyRow, peakRssRow, ratioTarget } from './rows.mjs'
 import { authMe, HEALTH, LOGIN, loadShapes, warmUp } from './scenarios.mjs'
+import { startBareLogin } from './service-process.mjs'
 
 const BARE_LIMIT = 'bare Fastify GET req/s'
 const VERIFY_LIMIT = 'raw Argon2 verify ops/s'
 const HASH_LIMIT = 'raw Argon2 hash ops/s'
+/** The login floor's row: what a server doing nothing but the hash reaches against the same ceiling (no target). */
+const LOGIN_FLOOR = 'bare Fastify POST /auth/login on Argon2 threads'
 /** Logins and registrations run at 90 % of raw Argon2 or better, on every backend. */
 const ARGON2_RATIO = 0.9
 
@@ -113,6 +116,24 @@ export async function benchmarkService(context, service, plan) {
     )
     saturated.push(...run.figures)
     rows.push(figureRow(backend, 'POST /auth/login', run, VERIFY_LIMIT, ratioTarget('>=', ARGON2_RATIO)))
+  }
+
+  if (measures.has('login-floor')) {
+    const floor = await startBareLogin({
+      AUTH_ARGON2_MEMORY_KIB: String(settings.argon2.memoryKiB),
+      AUTH_ARGON2_TIME_COST: String(settings.argon2.timeCost),
+      AUTH_ARGON2_PARALLELISM: String(settings.argon2.parallelism),
+      AUTH_HASH_CONCURRENCY: String(settings.hashConcurrency),
+    })
+    try {
+      await warmUp(settings, [{ url: floor.url, shape: argon2Load, scenario: LOGIN }])
+      const run = await alternate(settings.pairs, verifyCeiling, (pair) =>
+        report.figure(LOGIN_FLOOR, pair, servicePhase(floor, { ...argon2Load, scenario: LOGIN })),
+      )
+      rows.push(figureRow(backend, LOGIN_FLOOR, run, VERIFY_LIMIT, null))
+    } finally {
+      await floor.stop()
+    }
   }
 
   if (measures.has('register')) {

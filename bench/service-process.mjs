@@ -13,6 +13,7 @@ import { requestText } from './http-client.mjs'
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const TESSERA = fileURLToPath(new URL('../bin/tessera.js', import.meta.url))
 const BARE_FASTIFY = fileURLToPath(new URL('./bare-fastify-server.mjs', import.meta.url))
+const BARE_LOGIN = fileURLToPath(new URL('./bare-login-server.mjs', import.meta.url))
 const LISTENING = /listening on https?:\/\/[^\s"()]+/
 const POLL_MS = 100
 /** How often a cold start polls GET /health: a small fraction of even bare Fastify's start-up. */
@@ -114,6 +115,16 @@ export function migrateWithService(env) {
 export function startBareFastify(tls = {}) {
   const name = tls.TLS_CERT_FILE === undefined ? 'bare fastify' : 'bare fastify (HTTPS)'
   return startServerProcess(name, [BARE_FASTIFY], { NODE_ENV: 'production', ...tls })
+}
+
+/**
+ * Starts the login floor (bare-login-server.mjs): bare Fastify verifying logins on Argon2 threads, with the service's
+ * Argon2 variables (`env`: AUTH_ARGON2_* and AUTH_HASH_CONCURRENCY).
+ * @param {Record<string, string>} env
+ * @returns {Promise<ServerProcess>}
+ */
+export function startBareLogin(env) {
+  return startServerProcess('bare login', [BARE_LOGIN], { NODE_ENV: 'production', ...env })
 }
 
 /**
