@@ -1,0 +1,208 @@
+// `npm run bench:threads -- <figure>`: where one load's CPU goes, thread by thread. Starts the built service as the
+// benchmark does (its flags, variables and a seeded store of settings.baselineUsers accounts, on the embedded default
+// or on PostgreSQL + Redis), loads one endpoint as the benchmark does after a warm-up, and reads each of the
+// service's threads from /proc/<pid>/task before and after: CPU (user and system) per request, share of a core, and
+// context switches per request; beside them, the machine's CPU split from /proc/stat. This is how the per-thread
+// figures of docs/performance.md were measured. Linux only; reports, and exits non-zero only when the run fails.
+import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { accessTokens, refreshChains } from './accounts.mjs'
+import { BENCH_PASSWORD } from './argon2-options.mjs'
+import { runLoad } from './load.mjs'
+import { createDatabase, deleteRedisKeys, dropDatabase, unavailable } from './postgres.mjs'
+import { authMe, HEALTH, LOGIN } from './scenarios.mjs'
+import { seedPasswordHash } from './seed.mjs'
+import { START_NODE_FLAGS, startService } from './service-process.mjs'
+import { jwtSecret, readSettings, serviceVariables } from './settings.mjs'
+import { seedPostgresStore, seedSqliteStore } from './stores.mjs'
+
+const FIGURES = /** @type {const} */ (['health', 'me', 'refresh', 'login', 'register'])
+/** @typedef {(typeof FIGURES)[number]} Figure */
+const USAGE = `Usage: npm run bench:threads -- <${FIGURES.join('|')}> [--postgres] [--seconds S] [--cpu-prof DIR]
+
+Starts the built service on a seeded store (the embedded SQLite default, or with --postgres a fresh database and Redis
+key prefix where the benchmark finds them), loads the endpoint for S seconds (default 8) after a 2 s warm-up, with
+the benchmark's connections, and prints for each of the service's threads its CPU per request (user + system),
+its share of a core and its context switches per request, and the machine's CPU split. The main thread is "main";
+the others are named by their thread id, busiest first (Argon2 threads under login and register, the SQLite writer
+under refresh). --cpu-prof DIR also writes V8 CPU profiles of every thread there (the run then costs more).`
+/** /proc/<pid>/task/<tid>/stat counts CPU time in clock ticks of 10 ms (USER_HZ 100 on Linux). */
+const TICK_US = 10_000
+
+/**
+ * @typedef {object} ThreadSample
+ * @property {number} userTicks
+ * @property {number} systemTicks
+ * @property {number} voluntary voluntary context switches (the thread waited)
+ * @property {number} involuntary involuntary context switches (the thread was preempted)
+ */
+
+/**
+ * Each thread of `pid` now, by thread id; a thread that ends while it is read is left out.
+ * @param {number} pid
+ * @returns {Map<number, ThreadSample>}
+ */
+function threadSamples(pid) {
+  /** @type {Map<number, ThreadSample>} */
+  const samples = new Map()
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      // the fields after the command name, which is in parentheses and may hold spaces
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8')
+      samples.set(Number(tid), {
+        userTicks: Number(fields[11]),
+        systemTicks: Number(fields[12]),
+        voluntary: Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0),
+        involuntary: Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0),
+      })
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return samples
+}
+
+/** The machine's CPU time so far (/proc/stat's first line), in ticks: user, nice, system, idle, iowait, irq, softirq. */
+function machineTicks() {
+  return (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1, 8).map(Number)
+}
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    postgres: { type: 'boolean', default: false },
+    seconds: { type: 'string', default: '8' },
+    'cpu-prof': { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+})
+const figure = /** @type {Figure | undefined} */ (positionals[0])
+const seconds = Number(values.seconds)
+if (values.help || figure === undefined || !FIGURES.includes(figure) || !(seconds > 0)) {
+  process.stdout.write(`${USAGE}\n`)
+  process.exit(values.help ? 0 : 1)
+}
+
+const settings = readSettings([], process.env)
+const users = settings.baselineUsers
+const tmp = await mkdtemp(join(tmpdir(), 'tessera-threads-'))
+/** @type {Array<() => Promise<unknown>>} run at the end, last first */
+const cleanups = [() => rm(tmp, { recursive: true, force: true })]
+try {
+  const secret = jwtSecret()
+  const passwordHash = await seedPasswordHash(settings.argon2)
+  const log = (/** @type {string} */ line) => process.stdout.write(`${line}\n`)
+  /** @type {Record<string, string>} */
+  let env
+  if (values.postgres) {
+    if (settings.postgres === null) throw new Error('no PostgreSQL + Redis configured')
+    const { databaseUrl: serverUrl, redisUrl } = settings.postgres
+    const why = await unavailable(serverUrl, redisUrl)
+    if (why !== null) throw new Error(why)
+    const name = `tessera_bench_threads_${process.pid}`
+    const databaseUrl = await createDatabase(serverUrl, name)
+    cleanups.push(() => dropDatabase(serverUrl, name))
+    const keyPrefix = `tessera-bench-threads-${process.pid}:`
+    cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
+    env = serviceVariables(settings, secret, {
+      DATA_DIR: join(tmp, 'data'),
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: keyPrefix,
+    })
+    await seedPostgresStore(databaseUrl, { count: users, passwordHash, serviceEnv: env, log })
+  } else {
+    env = serviceVariables(settings, secret, { DATA_DIR: join(tmp, 'data') })
+    await seedSqliteStore(join(tmp, 'data'), { count: users, passwordHash, serviceEnv: env, log })
+  }
+  const profileDir = values['cpu-prof']
+  const nodeArgs =
+    profileDir === undefined
+      ? START_NODE_FLAGS
+      : [...START_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`]
+  const service = await startService(`tessera (${figure})`, env, { nodeArgs })
+  cleanups.push(() => service.stop())
+
+  const argon2Bound = figure === 'login' || figure === 'register'
+  const connections = argon2Bound ? settings.argon2Connections : settings.httpConnections
+  let registrations = 0
+  /** @returns {Promise<import('./scenarios.mjs').Scenario>} a fresh scenario: refresh chains are used up by a load */
+  const scenario = async () => {
+    switch (figure) {
+      case 'health':
+        return HEALTH
+      case 'me':
+        return authMe(await accessTokens(service.url, connections, users))
+      case 'refresh':
+        return { kind: 'refresh', tokens: await refreshChains(service.url, connections, users) }
+      case 'login':
+        return LOGIN
+      case 'register':
+        return { kind: 'register', emailPrefix: `threads-${registrations++}`, password: BENCH_PASSWORD }
+      default:
+        throw new Error(`no scenario for ${figure}`)
+    }
+  }
+  await runLoad({ url: service.url, connections, durationSeconds: 2, scenario: await scenario() })
+  const measured = await scenario()
+  const before = threadSamples(service.pid)
+  const machineBefore = machineTicks()
+  const result = await runLoad({
+    url: service.url,
+    connections,
+    durationSeconds: seconds,
+    scenario: measured,
+  })
+  const after = threadSamples(service.pid)
+  const machine = machineTicks().map((ticks, i) => ticks - (machineBefore[i] ?? 0))
+
+  const requests = result.ok
+  const cores = (/** @type {number} */ ticks) => (ticks * TICK_US) / 1e6 / result.durationSeconds
+  log(
+    `${figure}: ${Math.round(result.requestsPerSecond).toLocaleString('en-US')} requests a second over ` +
+      `${result.durationSeconds} s, ${connections} connections, ${result.non2xx + result.errors} errors`,
+  )
+  const threads = [...after]
+    .map(([tid, end]) => {
+      const start = before.get(tid) ?? { userTicks: 0, systemTicks: 0, voluntary: 0, involuntary: 0 }
+      const user = end.userTicks - start.userTicks
+      const system = end.systemTicks - start.systemTicks
+      return {
+        name: tid === service.pid ? 'main' : `thread ${tid}`,
+        user,
+        system,
+        voluntary: end.voluntary - start.voluntary,
+        involuntary: end.involuntary - start.involuntary,
+      }
+    })
+    .filter((thread) => thread.user + thread.system > 0)
+    .sort((a, b) => b.user + b.system - (a.user + a.system))
+  const perRequest = (/** @type {number} */ value) => (value / requests).toFixed(1).padStart(9)
+  log('thread           µs/request  (user + system)   cores  switches/request (waited, preempted)')
+  for (const thread of threads) {
+    const micros = (/** @type {number} */ ticks) => (ticks * TICK_US) / requests
+    log(
+      `${thread.name.padEnd(16)} ${micros(thread.user + thread.system)
+        .toFixed(1)
+        .padStart(10)}  ` +
+        `(${micros(thread.user).toFixed(1)} + ${micros(thread.system).toFixed(1)})`.padEnd(18) +
+        `${cores(thread.user + thread.system)
+          .toFixed(2)
+          .padStart(7)}  ` +
+        `${perRequest(thread.voluntary)} ${perRequest(thread.involuntary)}`,
+    )
+  }
+  const total = machine.reduce((sum, ticks) => sum + ticks, 0)
+  const cpus = availableParallelism()
+  const share = (/** @type {number} */ i) => (((machine[i] ?? 0) / total) * cpus).toFixed(2)
+  log(
+    `machine (${cpus} cores): user ${share(0)}, system ${share(2)}, idle ${share(3)}, ` +
+      `iowait ${share(4)}, softirq ${share(6)} cores`,
+  )
+} finally {
+  for (const cleanup of cleanups.reverse()) await cleanup()
+}
