@@ -9,6 +9,7 @@ import { reporter } from './progress.mjs'
 import { figureRow, latencyRow, peakRssRow, ratioTarget } from './rows.mjs'
 import { authMe, HEALTH, LOGIN, loadShapes, warmUp } from './scenarios.mjs'
 import { startBareLogin } from './service-process.mjs'
+import { argon2Variables } from './settings.mjs'
 
 const BARE_LIMIT = 'bare Fastify GET req/s'
 const VERIFY_LIMIT = 'raw Argon2 verify ops/s'
@@ -119,12 +120,7 @@ export async function benchmarkService(context, service, plan) {
   }
 
   if (measures.has('login-floor')) {
-    const floor = await startBareLogin({
-      AUTH_ARGON2_MEMORY_KIB: String(settings.argon2.memoryKiB),
-      AUTH_ARGON2_TIME_COST: String(settings.argon2.timeCost),
-      AUTH_ARGON2_PARALLELISM: String(settings.argon2.parallelism),
-      AUTH_HASH_CONCURRENCY: String(settings.hashConcurrency),
-    })
+    const floor = await startBareLogin(argon2Variables(settings))
     try {
       await warmUp(settings, [{ url: floor.url, shape: argon2Load, scenario: LOGIN }])
       const run = await alternate(settings.pairs, verifyCeiling, (pair) =>

@@ -118,8 +118,8 @@ export function startBareFastify(tls = {}) {
 }
 
 /**
- * Starts the login floor (bare-login-server.mjs): bare Fastify verifying logins on Argon2 threads, with the service's
- * Argon2 variables (`env`: AUTH_ARGON2_* and AUTH_HASH_CONCURRENCY).
+ * Starts the login floor (bare-login-server.mjs): bare Fastify verifying logins on the service's Argon2 threads, with
+ * the service's Argon2 variables (`env`: settings.mjs's argon2Variables).
  * @param {Record<string, string>} env
  * @returns {Promise<ServerProcess>}
  */

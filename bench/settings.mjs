@@ -187,11 +187,23 @@ export function serviceVariables(settings, secret, extra) {
     RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: 'warn',
     WORKERS: '1',
+    ...argon2Variables(settings),
+    AUTH_HASH_QUEUE_LIMIT: String(settings.hashQueueLimit),
+    ...extra,
+  }
+}
+
+/**
+ * The Argon2 cost and concurrency of a run as the service's variables: what the service and the login floor are
+ * started with, and what readSettings reads back.
+ * @param {Settings} settings
+ * @returns {Record<string, string>}
+ */
+export function argon2Variables(settings) {
+  return {
     AUTH_ARGON2_MEMORY_KIB: String(settings.argon2.memoryKiB),
     AUTH_ARGON2_TIME_COST: String(settings.argon2.timeCost),
     AUTH_ARGON2_PARALLELISM: String(settings.argon2.parallelism),
     AUTH_HASH_CONCURRENCY: String(settings.hashConcurrency),
-    AUTH_HASH_QUEUE_LIMIT: String(settings.hashQueueLimit),
-    ...extra,
   }
 }
