@@ -1101,7 +1101,15 @@ const VARIABLES: Record<string, Variable> = {
       ],
     ],
     bad: [
-      ...['https://example.com', 'example.com:443', '192.0.2.1', 'exa mple.com', '-example.com'].map(
+      ...[
+        'https://example.com',
+        'example.com:443',
+        '192.0.2.1',
+        '::1',
+        '2001:db8::1',
+        'exa mple.com',
+        '-example.com',
+      ].map(
         (value): Entry<string> => [
           value,
           `WEBAUTHN_RP_ID must be a host name such as example.com (no scheme, port or IP address), got "${value}"`,
