@@ -49,9 +49,11 @@ export interface OriginSettings {
   frontendOriginSet: boolean
 }
 
-/** A host name of LDH labels, as WEBAUTHN_RP_ID must be. */
-// no colon: an IPv6 literal never matches, so of IP addresses only IPv4 is left to refuse (isIPv4, not isIP: Node
-// compiles isIPv6's large expression at its first call, some milliseconds of every development start)
+/**
+ * A host name of LDH labels, as WEBAUTHN_RP_ID must be. It has no colon, so no IPv6 literal matches it and of IP
+ * addresses only IPv4 is left to refuse: isIPv4, not isIP, whose isIPv6 Node compiles at its first call (some
+ * milliseconds of every development start).
+ */
 const HOST_NAME =
   /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
 

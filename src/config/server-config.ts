@@ -1,4 +1,4 @@
-import { isIP } from 'node:net'
+import { isIP, isIPv4 } from 'node:net'
 import { compile } from '@fastify/proxy-addr'
 import { ConfigError } from './config-error.js'
 import { type EnvReader, shownValue } from './env-reader.js'
@@ -149,7 +149,8 @@ export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase()
   if (bare === 'localhost' || bare === '::1') return true
   const v4 = bare.startsWith('::ffff:') ? bare.slice(7) : bare
-  return isIP(v4) === 4 && v4.startsWith('127.')
+  // isIPv4, not isIP: the same answer, without compiling isIPv6's expression for a host name
+  return isIPv4(v4) && v4.startsWith('127.')
 }
 
 /**
