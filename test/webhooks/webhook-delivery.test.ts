@@ -213,6 +213,8 @@ describe('webhook delivery', () => {
     // one post to the failing receiver, whichever of its events came first: the nine others wait for its retry
     expect(failing.received).toHaveLength(1)
     expect(h.counts.failed[1]).toBe(1)
+    // a post the live receiver has taken is not yet settled: its event leaves the outbox once the sender reads the 2xx
+    await vi.waitFor(async () => expect((await h.stores.outbox.stats('webhook')).queued).toBe(10), WAIT)
     const waiting = await h.stores.outbox.claim('webhook', 'f'.repeat(32), h.clock.now() + 60_000, 0, 100)
     expect(waiting).toHaveLength(10)
     expect(waiting.filter((message) => message.attempts === 0)).toHaveLength(9)
