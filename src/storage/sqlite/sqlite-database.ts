@@ -1,5 +1,5 @@
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import { Kysely, SqliteDialect, sql } from 'kysely'
 import type { SqlDatabase } from '../sql/sql-database.js'
 import type { Tables } from '../sql/tables.js'
@@ -44,6 +44,29 @@ export function isExistingSqliteStore(filename: string): boolean {
   }
 }
 
+/** The migrations under way in this process, by file: the last one's turn, which the next one waits for. */
+const migrationTurns = new Map<string, Promise<unknown>>()
+
+/**
+ * Runs `work` once every earlier migration of this process on the same file has ended. Across processes SQLite's
+ * lock makes them wait; within one, a second `BEGIN IMMEDIATE` would wait in SQLite's busy handler, which blocks
+ * the event loop the first one needs to finish, until the busy timeout fails it ("database is locked").
+ */
+function inTurn<T>(file: string | null, work: () => Promise<T>): Promise<T> {
+  if (file === null) return work()
+  const earlier = migrationTurns.get(file) ?? Promise.resolve()
+  const turn = earlier.then(work, work)
+  const settled = turn.then(
+    () => {},
+    () => {},
+  )
+  migrationTurns.set(file, settled)
+  void settled.then(() => {
+    if (migrationTurns.get(file) === settled) migrationTurns.delete(file)
+  })
+  return turn
+}
+
 /**
  * The embedded default: one SQLite file. Reads run on the event loop, on this connection; writes run on a thread
  * of their own with a second connection, committed in groups (see createSqliteWriter), so no fsync ever blocks the
@@ -77,18 +100,20 @@ export function openSqliteDatabase(filename: string): SqlDatabase {
       return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
     },
     withMigrationLock: (fn) =>
-      db.connection().execute(async (locked) => {
-        // IMMEDIATE takes the write lock at once: a second process waits (busy timeout) instead of racing
-        await sql`BEGIN IMMEDIATE`.execute(locked)
-        try {
-          const result = await fn(locked)
-          await sql`COMMIT`.execute(locked)
-          return result
-        } catch (error) {
-          await sql`ROLLBACK`.execute(locked)
-          throw error
-        }
-      }),
+      inTurn(inMemory ? null : resolve(filename), () =>
+        db.connection().execute(async (locked) => {
+          // IMMEDIATE takes the write lock at once: a second process waits (busy timeout) instead of racing
+          await sql`BEGIN IMMEDIATE`.execute(locked)
+          try {
+            const result = await fn(locked)
+            await sql`COMMIT`.execute(locked)
+            return result
+          } catch (error) {
+            await sql`ROLLBACK`.execute(locked)
+            throw error
+          }
+        }),
+      ),
     transactionalMigrations: false,
     description: `sqlite ${filename}`,
   }
