@@ -354,7 +354,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
       accessTokenKeys,
       probes: stores.probes,
       rateCounters: stores.rateCounters,
-      appInfo: options.appInfo ?? (await readAppInfo()),
+      appInfo: options.appInfo ?? readAppInfo(),
       siteConfig,
       clock,
       logger: options.logger,

@@ -129,7 +129,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const { values, positionals } = parsed
   const [command = 'help', ...rest] = positionals
   if (values.version) {
-    process.stdout.write(`${(await readAppInfo()).version}\n`)
+    process.stdout.write(`${readAppInfo().version}\n`)
     return
   }
   if (values.help || command === 'help') {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { type AuthConfig, isStrongSecret, SECRET_RULE } from './auth-config.js'
@@ -14,14 +15,29 @@ import type { StorageConfig } from './storage-config.js'
  */
 export async function loadOrCreateDevSecret(dataDir: string): Promise<string> {
   const file = join(dataDir, 'jwt-secret')
-  await createFileOnce(file, `${randomBytes(48).toString('base64url')}\n`)
-  const secret = (await readFile(file, 'utf8')).trim()
+  // every start but the first finds the file: read at once, before the port opens, with no draft written aside
+  let content = readIfPresent(file)
+  if (content === null) {
+    await createFileOnce(file, `${randomBytes(48).toString('base64url')}\n`)
+    content = await readFile(file, 'utf8')
+  }
+  const secret = content.trim()
   if (!isStrongSecret(secret)) {
     throw new Error(
       `${file} holds a secret of fewer than ${SECRET_RULE.minLength} characters or ${SECRET_RULE.minDistinct} distinct ones; delete it to renew`,
     )
   }
   return secret
+}
+
+/** The content of `file`, or null when it does not exist. */
+function readIfPresent(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
+  }
 }
 
 /**

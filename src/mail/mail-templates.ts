@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -96,14 +97,15 @@ export async function loadMailTemplates(settings: {
   templatesDir: string | null
 }): Promise<MailTemplates> {
   const spoken = languages()
-  // every built-in file at once: one turn of reads, not one after the other, however many languages there are
-  const builtIn = spoken.flatMap((language) =>
-    TEMPLATE_NAMES.flatMap((name) => [`${language}/${name}.txt`, `${language}/${name}.html`]),
-  )
+  // the package's own files, read at start before the port opens, with nothing else to serve meanwhile: read one after
+  // the other in this turn, the 60 of two languages take some 3 ms here, where as many promised reads took 15 to 22
+  // ms of a cold start in round trips to libuv's threads (docs/performance.md, issue 34)
   const files = new Map<string, string>(
-    await Promise.all(
-      builtIn.map(
-        async (file) => [file, await readFile(join(BUILT_IN_TEMPLATES_DIR, file), 'utf8')] as const,
+    spoken.flatMap((language) =>
+      TEMPLATE_NAMES.flatMap((name) =>
+        [`${language}/${name}.txt`, `${language}/${name}.html`].map(
+          (file) => [file, readFileSync(join(BUILT_IN_TEMPLATES_DIR, file), 'utf8')] as const,
+        ),
       ),
     ),
   )

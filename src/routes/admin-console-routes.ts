@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readdirSync, readFileSync } from 'node:fs'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { ownFilesOnlyPolicy } from '../http/security-headers.js'
 import {
@@ -43,10 +43,10 @@ const REQUIRED = ['index.html', 'console.js', 'console.css']
 const ASSET_NAME = /^[a-z0-9][a-z0-9-]*\.(js|css)$/
 
 /** The files of a built console, by name: the HTML page, and its modules and style sheet. */
-async function readBuiltFolder(folder: URL): Promise<Map<string, Buffer> | null> {
+function readBuiltFolder(folder: URL): Map<string, Buffer> | null {
   let names: string[]
   try {
-    names = await readdir(folder)
+    names = readdirSync(folder)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw error
@@ -56,8 +56,7 @@ async function readBuiltFolder(folder: URL): Promise<Map<string, Buffer> | null>
   const served = names.filter(
     (name) => name === 'index.html' || (ASSET_NAME.test(name) && name !== 'client.js'),
   )
-  const contents = await Promise.all(served.map((name) => readFile(new URL(name, folder))))
-  return new Map(served.map((name, index) => [name, contents[index] as Buffer]))
+  return new Map(served.map((name) => [name, readFileSync(new URL(name, folder))]))
 }
 
 /**
@@ -75,15 +74,13 @@ async function readBuiltFolder(folder: URL): Promise<Map<string, Buffer> | null>
  * client/dist/index.js, `/admin/assets/client.js` answers 503 with CLIENT_NOT_BUILT, which the page shows.
  */
 export const adminConsoleRoutes: FastifyPluginAsync<AdminConsoleRoutesOptions> = async (app, options) => {
-  const [built, client] = await Promise.all([
-    readBuiltFolder(options.pageFolder ?? PAGE_FOLDER),
-    readBuilt(options.clientFile ?? CLIENT_FILE),
-  ])
+  const built = readBuiltFolder(options.pageFolder ?? PAGE_FOLDER)
+  const client = readBuilt(options.clientFile ?? CLIENT_FILE)
   const files =
     built ??
     new Map([
-      ['index.html', await readFile(new URL('not-built.html', SOURCE_FOLDER))],
-      ['console.css', await readFile(new URL('console.css', SOURCE_FOLDER))],
+      ['index.html', readFileSync(new URL('not-built.html', SOURCE_FOLDER))],
+      ['console.css', readFileSync(new URL('console.css', SOURCE_FOLDER))],
     ])
 
   const send = (reply: FastifyReply, type: string, body: Buffer) =>

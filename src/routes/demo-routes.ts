@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { ownFilesOnlyPolicy } from '../http/security-headers.js'
 import {
@@ -52,16 +52,16 @@ const SOURCE_FOLDER = new URL('demo/', CLIENT_PACKAGE)
  * The files of the page: the built ones when all three exist; otherwise client/demo/not-built.html and the
  * sources' demo.css, and no script.
  */
-async function readPage(folder: URL): Promise<{ page: Buffer; script: Buffer | null; style: Buffer }> {
-  const [page, script, style] = await Promise.all(
-    ['index.html', 'demo.js', 'demo.css'].map((name) => readBuilt(new URL(name, folder))),
+function readPage(folder: URL): { page: Buffer; script: Buffer | null; style: Buffer } {
+  const [page, script, style] = ['index.html', 'demo.js', 'demo.css'].map((name) =>
+    readBuilt(new URL(name, folder)),
   )
   if (page && script && style) return { page, script, style }
-  const [notBuilt, sourceStyle] = await Promise.all([
-    readFile(new URL('not-built.html', SOURCE_FOLDER)),
-    readFile(new URL('demo.css', SOURCE_FOLDER)),
-  ])
-  return { page: notBuilt, script: null, style: sourceStyle }
+  return {
+    page: readFileSync(new URL('not-built.html', SOURCE_FOLDER)),
+    script: null,
+    style: readFileSync(new URL('demo.css', SOURCE_FOLDER)),
+  }
 }
 
 /**
@@ -81,11 +81,9 @@ async function readPage(folder: URL): Promise<{ page: Buffer; script: Buffer | n
  *   Without client/dist/passkeys.js alone, `/demo/passkeys.js` answers the same, and the page goes without passkeys.
  */
 export const demoRoutes: FastifyPluginAsync<DemoRoutesOptions> = async (app, options) => {
-  const [{ page, script, style }, client, passkeys] = await Promise.all([
-    readPage(options.pageFolder ?? PAGE_FOLDER),
-    readBuilt(options.clientFile ?? CLIENT_FILE),
-    readBuilt(options.passkeysFile ?? PASSKEYS_FILE),
-  ])
+  const { page, script, style } = readPage(options.pageFolder ?? PAGE_FOLDER)
+  const client = readBuilt(options.clientFile ?? CLIENT_FILE)
+  const passkeys = readBuilt(options.passkeysFile ?? PASSKEYS_FILE)
 
   const send = (reply: FastifyReply, type: string, body: Buffer) => sendPageFile(reply, DEMO_CSP, type, body)
   const notBuilt = sendNotBuilt

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readdirSync, readFileSync } from 'node:fs'
 import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../../clock.js'
 import { PACKAGE_ROOT } from '../../package-root.js'
@@ -14,17 +14,21 @@ export interface Migration {
   statements: string[]
 }
 
-/** The migrations of an engine, in version order: migrations/<engine>/NNNN_name.sql, up-only. */
-export async function readMigrations(engine: SqlEngine): Promise<Migration[]> {
+/**
+ * The migrations of an engine, in version order: migrations/<engine>/NNNN_name.sql, up-only. Read synchronously: the
+ * package's own dozen files, read at every start before the port opens (promised reads cost a cold start some
+ * milliseconds of round trips to libuv's threads, docs/performance.md, issue 34).
+ */
+export function readMigrations(engine: SqlEngine): Migration[] {
   const directory = new URL(`${engine}/`, MIGRATIONS_ROOT)
-  const files = (await readdir(directory)).filter((file) => FILE_NAME.test(file)).sort()
-  return Promise.all(
-    files.map(async (file) => ({
-      version: Number(file.slice(0, 4)),
-      name: file,
-      statements: splitStatements(await readFile(new URL(file, directory), 'utf8')),
-    })),
-  )
+  const files = readdirSync(directory)
+    .filter((file) => FILE_NAME.test(file))
+    .sort()
+  return files.map((file) => ({
+    version: Number(file.slice(0, 4)),
+    name: file,
+    statements: splitStatements(readFileSync(new URL(file, directory), 'utf8')),
+  }))
 }
 
 /** Statements end with a semicolon at the end of a line; comment-only chunks are dropped. */
@@ -41,7 +45,7 @@ export function splitStatements(text: string): string[] {
  * time. Returns the names applied.
  */
 export async function migrate(database: SqlDatabase, clock: Clock): Promise<string[]> {
-  const migrations = await readMigrations(database.engine)
+  const migrations = readMigrations(database.engine)
   return database.withMigrationLock(async (db) => {
     await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
       version INTEGER NOT NULL PRIMARY KEY,

@@ -26,10 +26,8 @@ describe('splitStatements', () => {
 })
 
 describe('readMigrations', () => {
-  it('reads numbered files in order for every dialect, the same numbers for each', async () => {
-    const [sqlite, postgres, mysql] = await Promise.all(
-      (['sqlite', 'postgres', 'mysql'] as const).map(readMigrations),
-    )
+  it('reads numbered files in order for every dialect, the same numbers for each', () => {
+    const [sqlite, postgres, mysql] = (['sqlite', 'postgres', 'mysql'] as const).map(readMigrations)
     const versions = sqlite?.map((migration) => migration.version) ?? []
     expect(versions).toEqual(versions.map((_, i) => i + 1))
     expect(postgres?.map((migration) => migration.version)).toEqual(versions)
@@ -69,7 +67,7 @@ async function openAtVersion(storage: Config['storage'], version: number): Promi
     name VARCHAR(255) NOT NULL,
     applied_at VARCHAR(32) NOT NULL
   )`.execute(database.db)
-  for (const migration of (await readMigrations(database.engine)).filter((m) => m.version <= version)) {
+  for (const migration of readMigrations(database.engine).filter((m) => m.version <= version)) {
     for (const statement of migration.statements) await sql.raw(statement).execute(database.db)
     await sql`INSERT INTO schema_migrations (version, name, applied_at)
       VALUES (${migration.version}, ${migration.name}, ${new Date().toISOString()})`.execute(database.db)
