@@ -57,9 +57,9 @@ export interface Service {
   /**
    * Starts the work that can wait until the port is open, so that none of it competes with the start-up for the
    * cores (docs/performance.md, issue 34): the Argon2 threads and the dummy hash, the mail and webhook senders, the
-   * expiry pruner, and the second-factor data key's sealing. `tessera serve` calls it a second after it listens;
-   * until then the Argon2 threads start with the first computation, and nothing is delivered or pruned. Once only,
-   * and not once close() has begun.
+   * expiry pruner, the audit trail's retention, and the second-factor data key's sealing. `tessera serve` calls it a
+   * second after it listens; until then the Argon2 threads start with the first computation, and nothing is
+   * delivered or pruned. Once only, and not once close() has begun.
    */
   start(): void
   /** Closes the HTTP server (in-flight requests finish), writes the pending audit events, closes the stores. */
@@ -396,6 +396,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
         hashing.start()
         for (const sender of senders) sender.start()
         pruner.start()
+        auditSink.start()
         sealing = seal()
       },
       async close() {

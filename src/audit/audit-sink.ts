@@ -20,7 +20,7 @@ export interface AuditSinkSettings {
   retryMs: number
   /** While the store fails: at most one log line per this time. */
   failureLogEveryMs: number
-  /** How often events older than the retention are pruned (also once at start). */
+  /** How often events older than the retention are pruned (also once when the sink is started). */
   pruneEveryMs: number
   /** The window of the flood bound (see createFloodBound): a minute, aligned on the clock's minutes. */
   floodWindowMs: number
@@ -55,6 +55,12 @@ export interface AuditSink extends SecurityEventSink {
   flush(): Promise<void>
   /** Prunes the events older than the retention now; resolves with how many were deleted. */
   prune(): Promise<number>
+  /**
+   * Starts the retention (R6.3.5): prunes once now, then every pruneEveryMs. Work that can wait until the port is
+   * open (Service.start): run at construction, the first prune's DELETE started the SQLite writer thread as the first
+   * requests came in. Once only; not once close() has begun.
+   */
+  start(): void
   stats(): AuditSinkStats
   /** Stops the timers, waits for a prune in progress and writes what is pending. Later events are logged only. */
   close(): Promise<void>
@@ -174,11 +180,6 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
   }
 
   let pruneTimer: NodeJS.Timeout | null = null
-  if (store !== null) {
-    void prune()
-    pruneTimer = setInterval(() => void prune(), settings.pruneEveryMs)
-    pruneTimer.unref()
-  }
 
   /** Queues an event for the next batch (or drops it, counted, when maxPending are held). */
   const enqueue = (event: SecurityEvent) => {
@@ -243,6 +244,13 @@ export function createAuditSink(deps: AuditSinkDeps): AuditSink {
     },
 
     prune,
+
+    start() {
+      if (store === null || closed || pruneTimer !== null) return
+      void prune()
+      pruneTimer = setInterval(() => void prune(), settings.pruneEveryMs)
+      pruneTimer.unref()
+    },
 
     stats: () => ({ ...stats, pending: pending.length + inFlightCount }),
 

@@ -295,13 +295,17 @@ describe('createAuditSink', () => {
     ])
   })
 
-  it('R6.3.5 prunes the events older than the retention at start', async () => {
+  it('R6.3.5 prunes the events older than the retention once started', async () => {
     const now = Date.now()
     await stores.audit.append([
       event({ at: now - 3 * 86_400_000, requestId: 'old' }),
       event({ at: now - 2 * 86_400_000 + 60_000, requestId: 'recent' }),
     ])
     const { sink, lines } = sinkWith({}, { retentionMs: 2 * 86_400_000 })
+    // nothing is pruned until the sink is started (Service.start, once the port is open)
+    await sink.flush()
+    expect((await stored()).map((e) => e.requestId)).toEqual(['old', 'recent'])
+    sink.start()
     await vi.waitFor(
       () =>
         expect(lines.find((line) => line.message === 'old audit events pruned')?.fields).toEqual({
