@@ -57,8 +57,8 @@ export interface AuditSink extends SecurityEventSink {
   prune(): Promise<number>
   /**
    * Starts the retention (R6.3.5): prunes once now, then every pruneEveryMs. Work that can wait until the port is
-   * open (Service.start): run at construction, the first prune's DELETE started the SQLite writer thread as the first
-   * requests came in. Once only; not once close() has begun.
+   * open (Service.start): when the sink started it as it was made, the first prune's DELETE started the SQLite writer
+   * thread in the middle of every start. Once only; not once close() has begun.
    */
   start(): void
   stats(): AuditSinkStats
