@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { calculateJwkThumbprint, exportJWK } from 'jose'
 import { ConfigError } from '../config/config-error.js'
-import { createFileOnce } from '../config/dev-secret.js'
+import { readOrCreateFileOnce } from '../config/dev-secret.js'
 import type { AsymmetricAlgorithm, SigningConfig } from '../config/signing-config.js'
 import {
   type AccessTokenKeyRing,
@@ -135,14 +135,11 @@ export async function loadAccessTokenKeys(config: {
 async function developmentKey(algorithm: AsymmetricAlgorithm, dataDir: string): Promise<KeyObject> {
   const file = join(dataDir, `jwt-${algorithm.toLowerCase()}-key.pem`)
   try {
-    const existing = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return null
-      throw error
-    })
-    if (existing !== null) return keyOrError(parsePrivateKey(algorithm, existing))
-    await createFileOnce(file, privateKeyPem(generateAccessTokenKeyPair(algorithm).privateKey))
     // another process starting at the same moment may have been first: its key is the one kept
-    return keyOrError(parsePrivateKey(algorithm, await readFile(file, 'utf8')))
+    const pem = await readOrCreateFileOnce(file, () =>
+      privateKeyPem(generateAccessTokenKeyPair(algorithm).privateKey),
+    )
+    return keyOrError(parsePrivateKey(algorithm, pem))
   } catch (error) {
     throw new ConfigError(
       'DATA_DIR',

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
+import { link, mkdir, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { type AuthConfig, isStrongSecret, SECRET_RULE } from './auth-config.js'
 import { ConfigError } from './config-error.js'
@@ -15,19 +15,26 @@ import type { StorageConfig } from './storage-config.js'
  */
 export async function loadOrCreateDevSecret(dataDir: string): Promise<string> {
   const file = join(dataDir, 'jwt-secret')
-  // every start but the first finds the file: read at once, before the port opens, with no draft written aside
-  let content = readIfPresent(file)
-  if (content === null) {
-    await createFileOnce(file, `${randomBytes(48).toString('base64url')}\n`)
-    content = await readFile(file, 'utf8')
-  }
-  const secret = content.trim()
+  const secret = (await readOrCreateFileOnce(file, () => `${randomBytes(48).toString('base64url')}\n`)).trim()
   if (!isStrongSecret(secret)) {
     throw new Error(
       `${file} holds a secret of fewer than ${SECRET_RULE.minLength} characters or ${SECRET_RULE.minDistinct} distinct ones; delete it to renew`,
     )
   }
   return secret
+}
+
+/**
+ * The content of `file`, which is created first (createFileOnce) with `make()` when it does not exist; when processes
+ * create it at once, the one kept is read back. Every start but the first finds the file: it is read at once,
+ * synchronously (before the port opens), and nothing is made or written. Also keeps the development signing key
+ * (auth/access-token-keys.ts).
+ */
+export async function readOrCreateFileOnce(file: string, make: () => string): Promise<string> {
+  const existing = readIfPresent(file)
+  if (existing !== null) return existing
+  await createFileOnce(file, make())
+  return readFileSync(file, 'utf8')
 }
 
 /** The content of `file`, or null when it does not exist. */
@@ -43,10 +50,9 @@ function readIfPresent(file: string): string | null {
 /**
  * Creates `file` (mode 0600) holding `content` unless it exists, in one step (written aside, then hard-linked into
  * place), so that processes starting together keep the first one's and none reads a half-written file. Its
- * directory, when this creates it, is the owner's only (0700). Also keeps the development signing key pair
- * (auth/access-token-keys.ts).
+ * directory, when this creates it, is the owner's only (0700).
  */
-export async function createFileOnce(file: string, content: string): Promise<void> {
+async function createFileOnce(file: string, content: string): Promise<void> {
   await mkdir(dirname(file), { recursive: true, mode: 0o700 })
   const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
   await writeFile(draft, content, { mode: 0o600 })
