@@ -8,7 +8,7 @@ import { mixedPhase, servicePhase } from './phases.mjs'
 import { reporter } from './progress.mjs'
 import { figureRow, latencyRow, peakRssRow, ratioTarget } from './rows.mjs'
 import { authMe, HEALTH, LOGIN, loadShapes, warmUp } from './scenarios.mjs'
-import { startBareLogin } from './service-process.mjs'
+import { startBareLogin, startBareRefresh } from './service-process.mjs'
 import { argon2Variables } from './settings.mjs'
 
 const BARE_LIMIT = 'bare Fastify GET req/s'
@@ -16,6 +16,11 @@ const VERIFY_LIMIT = 'raw Argon2 verify ops/s'
 const HASH_LIMIT = 'raw Argon2 hash ops/s'
 /** The login floor's row: what a server doing nothing but the hash reaches against the same ceiling (no target). */
 const LOGIN_FLOOR = 'bare Fastify POST /auth/login on Argon2 threads'
+/**
+ * The refresh floor's row: what a server doing only what a rotation must (verify, two signatures, one durable
+ * single-use UPDATE through the service's SQLite writer) reaches against the same ceiling (no target).
+ */
+const REFRESH_FLOOR = 'bare Fastify POST /auth/refresh with a durable SQLite rotation'
 /** Logins and registrations run at 90 % of raw Argon2 or better, on every backend. */
 const ARGON2_RATIO = 0.9
 
@@ -109,6 +114,34 @@ export async function benchmarkService(context, service, plan) {
     rows.push(
       figureRow(backend, 'POST /auth/refresh', run, BARE_LIMIT, ratioTarget('>=', plan.refreshTarget)),
     )
+  }
+
+  if (measures.has('refresh-floor')) {
+    const floor = await startBareRefresh()
+    try {
+      const floorChains = () => refreshChains(floor.url, settings.httpConnections, users)
+      await warmUp(settings, [
+        { url: floor.url, shape: http, scenario: { kind: 'refresh', tokens: await floorChains() } },
+      ])
+      /** @type {string[]} */
+      let tokens = []
+      const run = await alternate(
+        settings.pairs,
+        async (pair) => {
+          tokens = await floorChains()
+          return bareCeiling(pair)
+        },
+        (pair) =>
+          report.figure(
+            REFRESH_FLOOR,
+            pair,
+            servicePhase(floor, { ...http, scenario: { kind: 'refresh', tokens } }),
+          ),
+      )
+      rows.push(figureRow(backend, REFRESH_FLOOR, run, BARE_LIMIT, null))
+    } finally {
+      await floor.stop()
+    }
   }
 
   if (measures.has('login')) {

@@ -14,6 +14,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const TESSERA = fileURLToPath(new URL('../bin/tessera.js', import.meta.url))
 const BARE_FASTIFY = fileURLToPath(new URL('./bare-fastify-server.mjs', import.meta.url))
 const BARE_LOGIN = fileURLToPath(new URL('./bare-login-server.mjs', import.meta.url))
+const BARE_REFRESH = fileURLToPath(new URL('./bare-refresh-server.mjs', import.meta.url))
 const LISTENING = /listening on https?:\/\/[^\s"()]+/
 const POLL_MS = 100
 /** How often a cold start polls GET /health: a small fraction of even bare Fastify's start-up. */
@@ -125,6 +126,15 @@ export function startBareFastify(tls = {}) {
  */
 export function startBareLogin(env) {
   return startServerProcess('bare login', [BARE_LOGIN], { NODE_ENV: 'production', ...env })
+}
+
+/**
+ * Starts the refresh floor (bare-refresh-server.mjs): bare Fastify rotating refresh tokens durably through the
+ * service's own SQLite writer, in a file of its own.
+ * @returns {Promise<ServerProcess>}
+ */
+export function startBareRefresh() {
+  return startServerProcess('bare refresh', [BARE_REFRESH], { NODE_ENV: 'production' })
 }
 
 /**

@@ -28,17 +28,19 @@ with its figures to bench/results/latest.md.
   --help           this text`
 
 /**
- * @typedef {'health' | 'me' | 'refresh' | 'login' | 'login-floor' | 'register' | 'mixed' | 'https' | 'per-device' | 'eddsa' | 'flood'} Figure
+ * @typedef {'health' | 'me' | 'refresh' | 'refresh-floor' | 'login' | 'login-floor' | 'register' | 'mixed' | 'https' | 'per-device' | 'eddsa' | 'flood'} Figure
  * 'per-device' and 'eddsa' are GET /auth/me and POST /auth/refresh with AUTH_SESSIONS=per-device and with
  * AUTH_JWT_ALGORITHM=EdDSA, each against the default service on the same store (setting-figures.mjs); 'flood' is
  * GET /health beside the pipelined flood of docs/api.md R8.8 (flood-figures.mjs); 'login-floor' is the login floor
- * (bare-login-server.mjs) against raw Argon2, beside the service's login.
+ * (bare-login-server.mjs) against raw Argon2, beside the service's login; 'refresh-floor' the refresh floor
+ * (bare-refresh-server.mjs) against bare Fastify, beside the service's refresh.
  */
 
 const ALL_FIGURES = /** @type {Figure[]} */ ([
   'health',
   'me',
   'refresh',
+  'refresh-floor',
   'login',
   'login-floor',
   'register',
@@ -49,12 +51,12 @@ const ALL_FIGURES = /** @type {Figure[]} */ ([
   'flood',
 ])
 /**
- * TLS costs the same whatever the store, the flood is of connections and parsing, and the login floor has no store:
- * the HTTPS, flood and login-floor figures are measured on the embedded default only.
+ * TLS costs the same whatever the store, the flood is of connections and parsing, the login floor has no store and
+ * the refresh floor is the embedded store's: the HTTPS, flood and floor figures are measured on the embedded default
+ * only.
  */
-const POSTGRES_FIGURES = ALL_FIGURES.filter(
-  (figure) => figure !== 'https' && figure !== 'flood' && figure !== 'login-floor',
-)
+const EMBEDDED_ONLY = new Set(['https', 'flood', 'login-floor', 'refresh-floor'])
+const POSTGRES_FIGURES = ALL_FIGURES.filter((figure) => !EMBEDDED_ONLY.has(figure))
 
 /**
  * @typedef {object} Settings
