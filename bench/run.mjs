@@ -18,7 +18,12 @@ import { compareScale } from './scale-figures.mjs'
 import { seedPasswordHash } from './seed.mjs'
 import { benchmarkService } from './service-figures.mjs'
 import { startBareFastify, startService } from './service-process.mjs'
-import { compareSettings, eddsaAccessTokens, PER_DEVICE_SESSIONS } from './setting-figures.mjs'
+import {
+  compareSettings,
+  eddsaAccessTokens,
+  NO_AUDIT_TRAIL,
+  PER_DEVICE_SESSIONS,
+} from './setting-figures.mjs'
 import { jwtSecret, readSettings, serviceVariables, USAGE } from './settings.mjs'
 import { benchmarkStartup } from './startup-figures.mjs'
 import { seedPostgresStore, seedSqliteStore } from './stores.mjs'
@@ -167,7 +172,7 @@ try {
      * @param {import('./settings.mjs').Figure[]} figures
      */
     const compareSettingsOn = async (context, label, env, figures) => {
-      const selected = [PER_DEVICE_SESSIONS, eddsa].flatMap((setting) =>
+      const selected = [PER_DEVICE_SESSIONS, eddsa, NO_AUDIT_TRAIL].flatMap((setting) =>
         setting !== null && figures.includes(setting.figure) ? [setting] : [],
       )
       if (selected.length === 0) return []
