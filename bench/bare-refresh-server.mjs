@@ -1,21 +1,25 @@
-// The refresh floor: the least a refresh server can do on these cores with this stack and the service's durability.
+// The refresh floor: the least a refresh server can do on these cores with this stack and the service's store.
 // Bare Fastify (the service's major version, logger off) whose POST /auth/refresh validates its body with the route's
 // schema, verifies the HS256 refresh token with fast-jwt (algorithm pinned, as the service verifies), stores the
-// rotation single-use and durably (one UPDATE ... WHERE the stored digest is the old token's SHA-256, committed with
-// synchronous=FULL through the service's own SQLite writer thread, which commits the writes that arrive together in
-// one transaction), signs the new access and refresh tokens with the service's own HS256 signer and answers them in
-// the service's envelope, or 401. No throttle, no audit event, no hooks, no session lifetime, no reuse detection:
-// what separates the service's refresh from this is what the service does beside the rotation. Its POST /auth/login
-// (not measured) starts a chain for any e-mail without a password, so that the benchmark's refresh chains can be made
-// as they are for the service. Its SQLite file lives in a directory of its own under the system's temporary directory
-// (where the benchmark keeps the service's), removed when it stops; its signing secret is made at start. Started as
-// its own process, like bare Fastify; ready when it prints its "listening on http://…" line.
+// rotation single-use, signs the new access and refresh tokens with the service's own HS256 signer and answers them
+// in the service's envelope, or 401. The rotation replaces the stored digest (SHA-256) of the old token with the new
+// one's, only if it is still the old one: by default one UPDATE ... WHERE, committed with synchronous=FULL through
+// the service's own SQLite writer thread (which commits the writes that arrive together in one transaction); with
+// REDIS_URL, one compare-and-set script in Redis (EVALSHA, under REDIS_KEY_PREFIX), through ioredis with its
+// auto-pipelining, as the service keeps sessions there. No throttle, no audit event, no hooks, no session lifetime,
+// no reuse detection: what separates the service's refresh from this is what the service does beside the rotation.
+// Its POST /auth/login (not measured) starts a chain for any e-mail without a password, so that the benchmark's
+// refresh chains can be made as they are for the service. The SQLite file lives in a directory of its own under the
+// system's temporary directory (where the benchmark keeps the service's), removed when it stops; the Redis keys are
+// the caller's to remove; the signing secret is made at start. Started as its own process, like bare Fastify; ready
+// when it prints its "listening on http://…" line.
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createVerifier } from 'fast-jwt'
 import Fastify from 'fastify'
+import { Redis } from 'ioredis'
 
 // the built service's modules, as stores.mjs loads its storage: typed from their source, so tsc needs no dist/
 const { openSqliteDatabase } = /** @type {typeof import('../src/storage/sqlite/sqlite-database.js')} */ (
@@ -25,14 +29,83 @@ const { createHs256Signer } = /** @type {typeof import('../src/auth/hs256-signer
   await import(new URL('../dist/auth/hs256-signer.js', import.meta.url).href)
 )
 
-const directory = mkdtempSync(join(tmpdir(), 'tessera-refresh-floor-'))
 const secret = randomBytes(32).toString('base64url')
 const ACCESS_SECONDS = 900
 const REFRESH_SECONDS = 30 * 24 * 3600
 
-// the service's database (its pragmas: WAL, synchronous=FULL; reads here, writes on its thread) with a table of its own
-const db = openSqliteDatabase(join(directory, 'floor.db'))
-await db.run('CREATE TABLE IF NOT EXISTS floor_sessions (user_id TEXT PRIMARY KEY, digest TEXT NOT NULL)', [])
+/**
+ * Where the digests are kept: `start` stores a user's, `rotate` replaces it only if it is still `from`.
+ * @typedef {object} FloorStore
+ * @property {(userId: string, digest: string) => Promise<void>} start
+ * @property {(userId: string, from: string, to: string) => Promise<boolean>} rotate
+ * @property {() => Promise<void>} close
+ */
+
+/**
+ * The service's database (its pragmas: WAL, synchronous=FULL; reads here, writes on its thread), a table of its own.
+ * @returns {Promise<FloorStore>}
+ */
+async function sqliteStore() {
+  const directory = mkdtempSync(join(tmpdir(), 'tessera-refresh-floor-'))
+  const db = openSqliteDatabase(join(directory, 'floor.db'))
+  await db.run(
+    'CREATE TABLE IF NOT EXISTS floor_sessions (user_id TEXT PRIMARY KEY, digest TEXT NOT NULL)',
+    [],
+  )
+  return {
+    async start(userId, digest) {
+      await db.write(
+        'INSERT INTO floor_sessions (user_id, digest) VALUES (?, ?) ON CONFLICT (user_id) DO UPDATE SET digest = excluded.digest',
+        [userId, digest],
+      )
+    },
+    async rotate(userId, from, to) {
+      const { changes } = await db.write(
+        'UPDATE floor_sessions SET digest = ? WHERE user_id = ? AND digest = ?',
+        [to, userId, from],
+      )
+      return changes === 1
+    },
+    async close() {
+      try {
+        await db.close()
+      } finally {
+        rmSync(directory, { recursive: true, force: true })
+      }
+    },
+  }
+}
+
+/**
+ * @param {string} url
+ * @param {string} prefix
+ * @returns {FloorStore}
+ */
+function redisStore(url, prefix) {
+  const redis = new Redis(url, { enableAutoPipelining: true, maxRetriesPerRequest: 1 })
+  redis.defineCommand('rotateDigest', {
+    numberOfKeys: 1,
+    lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end return 0",
+  })
+  const rotateDigest = /** @type {(key: string, from: string, to: string) => Promise<number>} */ (
+    /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (redis)).rotateDigest
+  ).bind(redis)
+  return {
+    async start(userId, digest) {
+      await redis.set(`${prefix}floor:${userId}`, digest)
+    },
+    rotate: async (userId, from, to) => (await rotateDigest(`${prefix}floor:${userId}`, from, to)) === 1,
+    async close() {
+      await redis.quit()
+    },
+  }
+}
+
+const redisUrl = process.env.REDIS_URL
+const store =
+  redisUrl === undefined || redisUrl === ''
+    ? await sqliteStore()
+    : redisStore(redisUrl, process.env.REDIS_KEY_PREFIX ?? 'tessera-refresh-floor:')
 const sign = createHs256Signer(secret)
 const verify = createVerifier({ key: secret, algorithms: ['HS256'], requiredClaims: ['sub', 'exp', 'jti'] })
 /** @param {string} token */
@@ -68,10 +141,7 @@ app.post(
   async (request) => {
     const userId = /** @type {{ email: string }} */ (request.body).email
     const tokens = pair(userId)
-    await db.write(
-      'INSERT INTO floor_sessions (user_id, digest) VALUES (?, ?) ON CONFLICT (user_id) DO UPDATE SET digest = excluded.digest',
-      [userId, digestOf(tokens.refresh_token)],
-    )
+    await store.start(userId, digestOf(tokens.refresh_token))
     return success(tokens)
   },
 )
@@ -98,11 +168,8 @@ app.post(
     if (claims.token_type !== 'Refresh' || typeof claims.sub !== 'string')
       return reply.code(401).send({ code: 401, message: 'invalid refresh token' })
     const tokens = pair(claims.sub)
-    const { changes } = await db.write(
-      'UPDATE floor_sessions SET digest = ? WHERE user_id = ? AND digest = ?',
-      [digestOf(tokens.refresh_token), claims.sub, digestOf(token)],
-    )
-    if (changes !== 1) return reply.code(401).send({ code: 401, message: 'invalid refresh token' })
+    if (!(await store.rotate(claims.sub, digestOf(token), digestOf(tokens.refresh_token))))
+      return reply.code(401).send({ code: 401, message: 'invalid refresh token' })
     return success(tokens)
   },
 )
@@ -112,18 +179,13 @@ const port = Number(process.env.PORT ?? 0)
 const address = await app.listen({ host, port })
 process.stdout.write(`${JSON.stringify({ msg: `bare refresh listening on ${address}` })}\n`)
 
-/** @param {number} code */
-const exit = (code) => {
-  rmSync(directory, { recursive: true, force: true })
-  process.exit(code)
-}
 const stop = () => {
   app
     .close()
-    .then(() => db.close())
+    .then(() => store.close())
     .then(
-      () => exit(0),
-      () => exit(1),
+      () => process.exit(0),
+      () => process.exit(1),
     )
 }
 process.once('SIGTERM', stop)

@@ -219,6 +219,7 @@ try {
         ...(await benchmarkService(context, service, {
           ...TARGETS.embedded,
           figures: settings.figures.embedded,
+          refreshFloorRedis: null,
         })),
       )
       await service.stop()
@@ -276,6 +277,8 @@ try {
         ...(await benchmarkService(context, service, {
           ...TARGETS.postgres,
           figures: settings.figures.postgres,
+          // the refresh floor rotates in Redis, where the service keeps sessions; its keys go with the run's
+          refreshFloorRedis: { url: redisUrl, keyPrefix: `tessera-bench-${runId}-floor:` },
         })),
       )
       await service.stop()

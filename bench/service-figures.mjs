@@ -5,6 +5,7 @@ import { BENCH_PASSWORD } from './argon2-options.mjs'
 import { argon2Ceiling, httpCeiling } from './limits.mjs'
 import { alternate } from './pairs.mjs'
 import { mixedPhase, servicePhase } from './phases.mjs'
+import { deleteRedisKeys } from './postgres.mjs'
 import { reporter } from './progress.mjs'
 import { figureRow, latencyRow, peakRssRow, ratioTarget } from './rows.mjs'
 import { authMe, HEALTH, LOGIN, loadShapes, warmUp } from './scenarios.mjs'
@@ -17,10 +18,14 @@ const HASH_LIMIT = 'raw Argon2 hash ops/s'
 /** The login floor's row: what a server doing nothing but the hash reaches against the same ceiling (no target). */
 const LOGIN_FLOOR = 'bare Fastify POST /auth/login on Argon2 threads'
 /**
- * The refresh floor's row: what a server doing only what a rotation must (verify, two signatures, one durable
- * single-use UPDATE through the service's SQLite writer) reaches against the same ceiling (no target).
+ * The refresh floor's rows: what a server doing only what a rotation must (verify, two signatures, one single-use
+ * rotation in the service's store: an UPDATE through its SQLite writer, or a compare-and-set script in Redis)
+ * reaches against the same ceiling (no target).
  */
-const REFRESH_FLOOR = 'bare Fastify POST /auth/refresh with a durable SQLite rotation'
+const REFRESH_FLOOR = {
+  sqlite: 'bare Fastify POST /auth/refresh with a durable SQLite rotation',
+  redis: 'bare Fastify POST /auth/refresh with a Redis rotation',
+}
 /** Logins and registrations run at 90 % of raw Argon2 or better, on every backend. */
 const ARGON2_RATIO = 0.9
 
@@ -29,6 +34,8 @@ const ARGON2_RATIO = 0.9
  * @property {import('./settings.mjs').Figure[]} figures
  * @property {number | null} meTarget GET /auth/me ÷ bare Fastify, if it has a target on this backend
  * @property {number | null} refreshTarget POST /auth/refresh ÷ bare Fastify, if it has a target on this backend
+ * @property {{ url: string, keyPrefix: string } | null} refreshFloorRedis where the refresh floor rotates its chains
+ *   (Redis, with keys under the prefix, deleted afterwards), or null for a SQLite file of its own
  */
 
 /**
@@ -117,7 +124,11 @@ export async function benchmarkService(context, service, plan) {
   }
 
   if (measures.has('refresh-floor')) {
-    const floor = await startBareRefresh()
+    const redis = plan.refreshFloorRedis
+    const floorName = redis === null ? REFRESH_FLOOR.sqlite : REFRESH_FLOOR.redis
+    const floor = await startBareRefresh(
+      redis === null ? {} : { REDIS_URL: redis.url, REDIS_KEY_PREFIX: redis.keyPrefix },
+    )
     try {
       const floorChains = () => refreshChains(floor.url, settings.httpConnections, users)
       await warmUp(settings, [
@@ -133,14 +144,15 @@ export async function benchmarkService(context, service, plan) {
         },
         (pair) =>
           report.figure(
-            REFRESH_FLOOR,
+            floorName,
             pair,
             servicePhase(floor, { ...http, scenario: { kind: 'refresh', tokens } }),
           ),
       )
-      rows.push(figureRow(backend, REFRESH_FLOOR, run, BARE_LIMIT, null))
+      rows.push(figureRow(backend, floorName, run, BARE_LIMIT, null))
     } finally {
       await floor.stop()
+      if (redis !== null) await deleteRedisKeys(redis.url, redis.keyPrefix)
     }
   }
 

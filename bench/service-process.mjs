@@ -130,11 +130,12 @@ export function startBareLogin(env) {
 
 /**
  * Starts the refresh floor (bare-refresh-server.mjs): bare Fastify rotating refresh tokens durably through the
- * service's own SQLite writer, in a file of its own.
+ * service's own SQLite writer, in a file of its own, or with `env` REDIS_URL and REDIS_KEY_PREFIX in Redis.
+ * @param {Record<string, string>} [env]
  * @returns {Promise<ServerProcess>}
  */
-export function startBareRefresh() {
-  return startServerProcess('bare refresh', [BARE_REFRESH], { NODE_ENV: 'production' })
+export function startBareRefresh(env = {}) {
+  return startServerProcess('bare refresh', [BARE_REFRESH], { NODE_ENV: 'production', ...env })
 }
 
 /**
