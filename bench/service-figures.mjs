@@ -101,23 +101,29 @@ export async function benchmarkService(context, service, plan) {
     rows.push(figureRow(backend, 'GET /auth/me', run, BARE_LIMIT, ratioTarget('>=', plan.meTarget)))
   }
 
-  if (measures.has('refresh')) {
-    // fresh chains before each pair: a phase ends with requests in flight, whose new tokens are never seen
+  /**
+   * POST /auth/refresh of `server` alternated with bare Fastify, with fresh chains before each pair: a phase ends with
+   * requests in flight, whose new tokens are never seen.
+   * @param {string} figure
+   * @param {import('./service-process.mjs').ServerProcess} server
+   * @param {() => Promise<string[]>} newChains
+   */
+  const refreshAgainstBare = (figure, server, newChains) => {
     /** @type {string[]} */
     let tokens = []
-    const run = await alternate(
+    return alternate(
       settings.pairs,
       async (pair) => {
-        tokens = await chains()
+        tokens = await newChains()
         return bareCeiling(pair)
       },
       (pair) =>
-        report.figure(
-          'POST /auth/refresh',
-          pair,
-          servicePhase(service, { ...http, scenario: { kind: 'refresh', tokens } }),
-        ),
+        report.figure(figure, pair, servicePhase(server, { ...http, scenario: { kind: 'refresh', tokens } })),
     )
+  }
+
+  if (measures.has('refresh')) {
+    const run = await refreshAgainstBare('POST /auth/refresh', service, chains)
     rows.push(
       figureRow(backend, 'POST /auth/refresh', run, BARE_LIMIT, ratioTarget('>=', plan.refreshTarget)),
     )
@@ -134,21 +140,7 @@ export async function benchmarkService(context, service, plan) {
       await warmUp(settings, [
         { url: floor.url, shape: http, scenario: { kind: 'refresh', tokens: await floorChains() } },
       ])
-      /** @type {string[]} */
-      let tokens = []
-      const run = await alternate(
-        settings.pairs,
-        async (pair) => {
-          tokens = await floorChains()
-          return bareCeiling(pair)
-        },
-        (pair) =>
-          report.figure(
-            floorName,
-            pair,
-            servicePhase(floor, { ...http, scenario: { kind: 'refresh', tokens } }),
-          ),
-      )
+      const run = await refreshAgainstBare(floorName, floor, floorChains)
       rows.push(figureRow(backend, floorName, run, BARE_LIMIT, null))
     } finally {
       await floor.stop()
