@@ -165,24 +165,46 @@ try {
         : null
     /**
      * The settings comparison: the default service and one service per setting of `figures`, all on the store of
-     * `env` at the same time.
+     * `env` at the same time; a setting with `ownStores` instead beside a default service of its own, each on a fresh
+     * store made by `freshEnv(name)`.
      * @param {import('./scenarios.mjs').Context} context
      * @param {string} label
      * @param {Record<string, string>} env
      * @param {import('./settings.mjs').Figure[]} figures
+     * @param {(name: string) => Promise<Record<string, string>>} freshEnv
      */
-    const compareSettingsOn = async (context, label, env, figures) => {
+    const compareSettingsOn = async (context, label, env, figures, freshEnv) => {
       const selected = [PER_DEVICE_SESSIONS, eddsa, NO_AUDIT_TRAIL].flatMap((setting) =>
         setting !== null && figures.includes(setting.figure) ? [setting] : [],
       )
-      if (selected.length === 0) return []
-      // one after the other: each start migrates the shared store (nothing is left to apply) under its lock
-      const base = await start(`tessera (${label}, defaults)`, env)
+      /** @type {import('./rows.mjs').Row[]} */
+      const rows = []
+      const shared = selected.filter((setting) => setting.ownStores !== true)
+      if (shared.length > 0) rows.push(...(await sideBySide(context, label, env, env, shared)))
+      for (const setting of selected.filter((each) => each.ownStores === true)) {
+        const [baseEnv, settingEnv] = [await freshEnv('defaults'), await freshEnv(setting.figure)]
+        rows.push(...(await sideBySide(context, label, baseEnv, settingEnv, [setting])))
+      }
+      return rows
+    }
+
+    /**
+     * The default service on `baseEnv` and one service per setting on `settingEnv` with the setting's variables, all
+     * at the same time, compared side by side, then stopped.
+     * @param {import('./scenarios.mjs').Context} context
+     * @param {string} label
+     * @param {Record<string, string>} baseEnv
+     * @param {Record<string, string>} settingEnv
+     * @param {import('./setting-figures.mjs').Setting[]} selected
+     */
+    const sideBySide = async (context, label, baseEnv, settingEnv, selected) => {
+      // one after the other: each start migrates a shared store (nothing is left to apply) under its lock
+      const base = await start(`tessera (${label}, defaults)`, baseEnv)
       const variants = []
       for (const setting of selected) {
         variants.push({
           setting,
-          service: await start(`tessera (${label}, ${setting.name})`, { ...env, ...setting.env }),
+          service: await start(`tessera (${label}, ${setting.name})`, { ...settingEnv, ...setting.env }),
         })
       }
       const rows = await compareSettings(context, base, variants)
@@ -233,7 +255,13 @@ try {
       }
 
       rows.push(
-        ...(await compareSettingsOn(context, 'SQLite', sqliteEnv('sqlite'), settings.figures.embedded)),
+        ...(await compareSettingsOn(
+          context,
+          'SQLite',
+          sqliteEnv('sqlite'),
+          settings.figures.embedded,
+          (name) => seeded(`sqlite-settings-${name}`, settings.baselineUsers),
+        )),
       )
 
       rows.push(...(await compareSizes(context, 'SQLite', (size, count) => seeded(`sqlite-${size}`, count))))
@@ -282,7 +310,11 @@ try {
         })),
       )
       await service.stop()
-      rows.push(...(await compareSettingsOn(context, 'PostgreSQL', mainEnv, settings.figures.postgres)))
+      rows.push(
+        ...(await compareSettingsOn(context, 'PostgreSQL', mainEnv, settings.figures.postgres, (name) =>
+          seeded(`settings_${name.replace(/\W+/g, '_')}`, settings.baselineUsers),
+        )),
+      )
       if (settings.postgresScale) {
         rows.push(...(await compareSizes(context, 'PostgreSQL', seeded)))
       } else {
