@@ -38,8 +38,8 @@ export const PER_DEVICE_SESSIONS = {
 /**
  * No audit trail: the security events are logged only, and no registration, login, refresh or logout appends a row
  * (docs/api.md R6.3.5). What the trail costs the figures, which the benchmark measures with it on, as the default is.
- * On stores of their own: on a shared SQLite store the service without a trail commits through a WAL that holds the
- * other's audit rows, and checkpoints them, which hid part of the difference (docs/performance.md, eighth session).
+ * On stores of their own, seeded alike: a deployment does not mix the two, and the service without a trail would
+ * otherwise commit through a SQLite WAL holding the other's audit rows (docs/performance.md, eighth session).
  * @type {Setting}
  */
 export const NO_AUDIT_TRAIL = {
