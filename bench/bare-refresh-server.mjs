@@ -13,7 +13,7 @@
 // system's temporary directory (where the benchmark keeps the service's), removed when it stops; the Redis keys are
 // the caller's to remove; the signing secret is made at start. Started as its own process, like bare Fastify; ready
 // when it prints its "listening on http://…" line.
-import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -27,6 +27,10 @@ const { openSqliteDatabase } = /** @type {typeof import('../src/storage/sqlite/s
 )
 const { createHs256Signer } = /** @type {typeof import('../src/auth/hs256-signer.js')} */ (
   await import(new URL('../dist/auth/hs256-signer.js', import.meta.url).href)
+)
+// the digest under which the service stores a refresh token
+const { refreshTokenDigest } = /** @type {typeof import('../src/auth/token-service.js')} */ (
+  await import(new URL('../dist/auth/token-service.js', import.meta.url).href)
 )
 
 const secret = randomBytes(32).toString('base64url')
@@ -108,8 +112,6 @@ const store =
     : redisStore(redisUrl, process.env.REDIS_KEY_PREFIX ?? 'tessera-refresh-floor:')
 const sign = createHs256Signer(secret)
 const verify = createVerifier({ key: secret, algorithms: ['HS256'], requiredClaims: ['sub', 'exp', 'jti'] })
-/** @param {string} token */
-const digestOf = (token) => createHash('sha256').update(token).digest('hex')
 /** @param {string} userId */
 const pair = (userId) => {
   const iat = Math.floor(Date.now() / 1000)
@@ -132,6 +134,8 @@ const pair = (userId) => {
 }
 /** @param {object} data */
 const success = (data) => ({ code: 200, message: 'Success', data })
+/** The one refusal: a token that does not verify, is not a refresh token, or is no longer the stored one. */
+const REFUSED = { code: 401, message: 'invalid refresh token' }
 
 const app = Fastify({ logger: false })
 app.get('/health', async () => ({ status: 'ok' }))
@@ -141,7 +145,7 @@ app.post(
   async (request) => {
     const userId = /** @type {{ email: string }} */ (request.body).email
     const tokens = pair(userId)
-    await store.start(userId, digestOf(tokens.refresh_token))
+    await store.start(userId, refreshTokenDigest(tokens.refresh_token))
     return success(tokens)
   },
 )
@@ -163,14 +167,17 @@ app.post(
     try {
       claims = verify(token)
     } catch {
-      return reply.code(401).send({ code: 401, message: 'invalid refresh token' })
+      return reply.code(401).send(REFUSED)
     }
     if (claims.token_type !== 'Refresh' || typeof claims.sub !== 'string')
-      return reply.code(401).send({ code: 401, message: 'invalid refresh token' })
+      return reply.code(401).send(REFUSED)
     const tokens = pair(claims.sub)
-    if (!(await store.rotate(claims.sub, digestOf(token), digestOf(tokens.refresh_token))))
-      return reply.code(401).send({ code: 401, message: 'invalid refresh token' })
-    return success(tokens)
+    const rotated = await store.rotate(
+      claims.sub,
+      refreshTokenDigest(token),
+      refreshTokenDigest(tokens.refresh_token),
+    )
+    return rotated ? success(tokens) : reply.code(401).send(REFUSED)
   },
 )
 

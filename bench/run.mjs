@@ -182,8 +182,8 @@ try {
       const shared = selected.filter((setting) => setting.ownStores !== true)
       if (shared.length > 0) rows.push(...(await sideBySide(context, label, env, env, shared)))
       for (const setting of selected.filter((each) => each.ownStores === true)) {
-        const [baseEnv, settingEnv] = [await freshEnv('defaults'), await freshEnv(setting.figure)]
-        rows.push(...(await sideBySide(context, label, baseEnv, settingEnv, [setting])))
+        const baseEnv = await freshEnv('defaults')
+        rows.push(...(await sideBySide(context, label, baseEnv, await freshEnv(setting.figure), [setting])))
       }
       return rows
     }

@@ -1,6 +1,7 @@
-// The settings an operator turns on (issue 20), or off, against the defaults: GET /auth/me and POST /auth/refresh of a service
-// with one setting changed (B) alternated with the default service (A), both serving the same store at the same
-// time, so the ratio says what the setting costs on this machine in this run. Like the start-up ratio, these ratios
+// The settings an operator turns on (issue 20), or off, against the defaults: GET /auth/me and POST /auth/refresh of a
+// service with one setting changed (B) alternated with the default service (A), both running at the same time on the
+// same store (or, for a setting with `ownStores`, each on a fresh store of its own), so the ratio says what the
+// setting costs on this machine in this run. Like the start-up ratio, these ratios
 // have no target: they are reported, so that an operator can weigh the setting and later work can see it move.
 import { generateKeyPairSync } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'

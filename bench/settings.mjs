@@ -30,10 +30,11 @@ with its figures to bench/results/latest.md.
 /**
  * @typedef {'health' | 'me' | 'refresh' | 'refresh-floor' | 'login' | 'login-floor' | 'register' | 'mixed' | 'https' | 'per-device' | 'eddsa' | 'no-audit' | 'flood'} Figure
  * 'per-device', 'eddsa' and 'no-audit' are GET /auth/me and POST /auth/refresh with AUTH_SESSIONS=per-device, with
- * AUTH_JWT_ALGORITHM=EdDSA and with AUDIT_RETENTION_DAYS=0, each against the default service on the same store
- * (setting-figures.mjs); 'flood' is GET /health beside the pipelined flood of docs/api.md R8.8 (flood-figures.mjs); 'login-floor' is the login floor
- * (bare-login-server.mjs) against raw Argon2, beside the service's login; 'refresh-floor' the refresh floor
- * (bare-refresh-server.mjs) against bare Fastify, beside the service's refresh.
+ * AUTH_JWT_ALGORITHM=EdDSA and with AUDIT_RETENTION_DAYS=0, each against the default service (on the same store, or
+ * for 'no-audit' each on a store of its own: setting-figures.mjs); 'flood' is GET /health beside the pipelined flood
+ * of docs/api.md R8.8 (flood-figures.mjs); 'login-floor' is the login floor (bare-login-server.mjs) against raw
+ * Argon2, beside the service's login; 'refresh-floor' the refresh floor (bare-refresh-server.mjs) against bare
+ * Fastify, beside the service's refresh.
  */
 
 const ALL_FIGURES = /** @type {Figure[]} */ ([
