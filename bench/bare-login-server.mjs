@@ -1,10 +1,11 @@
-// The login floor: the least a login server can do on these cores. Bare Fastify (the service's major version,
-// logger off) whose POST /auth/login reads the JSON body, verifies the password on the service's own Argon2 threads
-// (createArgon2Threads of the built service, AUTH_HASH_CONCURRENCY of them, its parameters read as the benchmark
-// reads them) and answers 200 with a body the size of the service's token pair, or 401. No store, no signature, no
-// throttle, no queue in front of the threads: what separates the service's login from this is what the service does
-// beside the hash. Started as its own process, like bare Fastify; ready when it prints its "listening on http://…"
-// line.
+// The login and register floors: the least a login or registration server can do on these cores. Bare Fastify (the
+// service's major version, logger off) whose POST /auth/login reads the JSON body, verifies the password on the
+// service's own Argon2 threads (createArgon2Threads of the built service, AUTH_HASH_CONCURRENCY of them, its
+// parameters read as the benchmark reads them) and answers 200 with a body the size of the service's token pair, or
+// 401; and whose POST /auth/register hashes the body's password on the same threads with the same parameters and
+// answers 201 with that body. No store, no signature, no throttle, no queue in front of the threads: what separates
+// the service's login and registration from this is what the service does beside the hash. Started as its own
+// process, like bare Fastify; ready when it prints its "listening on http://…" line.
 import { hash } from '@node-rs/argon2'
 import Fastify from 'fastify'
 import { argon2Options, BENCH_PASSWORD } from './argon2-options.mjs'
@@ -17,6 +18,13 @@ const { createArgon2Threads } = /** @type {typeof import('../src/auth/argon2-thr
 
 const { argon2, hashConcurrency } = readSettings([], process.env)
 const stored = await hash(BENCH_PASSWORD, argon2Options(argon2))
+/** What the service's hasher hands its threads (password-hasher.ts): Argon2id at the benchmark's cost. */
+const hashOptions = {
+  algorithm: 2,
+  memoryCost: argon2.memoryKiB,
+  timeCost: argon2.timeCost,
+  parallelism: argon2.parallelism,
+}
 const threads = createArgon2Threads(hashConcurrency)
 threads.start()
 /** What a login answers: two tokens of the service's length (about 300 characters each). */
@@ -34,6 +42,12 @@ app.post('/auth/login', async (request, reply) => {
   if (typeof body.password !== 'string' || !(await threads.verify(stored, body.password)))
     return reply.code(401).send({})
   return SESSION
+})
+app.post('/auth/register', async (request, reply) => {
+  const body = /** @type {{ password?: unknown }} */ (request.body ?? {})
+  if (typeof body.password !== 'string') return reply.code(400).send({})
+  await threads.hash(body.password, hashOptions)
+  return reply.code(201).send(SESSION)
 })
 
 const host = process.env.HOST ?? '127.0.0.1'

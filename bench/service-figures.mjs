@@ -17,6 +17,8 @@ const VERIFY_LIMIT = 'raw Argon2 verify ops/s'
 const HASH_LIMIT = 'raw Argon2 hash ops/s'
 /** The login floor's row: what a server doing nothing but the hash reaches against the same ceiling (no target). */
 const LOGIN_FLOOR = 'bare Fastify POST /auth/login on Argon2 threads'
+/** The register floor's row: the same server hashing each body's password, against the hash ceiling (no target). */
+const REGISTER_FLOOR = 'bare Fastify POST /auth/register on Argon2 threads'
 /**
  * The refresh floor's rows: what a server doing only what a rotation must (verify, two signatures, one single-use
  * rotation in the service's store: an UPDATE through its SQLite writer, or a compare-and-set script in Redis)
@@ -178,6 +180,19 @@ export async function benchmarkService(context, service, plan) {
       ),
     )
     rows.push(figureRow(backend, 'POST /auth/register', run, HASH_LIMIT, ratioTarget('>=', ARGON2_RATIO)))
+  }
+
+  if (measures.has('register-floor')) {
+    const floor = await startBareLogin(argon2Variables(settings))
+    try {
+      await warmUp(settings, [{ url: floor.url, shape: argon2Load, scenario: register() }])
+      const run = await alternate(settings.pairs, hashCeiling, (pair) =>
+        report.figure(REGISTER_FLOOR, pair, servicePhase(floor, { ...argon2Load, scenario: register() })),
+      )
+      rows.push(figureRow(backend, REGISTER_FLOOR, run, HASH_LIMIT, null))
+    } finally {
+      await floor.stop()
+    }
   }
 
   if (measures.has('mixed')) {

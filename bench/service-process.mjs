@@ -119,8 +119,9 @@ export function startBareFastify(tls = {}) {
 }
 
 /**
- * Starts the login floor (bare-login-server.mjs): bare Fastify verifying logins on the service's Argon2 threads, with
- * the service's Argon2 variables (`env`: settings.mjs's argon2Variables).
+ * Starts the login and register floor (bare-login-server.mjs): bare Fastify verifying logins and hashing
+ * registrations' passwords on the service's Argon2 threads, with the service's Argon2 variables (`env`: settings.mjs's
+ * argon2Variables).
  * @param {Record<string, string>} env
  * @returns {Promise<ServerProcess>}
  */

@@ -28,13 +28,14 @@ with its figures to bench/results/latest.md.
   --help           this text`
 
 /**
- * @typedef {'health' | 'me' | 'refresh' | 'refresh-floor' | 'login' | 'login-floor' | 'register' | 'mixed' | 'https' | 'per-device' | 'eddsa' | 'no-audit' | 'flood'} Figure
+ * @typedef {'health' | 'me' | 'refresh' | 'refresh-floor' | 'login' | 'login-floor' | 'register' | 'register-floor' | 'mixed' | 'https' | 'per-device' | 'eddsa' | 'no-audit' | 'flood'} Figure
  * 'per-device', 'eddsa' and 'no-audit' are GET /auth/me and POST /auth/refresh with AUTH_SESSIONS=per-device, with
  * AUTH_JWT_ALGORITHM=EdDSA and with AUDIT_RETENTION_DAYS=0, each against the default service (on the same store, or
  * for 'no-audit' each on a store of its own: setting-figures.mjs); 'flood' is GET /health beside the pipelined flood
  * of docs/api.md R8.8 (flood-figures.mjs); 'login-floor' is the login floor (bare-login-server.mjs) against raw
- * Argon2, beside the service's login; 'refresh-floor' the refresh floor (bare-refresh-server.mjs) against bare
- * Fastify, beside the service's refresh.
+ * Argon2, beside the service's login, and 'register-floor' the same server's registration (one hash) against raw
+ * Argon2's hashes, beside the service's register; 'refresh-floor' the refresh floor (bare-refresh-server.mjs)
+ * against bare Fastify, beside the service's refresh.
  */
 
 const ALL_FIGURES = /** @type {Figure[]} */ ([
@@ -45,6 +46,7 @@ const ALL_FIGURES = /** @type {Figure[]} */ ([
   'login',
   'login-floor',
   'register',
+  'register-floor',
   'mixed',
   'https',
   'per-device',
@@ -53,11 +55,11 @@ const ALL_FIGURES = /** @type {Figure[]} */ ([
   'flood',
 ])
 /**
- * TLS costs the same whatever the store, the flood is of connections and parsing, and the login floor has no store:
- * the HTTPS, flood and login-floor figures are measured on the embedded default only (the refresh floor on both,
- * in each backend's store).
+ * TLS costs the same whatever the store, the flood is of connections and parsing, and the login and register floors
+ * have no store: the HTTPS, flood, login-floor and register-floor figures are measured on the embedded default only
+ * (the refresh floor on both, in each backend's store).
  */
-const EMBEDDED_ONLY = new Set(['https', 'flood', 'login-floor'])
+const EMBEDDED_ONLY = new Set(['https', 'flood', 'login-floor', 'register-floor'])
 const POSTGRES_FIGURES = ALL_FIGURES.filter((figure) => !EMBEDDED_ONLY.has(figure))
 
 /**
