@@ -203,10 +203,11 @@ load, default 3). \`--figures startup,login,me,refresh\` picks some of them. It 
 this build's ÷ the other's.
 
 Where a figure's time goes is answered by \`npm run bench:threads -- <health|me|refresh|login|register>\` (\`--postgres\`
-for PostgreSQL + Redis, \`--seconds S\`, \`--cpu-prof DIR\` for V8 profiles of every thread): it starts the built
-service as the benchmark does on a seeded store, loads the endpoint after a warm-up, and prints each of the service's
-threads' CPU per request (user and system), share of a core and context switches per request, and the machine's CPU
-split, from \`/proc\`. The per-thread figures of the notes below were measured the same way.
+for PostgreSQL + Redis, \`--seconds S\`, \`--cpu-prof DIR\` for V8 profiles of every thread, \`--env NAME=VALUE\` to
+set one of the service's variables over the benchmark's): it starts the built service as the benchmark does on a
+seeded store, loads the endpoint after a warm-up, and prints each of the service's threads' CPU per request (user and
+system), share of a core and context switches per request, and the machine's CPU split, from \`/proc\`. The
+per-thread figures of the notes below were measured the same way.
 
 ## Notes
 

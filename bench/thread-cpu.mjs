@@ -22,13 +22,16 @@ import { seedPostgresStore, seedSqliteStore } from './stores.mjs'
 const FIGURES = /** @type {const} */ (['health', 'me', 'refresh', 'login', 'register'])
 /** @typedef {(typeof FIGURES)[number]} Figure */
 const USAGE = `Usage: npm run bench:threads -- <${FIGURES.join('|')}> [--postgres] [--seconds S] [--cpu-prof DIR]
+       [--env NAME=VALUE ...]
 
 Starts the built service on a seeded store (the embedded SQLite default, or with --postgres a fresh database and Redis
 key prefix where the benchmark finds them), loads the endpoint for S seconds (default 8) after a 2 s warm-up, with
 the benchmark's connections, and prints for each of the service's threads its CPU per request (user + system),
 its share of a core and its context switches per request, and the machine's CPU split. The main thread is "main";
 the others are named by their thread id, busiest first (Argon2 threads under login and register, the SQLite writer
-under refresh). --cpu-prof DIR also writes V8 CPU profiles of every thread there (the run then costs more).`
+under refresh). --cpu-prof DIR also writes V8 CPU profiles of every thread there (the run then costs more). Each
+--env sets one of the service's variables over the benchmark's (AUDIT_RETENTION_DAYS=0, say), so that a setting's
+cost can be read thread by thread; the store is seeded with the benchmark's variables alone.`
 /** /proc/<pid>/task/<tid>/stat counts CPU time in clock ticks of 10 ms (USER_HZ 100 on Linux). */
 const TICK_US = 10_000
 
@@ -77,12 +80,20 @@ const { values, positionals } = parseArgs({
     postgres: { type: 'boolean', default: false },
     seconds: { type: 'string', default: '8' },
     'cpu-prof': { type: 'string' },
+    env: { type: 'string', multiple: true, default: [] },
     help: { type: 'boolean', default: false },
   },
 })
 const figure = /** @type {Figure | undefined} */ (positionals[0])
 const seconds = Number(values.seconds)
-if (values.help || figure === undefined || !FIGURES.includes(figure) || !(seconds > 0)) {
+const overrides = values.env.map((assignment) => /^([A-Z][A-Z0-9_]*)=(.*)$/s.exec(assignment))
+if (
+  values.help ||
+  figure === undefined ||
+  !FIGURES.includes(figure) ||
+  !(seconds > 0) ||
+  overrides.some((match) => match === null)
+) {
   process.stdout.write(`${USAGE}\n`)
   process.exit(values.help ? 0 : 1)
 }
@@ -124,6 +135,7 @@ try {
     profileDir === undefined
       ? START_NODE_FLAGS
       : [...START_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`]
+  for (const match of overrides) if (match !== null) env[match[1] ?? ''] = match[2] ?? ''
   const service = await startService(`tessera (${figure})`, env, { nodeArgs })
   cleanups.push(() => service.stop())
 
