@@ -17,14 +17,9 @@ const { createArgon2Threads } = /** @type {typeof import('../src/auth/argon2-thr
 )
 
 const { argon2, hashConcurrency } = readSettings([], process.env)
-const stored = await hash(BENCH_PASSWORD, argon2Options(argon2))
-/** What the service's hasher hands its threads (password-hasher.ts): Argon2id at the benchmark's cost. */
-const hashOptions = {
-  algorithm: 2,
-  memoryCost: argon2.memoryKiB,
-  timeCost: argon2.timeCost,
-  parallelism: argon2.parallelism,
-}
+/** Argon2id at the benchmark's cost, with the algorithm always set, as the threads take it. */
+const options = /** @type {import('../src/auth/argon2-threads.js').Argon2Options} */ (argon2Options(argon2))
+const stored = await hash(BENCH_PASSWORD, options)
 const threads = createArgon2Threads(hashConcurrency)
 threads.start()
 /** What a login answers: two tokens of the service's length (about 300 characters each). */
@@ -46,7 +41,7 @@ app.post('/auth/login', async (request, reply) => {
 app.post('/auth/register', async (request, reply) => {
   const body = /** @type {{ password?: unknown }} */ (request.body ?? {})
   if (typeof body.password !== 'string') return reply.code(400).send({})
-  await threads.hash(body.password, hashOptions)
+  await threads.hash(body.password, options)
   return reply.code(201).send(SESSION)
 })
 
