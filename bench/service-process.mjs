@@ -109,13 +109,19 @@ export function migrateWithService(env) {
 }
 
 /**
- * Starts the bare Fastify server that is the HTTP ceiling, or with `tls` (TLS_CERT_FILE, TLS_KEY_FILE) the HTTPS one.
- * @param {Record<string, string>} [tls]
+ * Starts the bare Fastify server that is the HTTP ceiling, or with `env` TLS_CERT_FILE and TLS_KEY_FILE the HTTPS one
+ * (`env`: its variables). `options.nodeArgs`, here and for the floors below: Node.js flags to start it with
+ * (bench:threads's --cpu-prof).
+ * @param {Record<string, string>} [env]
+ * @param {{ nodeArgs?: string[] }} [options]
  * @returns {Promise<ServerProcess>}
  */
-export function startBareFastify(tls = {}) {
-  const name = tls.TLS_CERT_FILE === undefined ? 'bare fastify' : 'bare fastify (HTTPS)'
-  return startServerProcess(name, [BARE_FASTIFY], { NODE_ENV: 'production', ...tls })
+export function startBareFastify(env = {}, options = {}) {
+  const name = env.TLS_CERT_FILE === undefined ? 'bare fastify' : 'bare fastify (HTTPS)'
+  return startServerProcess(name, [...(options.nodeArgs ?? []), BARE_FASTIFY], {
+    NODE_ENV: 'production',
+    ...env,
+  })
 }
 
 /**
@@ -123,20 +129,28 @@ export function startBareFastify(tls = {}) {
  * registrations' passwords on the service's Argon2 threads, with the service's Argon2 variables (`env`: settings.mjs's
  * argon2Variables).
  * @param {Record<string, string>} env
+ * @param {{ nodeArgs?: string[] }} [options]
  * @returns {Promise<ServerProcess>}
  */
-export function startBareLogin(env) {
-  return startServerProcess('bare login', [BARE_LOGIN], { NODE_ENV: 'production', ...env })
+export function startBareLogin(env, options = {}) {
+  return startServerProcess('bare login', [...(options.nodeArgs ?? []), BARE_LOGIN], {
+    NODE_ENV: 'production',
+    ...env,
+  })
 }
 
 /**
  * Starts the refresh floor (bare-refresh-server.mjs): bare Fastify rotating refresh tokens durably through the
  * service's own SQLite writer, in a file of its own, or with `env` REDIS_URL and REDIS_KEY_PREFIX in Redis.
  * @param {Record<string, string>} [env]
+ * @param {{ nodeArgs?: string[] }} [options]
  * @returns {Promise<ServerProcess>}
  */
-export function startBareRefresh(env = {}) {
-  return startServerProcess('bare refresh', [BARE_REFRESH], { NODE_ENV: 'production', ...env })
+export function startBareRefresh(env = {}, options = {}) {
+  return startServerProcess('bare refresh', [...(options.nodeArgs ?? []), BARE_REFRESH], {
+    NODE_ENV: 'production',
+    ...env,
+  })
 }
 
 /**

@@ -15,14 +15,20 @@ import { runLoad } from './load.mjs'
 import { createDatabase, deleteRedisKeys, dropDatabase, unavailable } from './postgres.mjs'
 import { authMe, HEALTH, LOGIN } from './scenarios.mjs'
 import { seedPasswordHash } from './seed.mjs'
-import { START_NODE_FLAGS, startService } from './service-process.mjs'
-import { jwtSecret, readSettings, serviceVariables } from './settings.mjs'
+import {
+  START_NODE_FLAGS,
+  startBareFastify,
+  startBareLogin,
+  startBareRefresh,
+  startService,
+} from './service-process.mjs'
+import { argon2Variables, jwtSecret, readSettings, serviceVariables } from './settings.mjs'
 import { seedPostgresStore, seedSqliteStore } from './stores.mjs'
 
 const FIGURES = /** @type {const} */ (['health', 'me', 'refresh', 'login', 'register'])
 /** @typedef {(typeof FIGURES)[number]} Figure */
 const USAGE = `Usage: npm run bench:threads -- <${FIGURES.join('|')}> [--postgres] [--seconds S] [--cpu-prof DIR]
-       [--env NAME=VALUE ...]
+       [--env NAME=VALUE ...] [--floor]
 
 Starts the built service on a seeded store (the embedded SQLite default, or with --postgres a fresh database and Redis
 key prefix where the benchmark finds them), loads the endpoint for S seconds (default 8) after a 2 s warm-up, with
@@ -31,7 +37,11 @@ its share of a core and its context switches per request, and the machine's CPU 
 the others are named by their thread id, busiest first (Argon2 threads under login and register, the SQLite writer
 under refresh). --cpu-prof DIR also writes V8 CPU profiles of every thread there (the run then costs more). Each
 --env sets one of the service's variables over the benchmark's (AUDIT_RETENTION_DAYS=0, say), so that a setting's
-cost can be read thread by thread; the store is seeded with the benchmark's variables alone.`
+cost can be read thread by thread; the store is seeded with the benchmark's variables alone. --floor loads the
+figure's floor instead of the service, the very server the benchmark's floor row starts, so that the two can be read
+side by side: bare Fastify's GET /health for health, the refresh floor for refresh (its Redis rotation with
+--postgres), the login and register floor for login and register; me has none. A floor has no store to seed, and
+--env sets its variables.`
 /** /proc/<pid>/task/<tid>/stat counts CPU time in clock ticks of 10 ms (USER_HZ 100 on Linux). */
 const TICK_US = 10_000
 
@@ -81,6 +91,7 @@ const { values, positionals } = parseArgs({
     seconds: { type: 'string', default: '8' },
     'cpu-prof': { type: 'string' },
     env: { type: 'string', multiple: true, default: [] },
+    floor: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 })
@@ -92,7 +103,8 @@ if (
   figure === undefined ||
   !FIGURES.includes(figure) ||
   !(seconds > 0) ||
-  overrides.some((match) => match === null)
+  overrides.some((match) => match === null) ||
+  (values.floor && figure === 'me')
 ) {
   process.stdout.write(`${USAGE}\n`)
   process.exit(values.help ? 0 : 1)
@@ -104,39 +116,14 @@ const tmp = await mkdtemp(join(tmpdir(), 'tessera-threads-'))
 /** @type {Array<() => Promise<unknown>>} run at the end, last first */
 const cleanups = [() => rm(tmp, { recursive: true, force: true })]
 try {
-  const secret = jwtSecret()
-  const passwordHash = await seedPasswordHash(settings.argon2)
   const log = (/** @type {string} */ line) => process.stdout.write(`${line}\n`)
-  /** @type {Record<string, string>} */
-  let env
-  if (values.postgres) {
-    if (settings.postgres === null) throw new Error('no PostgreSQL + Redis configured')
-    const { databaseUrl: serverUrl, redisUrl } = settings.postgres
-    const why = await unavailable(serverUrl, redisUrl)
-    if (why !== null) throw new Error(why)
-    const name = `tessera_bench_threads_${process.pid}`
-    const databaseUrl = await createDatabase(serverUrl, name)
-    cleanups.push(() => dropDatabase(serverUrl, name))
-    const keyPrefix = `tessera-bench-threads-${process.pid}:`
-    cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
-    env = serviceVariables(settings, secret, {
-      DATA_DIR: join(tmp, 'data'),
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl,
-      REDIS_KEY_PREFIX: keyPrefix,
-    })
-    await seedPostgresStore(databaseUrl, { count: users, passwordHash, serviceEnv: env, log })
-  } else {
-    env = serviceVariables(settings, secret, { DATA_DIR: join(tmp, 'data') })
-    await seedSqliteStore(join(tmp, 'data'), { count: users, passwordHash, serviceEnv: env, log })
-  }
   const profileDir = values['cpu-prof']
-  const nodeArgs =
-    profileDir === undefined
-      ? START_NODE_FLAGS
-      : [...START_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`]
-  for (const match of overrides) if (match !== null) env[match[1] ?? ''] = match[2] ?? ''
-  const service = await startService(`tessera (${figure})`, env, { nodeArgs })
+  /** @type {Record<string, string>} */
+  const overridden = {}
+  for (const match of overrides) if (match !== null) overridden[match[1] ?? ''] = match[2] ?? ''
+  const service = values.floor
+    ? await startFloor(figure, profileDir, overridden)
+    : await startSeededService(figure, profileDir, overridden, log)
   cleanups.push(() => service.stop())
 
   const argon2Bound = figure === 'login' || figure === 'register'
@@ -217,4 +204,75 @@ try {
   )
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup()
+}
+
+/**
+ * The figure's floor, as service-figures.mjs starts it, with `env` over its variables and, with `profileDir`, V8 CPU
+ * profiles of its threads.
+ * @param {Figure} figure
+ * @param {string | undefined} profileDir
+ * @param {Record<string, string>} env
+ * @returns {Promise<import('./service-process.mjs').ServerProcess>}
+ */
+async function startFloor(figure, profileDir, env) {
+  const options = { nodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] }
+  switch (figure) {
+    case 'health':
+      return startBareFastify(env, options)
+    case 'refresh': {
+      if (!values.postgres) return startBareRefresh(env, options)
+      if (settings.postgres === null) throw new Error('no PostgreSQL + Redis configured')
+      const { redisUrl } = settings.postgres
+      const keyPrefix = `tessera-bench-threads-floor-${process.pid}:`
+      cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
+      return startBareRefresh({ REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix, ...env }, options)
+    }
+    case 'login':
+    case 'register':
+      return startBareLogin({ ...argon2Variables(settings), ...env }, options)
+    default:
+      throw new Error(`${figure} has no floor`)
+  }
+}
+
+/**
+ * The built service on a seeded store (the embedded default, or with --postgres a fresh database and key prefix),
+ * started as the benchmark starts it, with `env` over its variables.
+ * @param {Figure} figure
+ * @param {string | undefined} profileDir
+ * @param {Record<string, string>} overridden
+ * @param {(line: string) => void} log
+ * @returns {Promise<import('./service-process.mjs').ServerProcess>}
+ */
+async function startSeededService(figure, profileDir, overridden, log) {
+  const secret = jwtSecret()
+  const passwordHash = await seedPasswordHash(settings.argon2)
+  /** @type {Record<string, string>} */
+  let env
+  if (values.postgres) {
+    if (settings.postgres === null) throw new Error('no PostgreSQL + Redis configured')
+    const { databaseUrl: serverUrl, redisUrl } = settings.postgres
+    const why = await unavailable(serverUrl, redisUrl)
+    if (why !== null) throw new Error(why)
+    const name = `tessera_bench_threads_${process.pid}`
+    const databaseUrl = await createDatabase(serverUrl, name)
+    cleanups.push(() => dropDatabase(serverUrl, name))
+    const keyPrefix = `tessera-bench-threads-${process.pid}:`
+    cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
+    env = serviceVariables(settings, secret, {
+      DATA_DIR: join(tmp, 'data'),
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: keyPrefix,
+    })
+    await seedPostgresStore(databaseUrl, { count: users, passwordHash, serviceEnv: env, log })
+  } else {
+    env = serviceVariables(settings, secret, { DATA_DIR: join(tmp, 'data') })
+    await seedSqliteStore(join(tmp, 'data'), { count: users, passwordHash, serviceEnv: env, log })
+  }
+  const nodeArgs =
+    profileDir === undefined
+      ? START_NODE_FLAGS
+      : [...START_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`]
+  return startService(`tessera (${figure})`, { ...env, ...overridden }, { nodeArgs })
 }
