@@ -207,7 +207,10 @@ for PostgreSQL + Redis, \`--seconds S\`, \`--cpu-prof DIR\` for V8 profiles of e
 set one of the service's variables over the benchmark's): it starts the built service as the benchmark does on a
 seeded store, loads the endpoint after a warm-up, and prints each of the service's threads' CPU per request (user and
 system), share of a core and context switches per request, and the machine's CPU split, from \`/proc\`. The
-per-thread figures of the notes below were measured the same way.
+per-thread figures of the notes below were measured the same way. With \`--floor\` it loads the figure's floor instead,
+the very server the benchmark's floor row starts (bare Fastify's \`GET /health\` for \`health\`, the refresh floor for
+\`refresh\`, its Redis rotation with \`--postgres\`, the login and register floor for \`login\` and \`register\`), so that
+what the service spends beside the floor can be read thread by thread.
 
 ## Notes
 
