@@ -6,7 +6,7 @@ import { createAdminService } from './admin/admin-service.js'
 import { buildApp } from './app.js'
 import { readAppInfo } from './app-info.js'
 import { createAuditReader } from './audit/audit-reader.js'
-import { type AuditSink, createAuditSink, SERVER_AUDIT_MAX_BATCH } from './audit/audit-sink.js'
+import { type AuditSink, createAuditSink } from './audit/audit-sink.js'
 import { createAccountEvents } from './auth/account-events.js'
 import { createAccountService } from './auth/account-service.js'
 import { createEmailAccountService } from './auth/email-account-service.js'
@@ -106,7 +106,6 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     log: options.logger,
     retentionMs: config.audit.retentionDays * 86_400_000,
     clock,
-    settings: stores.placement.audit === 'sqlite' ? {} : { maxBatch: SERVER_AUDIT_MAX_BATCH },
   })
   // expired e-mail codes, ended counter windows, sign-in tickets and second factors left pending: removed at start
   // and every minute, mail or none

@@ -12,7 +12,10 @@ export interface AuditLog {
 export interface AuditSinkSettings {
   /** How long an event waits for others before its batch is written. */
   flushIntervalMs: number
-  /** A batch is written as soon as it has this many events; also the most rows of one INSERT. */
+  /**
+   * A batch is written as soon as it has this many events; also the most rows of one INSERT. By default the store's
+   * own (AuditStore.batchRows).
+   */
   maxBatch: number
   /** Events held at most, written or waiting (the store failing); further ones are dropped and counted. */
   maxPending: number
@@ -28,9 +31,9 @@ export interface AuditSinkSettings {
   floodRowsPerWindow: number
 }
 
-export const AUDIT_SINK_DEFAULTS: AuditSinkSettings = {
+/** The defaults; maxBatch's is the store's (AuditStore.batchRows). */
+export const AUDIT_SINK_DEFAULTS: Omit<AuditSinkSettings, 'maxBatch'> = {
   flushIntervalMs: 100,
-  maxBatch: 200,
   maxPending: 10_000,
   retryMs: 1_000,
   failureLogEveryMs: 60_000,
@@ -38,15 +41,6 @@ export const AUDIT_SINK_DEFAULTS: AuditSinkSettings = {
   floodWindowMs: 60_000,
   floodRowsPerWindow: 100,
 }
-
-/**
- * maxBatch where the trail is on a database server (PostgreSQL, MySQL): there a batch's BEGIN, statement and COMMIT
- * are paid once, and a batch of 500 costs PostgreSQL's client and server 19 µs a row where batches of 200 cost 25. A
- * refresh makes an event, so under a flood of them the trail was a fifth of a refresh's work there
- * (docs/performance.md). SQLite keeps 200: there the larger batch gained nothing and raised the peak RSS under login
- * saturation by 7 to 16 MiB. 500 is the most rows the SQL stores' INSERT takes (MAX_AUDIT_ROWS).
- */
-export const SERVER_AUDIT_MAX_BATCH = 500
 
 export interface AuditSinkStats {
   /** Events appended to the store. */
@@ -77,7 +71,7 @@ export interface AuditSink extends SecurityEventSink {
 
 export interface AuditSinkDeps {
   /** Where the trail is kept; null keeps none (AUDIT_RETENTION_DAYS=0): events are logged only. */
-  store: Pick<AuditStore, 'append' | 'prune'> | null
+  store: Pick<AuditStore, 'append' | 'prune' | 'batchRows'> | null
   log: AuditLog
   /** How long an event is kept, in milliseconds. */
   retentionMs: number
@@ -98,7 +92,12 @@ export interface AuditSinkDeps {
  */
 export function createAuditSink(deps: AuditSinkDeps): AuditSink {
   const { store, log, clock } = deps
-  const settings = { ...AUDIT_SINK_DEFAULTS, ...deps.settings }
+  // without a store no batch is ever made
+  const settings: AuditSinkSettings = {
+    ...AUDIT_SINK_DEFAULTS,
+    maxBatch: store?.batchRows ?? Number.POSITIVE_INFINITY,
+    ...deps.settings,
+  }
   let pending: SecurityEvent[] = []
   let inFlight: Promise<void> | null = null
   let inFlightCount = 0

@@ -30,7 +30,8 @@ export function createStoreMetrics(registry: Registry): StoreMetrics {
   const calls: OperationCalls[] = []
 
   const meterMethods = <T extends object>(store: T, backend: StoreEngine, prefix: string): T => {
-    const metered: Record<string, unknown> = {}
+    // a store's data members (AuditStore.batchRows) pass through as they are; its methods are metered
+    const metered: Record<string, unknown> = { ...(store as Record<string, unknown>) }
     for (const name of methodNames(store)) {
       const method = (store as Record<string, unknown>)[name] as (...args: unknown[]) => unknown
       const entry: OperationCalls = {

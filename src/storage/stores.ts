@@ -752,6 +752,12 @@ export interface AuditPageQuery {
 
 /** The audit trail (docs/api.md "Audit events"), in the SQL store whatever REDIS_URL says. */
 export interface AuditStore {
+  /**
+   * How many events one append is best given: the audit sink's batch, unless its settings say otherwise. What a
+   * batch costs differs by engine (docs/performance.md): a database server pays a batch's round trips and commit once,
+   * whatever its size, while SQLite gains nothing from larger batches and holds them longer in memory.
+   */
+  readonly batchRows: number
   /** Appends the events in one statement (a multi-row insert). */
   append(events: readonly SecurityEvent[]): Promise<void>
   /**

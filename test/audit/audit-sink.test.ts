@@ -90,6 +90,15 @@ describe('createAuditSink', () => {
     expect((await stored()).map((e) => e.requestId)).toEqual(events.map((e) => e.requestId))
   })
 
+  it("R6.3.3 without a batch size of its own, the sink's batches are the store's (AuditStore.batchRows)", async () => {
+    store = { ...store, batchRows: 7 }
+    const { sink } = sinkWith({ flushIntervalMs: 60_000 })
+    for (let i = 0; i < 16; i++) sink.record(event())
+    await vi.waitFor(() => expect(batches).toEqual([7, 7]), WAIT)
+    await sink.flush()
+    expect(batches).toEqual([7, 7, 2])
+  })
+
   it('R6.3.3 events wait at most the interval: a few are written together, in one batch', async () => {
     const { sink } = sinkWith({ flushIntervalMs: 20 })
     sink.record(event())

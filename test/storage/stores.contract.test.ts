@@ -671,6 +671,15 @@ describe.each(backends)('storage contract [$name]', (backend) => {
       ...overrides,
     })
 
+    it('batchRows: 200 on SQLite, 500 on a database server, and one append takes that many', async () => {
+      expect(stores.audit.batchRows).toBe(stores.placement.audit === 'sqlite' ? 200 : 500)
+      const userId = generateUserId()
+      const t0 = Date.now()
+      const events = Array.from({ length: stores.audit.batchRows }, (_, i) => event({ userId, at: t0 + i }))
+      await stores.audit.append(events)
+      expect(await stores.audit.list({ userId })).toEqual(events)
+    })
+
     it("append, then list: every field back, oldest first, only the user's", async () => {
       const userId = generateUserId()
       const t0 = Date.now()

@@ -9,6 +9,14 @@ export const AUDIT_COLUMNS = 'occurred_at, event, user_id, client_address, reque
 /** At most this many rows per INSERT: the sink's batches fit in one, and SQLite keeps one text per row count. */
 export const MAX_AUDIT_ROWS = 500
 
+/**
+ * AuditStore.batchRows of SQLite. On a database server (PostgreSQL, MySQL) it is MAX_AUDIT_ROWS: a batch of 500 costs
+ * PostgreSQL's client and server 19 µs a row where batches of 200 cost 25, and a refresh makes an event, so under a
+ * flood of them the trail was a fifth of a refresh's work there. On SQLite batches of 500 gained nothing and raised
+ * the peak RSS under login saturation by 7 to 16 MiB (docs/performance.md, issue 34, ninth session).
+ */
+export const SQLITE_AUDIT_BATCH_ROWS = 200
+
 /** The width of the client_address and request_id columns (migrations/<engine>/0002_create_audit_events.sql). */
 const TEXT_COLUMN_WIDTH = 64
 

@@ -1,7 +1,7 @@
 import type { SecurityEvent, SecurityEventReason, SecurityEventType } from '../../security-event.js'
 import type { StorageCall } from '../storage-call.js'
 import type { AuditStore, StoredAuditEvent } from '../stores.js'
-import { AUDIT_PAGE_START, MAX_AUDIT_ROWS } from './audit-rows.js'
+import { AUDIT_PAGE_START, MAX_AUDIT_ROWS, SQLITE_AUDIT_BATCH_ROWS } from './audit-rows.js'
 import type { SqlDatabase } from './sql-database.js'
 
 /** Rows one pruning statement deletes at most: each is a short write, so SQLite's writer and the servers' locks
@@ -23,6 +23,7 @@ interface AuditRow {
 export function createSqlAuditStore(database: SqlDatabase, call: StorageCall): AuditStore {
   const { statements } = database
   return {
+    batchRows: database.engine === 'sqlite' ? SQLITE_AUDIT_BATCH_ROWS : MAX_AUDIT_ROWS,
     async append(events) {
       for (let start = 0; start < events.length; start += MAX_AUDIT_ROWS) {
         const { sql, parameters } = statements.appendAuditEvents(events.slice(start, start + MAX_AUDIT_ROWS))
