@@ -118,12 +118,14 @@ const cleanups = [() => rm(tmp, { recursive: true, force: true })]
 try {
   const log = (/** @type {string} */ line) => process.stdout.write(`${line}\n`)
   const profileDir = values['cpu-prof']
+  /** Node.js flags for V8 profiles of every thread (--cpu-prof), the service's or a floor's. */
+  const profileArgs = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
   /** @type {Record<string, string>} */
   const overridden = {}
   for (const match of overrides) if (match !== null) overridden[match[1] ?? ''] = match[2] ?? ''
   const service = values.floor
-    ? await startFloor(figure, profileDir, overridden)
-    : await startSeededService(figure, profileDir, overridden, log)
+    ? await startFloor(figure, profileArgs, overridden)
+    : await startSeededService(figure, profileArgs, overridden, log)
   cleanups.push(() => service.stop())
 
   const argon2Bound = figure === 'login' || figure === 'register'
@@ -207,15 +209,15 @@ try {
 }
 
 /**
- * The figure's floor, as service-figures.mjs starts it, with `env` over its variables and, with `profileDir`, V8 CPU
- * profiles of its threads.
+ * The figure's floor, as service-figures.mjs starts it, with `env` over its variables and `profileArgs` among its
+ * Node.js flags.
  * @param {Figure} figure
- * @param {string | undefined} profileDir
+ * @param {string[]} profileArgs
  * @param {Record<string, string>} env
  * @returns {Promise<import('./service-process.mjs').ServerProcess>}
  */
-async function startFloor(figure, profileDir, env) {
-  const options = { nodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] }
+async function startFloor(figure, profileArgs, env) {
+  const options = { nodeArgs: profileArgs }
   switch (figure) {
     case 'health':
       return startBareFastify(env, options)
@@ -237,14 +239,14 @@ async function startFloor(figure, profileDir, env) {
 
 /**
  * The built service on a seeded store (the embedded default, or with --postgres a fresh database and key prefix),
- * started as the benchmark starts it, with `env` over its variables.
+ * started as the benchmark starts it (with `profileArgs` beside its flags), with `overridden` over its variables.
  * @param {Figure} figure
- * @param {string | undefined} profileDir
+ * @param {string[]} profileArgs
  * @param {Record<string, string>} overridden
  * @param {(line: string) => void} log
  * @returns {Promise<import('./service-process.mjs').ServerProcess>}
  */
-async function startSeededService(figure, profileDir, overridden, log) {
+async function startSeededService(figure, profileArgs, overridden, log) {
   const secret = jwtSecret()
   const passwordHash = await seedPasswordHash(settings.argon2)
   /** @type {Record<string, string>} */
@@ -270,9 +272,6 @@ async function startSeededService(figure, profileDir, overridden, log) {
     env = serviceVariables(settings, secret, { DATA_DIR: join(tmp, 'data') })
     await seedSqliteStore(join(tmp, 'data'), { count: users, passwordHash, serviceEnv: env, log })
   }
-  const nodeArgs =
-    profileDir === undefined
-      ? START_NODE_FLAGS
-      : [...START_NODE_FLAGS, '--cpu-prof', `--cpu-prof-dir=${profileDir}`]
+  const nodeArgs = [...START_NODE_FLAGS, ...profileArgs]
   return startService(`tessera (${figure})`, { ...env, ...overridden }, { nodeArgs })
 }
