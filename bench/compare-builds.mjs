@@ -1,10 +1,11 @@
 // `npm run bench:compare -- <revision>`: this build beside the build of an earlier git revision, on the embedded
-// SQLite default: the three cold starts against bare Fastify's cold start, GET /auth/me and POST /auth/refresh
-// against bare Fastify, and POST /auth/login against raw Argon2 verify. Those ratios depend on the machine as much as
-// on the code (0.33 to 0.52 for GET /auth/me with the same code, docs/performance.md): whether a change made the
-// service slower is answered by the two builds measured in the same rounds, not by the target. Each round measures the
-// limit, then the two builds, in an order that alternates from round to round (compare-rounds.mjs). Reports; exits
-// non-zero only when the run itself fails.
+// SQLite default (with --postgres on PostgreSQL + Redis, a database and a key prefix for each build): the three cold
+// starts against bare Fastify's cold start, GET /auth/me and POST /auth/refresh against bare Fastify, and
+// POST /auth/login against raw Argon2 verify. Those ratios depend on the machine as much as on the code (0.33 to 0.52
+// for GET /auth/me with the same code, docs/performance.md): whether a change made the service slower is answered by
+// the two builds measured in the same rounds, not by the target. Each round measures the limit, then the two builds,
+// in an order that alternates from round to round (compare-rounds.mjs). Reports; exits non-zero only when the run
+// itself fails.
 import { execFileSync } from 'node:child_process'
 import { existsSync, symlinkSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -18,6 +19,7 @@ import { compareRounds, summaryLine } from './compare-rounds.mjs'
 import { compareStartup } from './compare-startup.mjs'
 import { argon2Ceiling } from './limits.mjs'
 import { runLoad } from './load.mjs'
+import { createDatabase, deleteRedisKeys, dropDatabase, unavailable } from './postgres.mjs'
 import { authMe, HEALTH, LOGIN } from './scenarios.mjs'
 import { seedPasswordHash } from './seed.mjs'
 import { START_NODE_FLAGS, startBareFastify, startServerProcess } from './service-process.mjs'
@@ -27,16 +29,19 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '')
 const FIGURES = /** @type {const} */ (['startup', 'login', 'me', 'refresh'])
 /** @typedef {(typeof FIGURES)[number]} Figure */
 const USAGE = `Usage: npm run bench:compare -- <git revision> [--rounds N] [--seconds S] [--figures ${FIGURES.join(',')}]
+       [--postgres]
 
 Builds <git revision> in a temporary git worktree (with this checkout's node_modules; its own build script, without
-the type check and the client library), seeds a SQLite store for each build with its own bench/stores.mjs, and
-measures both builds in alternating order, N rounds (default 10):
+the type check and the client library), seeds a SQLite store for each build with its own bench/stores.mjs (with
+--postgres a PostgreSQL database of its own and a Redis key prefix of its own, where the benchmark finds them, both
+removed at the end), and measures both builds in alternating order, N rounds (default 10):
   startup  tessera serve's cold start to its first GET /health (development on a fresh and on an existing data
            directory, production on an existing one) ÷ bare Fastify's cold start
   login    POST /auth/login ÷ raw Argon2 verify, S seconds (default 3) per load
   me       GET /auth/me ÷ bare Fastify GET /health, S seconds per load
   refresh  POST /auth/refresh ÷ bare Fastify GET /health, S seconds per load
---figures picks some of them (by default all). Prints each round, then each build's median ratio and this build's
+--figures picks some of them (by default all). The cold starts are the embedded default's with --postgres too.
+Prints each round, then each build's median ratio and this build's
 median ratio ÷ the other's.`
 
 const { values, positionals } = parseArgs({
@@ -46,6 +51,7 @@ const { values, positionals } = parseArgs({
     rounds: { type: 'string', default: '10' },
     seconds: { type: 'string', default: '3' },
     figures: { type: 'string', default: FIGURES.join(',') },
+    postgres: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 })
@@ -73,9 +79,12 @@ const tmp = await mkdtemp(join(tmpdir(), 'tessera-compare-'))
 const otherTree = join(tmp, 'tree')
 /** @type {Array<{ stop(): Promise<void> }>} */
 const running = []
+/** @type {Array<() => Promise<void>>} what --postgres made (a database and a key prefix a build), removed last */
+const removals = []
 let worktreeAdded = false
 const cleanUp = async () => {
   await Promise.all(running.splice(0).map((server) => server.stop().catch(() => {})))
+  await Promise.all(removals.splice(0).map((remove) => remove().catch(() => {})))
   if (worktreeAdded) git('worktree', 'remove', '--force', otherTree)
   await rm(tmp, { recursive: true, force: true })
 }
@@ -124,19 +133,35 @@ try {
      * }>}
      */
     const builds = []
+    const postgres = values.postgres ? await postgresServer() : null
     for (const { name, tree } of trees) {
       const dataDir = join(tmp, `data-${builds.length}`)
-      const env = serviceVariables(settings, secret, { DATA_DIR: dataDir })
-      log(`${name}: seeding ${settings.baselineUsers} accounts`)
-      const { seedSqliteStore } = /** @type {typeof import('./stores.mjs')} */ (
+      const { seedSqliteStore, seedPostgresStore } = /** @type {typeof import('./stores.mjs')} */ (
         await import(join(tree, 'bench', 'stores.mjs'))
       )
-      await seedSqliteStore(dataDir, {
-        count: settings.baselineUsers,
-        passwordHash,
-        serviceEnv: env,
-        log: () => {},
-      })
+      const seeding = { count: settings.baselineUsers, passwordHash, log: () => {} }
+      /** @type {Record<string, string>} */
+      let env
+      if (postgres === null) {
+        env = serviceVariables(settings, secret, { DATA_DIR: dataDir })
+        log(`${name}: seeding ${settings.baselineUsers} accounts`)
+        await seedSqliteStore(dataDir, { ...seeding, serviceEnv: env })
+      } else {
+        const { serverUrl, redisUrl } = postgres
+        const database = `tessera_bench_compare_${process.pid}_${builds.length}`
+        const keyPrefix = `tessera-bench-compare-${process.pid}-${builds.length}:`
+        const databaseUrl = await createDatabase(serverUrl, database)
+        removals.push(() => dropDatabase(serverUrl, database))
+        removals.push(() => deleteRedisKeys(redisUrl, keyPrefix))
+        env = serviceVariables(settings, secret, {
+          DATA_DIR: dataDir,
+          DATABASE_URL: databaseUrl,
+          REDIS_URL: redisUrl,
+          REDIS_KEY_PREFIX: keyPrefix,
+        })
+        log(`${name}: seeding ${settings.baselineUsers} accounts in PostgreSQL (${database})`)
+        await seedPostgresStore(databaseUrl, { ...seeding, serviceEnv: env })
+      }
       const service = await startServerProcess(
         name,
         [...START_NODE_FLAGS, join(tree, 'bin', 'tessera.js'), 'serve'],
@@ -211,4 +236,16 @@ try {
   for (const comparison of comparisons) log(summaryLine(comparison))
 } finally {
   await cleanUp()
+}
+
+/**
+ * Where the benchmark finds PostgreSQL and Redis (settings.mjs), once both answer.
+ * @returns {Promise<{ serverUrl: string, redisUrl: string }>}
+ */
+async function postgresServer() {
+  if (settings.postgres === null) throw new Error('no PostgreSQL + Redis configured')
+  const { databaseUrl: serverUrl, redisUrl } = settings.postgres
+  const why = await unavailable(serverUrl, redisUrl)
+  if (why !== null) throw new Error(why)
+  return { serverUrl, redisUrl }
 }

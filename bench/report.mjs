@@ -196,8 +196,9 @@ the run itself fails; missed targets are listed at the end of its output.
 
 The ratios to bare Fastify depend on the machine as much as on the code. Whether a change made the service slower is
 answered by \`npm run bench:compare -- <git revision>\`: it builds that revision in a temporary git worktree (its own
-build script, without the type check) and measures both builds on the embedded store, in an order that alternates
-from round to round (\`--rounds N\`, default 10): the three cold starts beside bare Fastify's, \`POST /auth/login\`
+build script, without the type check) and measures both builds on the embedded store (\`--postgres\`: on PostgreSQL +
+Redis, a database and a key prefix for each build, except the cold starts), in an order that alternates from round
+to round (\`--rounds N\`, default 10): the three cold starts beside bare Fastify's, \`POST /auth/login\`
 beside raw Argon2 verify, and \`GET /auth/me\` and \`POST /auth/refresh\` beside bare Fastify (\`--seconds S\` per
 load, default 3). \`--figures startup,login,me,refresh\` picks some of them. It prints each build's median ratio and
 this build's ÷ the other's.
