@@ -41,8 +41,7 @@ removed at the end), and measures both builds in alternating order, N rounds (de
   me       GET /auth/me ÷ bare Fastify GET /health, S seconds per load
   refresh  POST /auth/refresh ÷ bare Fastify GET /health, S seconds per load
 --figures picks some of them (by default all). The cold starts are the embedded default's with --postgres too.
-Prints each round, then each build's median ratio and this build's
-median ratio ÷ the other's.`
+Prints each round, then each build's median ratio and this build's median ratio ÷ the other's.`
 
 const { values, positionals } = parseArgs({
   args: process.argv.slice(2),
