@@ -19,7 +19,7 @@ import { compareRounds, summaryLine } from './compare-rounds.mjs'
 import { compareStartup } from './compare-startup.mjs'
 import { argon2Ceiling } from './limits.mjs'
 import { runLoad } from './load.mjs'
-import { createDatabase, deleteRedisKeys, dropDatabase, unavailable } from './postgres.mjs'
+import { answeringServers, serverStore } from './postgres.mjs'
 import { authMe, HEALTH, LOGIN } from './scenarios.mjs'
 import { seedPasswordHash } from './seed.mjs'
 import { START_NODE_FLAGS, startBareFastify, startServerProcess } from './service-process.mjs'
@@ -78,7 +78,7 @@ const tmp = await mkdtemp(join(tmpdir(), 'tessera-compare-'))
 const otherTree = join(tmp, 'tree')
 /** @type {Array<{ stop(): Promise<void> }>} */
 const running = []
-/** @type {Array<() => Promise<void>>} what --postgres made (a database and a key prefix a build), removed last */
+/** @type {Array<() => Promise<unknown>>} what --postgres made (a database and a key prefix a build), removed last */
 const removals = []
 let worktreeAdded = false
 const cleanUp = async () => {
@@ -132,7 +132,7 @@ try {
      * }>}
      */
     const builds = []
-    const postgres = values.postgres ? await postgresServer() : null
+    const postgres = values.postgres ? await answeringServers(settings.postgres) : null
     for (const { name, tree } of trees) {
       const dataDir = join(tmp, `data-${builds.length}`)
       const { seedSqliteStore, seedPostgresStore } = /** @type {typeof import('./stores.mjs')} */ (
@@ -146,18 +146,12 @@ try {
         log(`${name}: seeding ${settings.baselineUsers} accounts`)
         await seedSqliteStore(dataDir, { ...seeding, serviceEnv: env })
       } else {
-        const { serverUrl, redisUrl } = postgres
-        const database = `tessera_bench_compare_${process.pid}_${builds.length}`
-        const keyPrefix = `tessera-bench-compare-${process.pid}-${builds.length}:`
-        const databaseUrl = await createDatabase(serverUrl, database)
-        removals.push(() => dropDatabase(serverUrl, database))
-        removals.push(() => deleteRedisKeys(redisUrl, keyPrefix))
-        env = serviceVariables(settings, secret, {
-          DATA_DIR: dataDir,
-          DATABASE_URL: databaseUrl,
-          REDIS_URL: redisUrl,
-          REDIS_KEY_PREFIX: keyPrefix,
-        })
+        const { database, databaseUrl, variables } = await serverStore(
+          postgres,
+          `compare_${process.pid}_${builds.length}`,
+          removals,
+        )
+        env = serviceVariables(settings, secret, { DATA_DIR: dataDir, ...variables })
         log(`${name}: seeding ${settings.baselineUsers} accounts in PostgreSQL (${database})`)
         await seedPostgresStore(databaseUrl, { ...seeding, serviceEnv: env })
       }
@@ -235,16 +229,4 @@ try {
   for (const comparison of comparisons) log(summaryLine(comparison))
 } finally {
   await cleanUp()
-}
-
-/**
- * Where the benchmark finds PostgreSQL and Redis (settings.mjs), once both answer.
- * @returns {Promise<{ serverUrl: string, redisUrl: string }>}
- */
-async function postgresServer() {
-  if (settings.postgres === null) throw new Error('no PostgreSQL + Redis configured')
-  const { databaseUrl: serverUrl, redisUrl } = settings.postgres
-  const why = await unavailable(serverUrl, redisUrl)
-  if (why !== null) throw new Error(why)
-  return { serverUrl, redisUrl }
 }

@@ -63,6 +63,40 @@ function reason(error) {
 }
 
 /**
+ * PostgreSQL and Redis where the settings put them (settings.mjs), once both answer; throws why not.
+ * @param {{ databaseUrl: string, redisUrl: string } | null} servers settings.postgres
+ * @returns {Promise<{ databaseUrl: string, redisUrl: string }>}
+ */
+export async function answeringServers(servers) {
+  if (servers === null) throw new Error('no PostgreSQL + Redis configured')
+  const why = await unavailable(servers.databaseUrl, servers.redisUrl)
+  if (why !== null) throw new Error(why)
+  return servers
+}
+
+/**
+ * A store of the service's own on those servers: a fresh database `tessera_bench_<name>` and the Redis key prefix
+ * `tessera-bench-<name>:`, with what removes both handed to `removals` (to run once the service is stopped). Returns
+ * the database's URL and name, and the service's variables that point at the two.
+ * @param {{ databaseUrl: string, redisUrl: string }} servers
+ * @param {string} name lower-case letters, digits and underscores, unique to the run
+ * @param {Array<() => Promise<unknown>>} removals
+ */
+export async function serverStore(servers, name, removals) {
+  const { databaseUrl: serverUrl, redisUrl } = servers
+  const database = `tessera_bench_${name}`
+  const databaseUrl = await createDatabase(serverUrl, database)
+  removals.push(() => dropDatabase(serverUrl, database))
+  const keyPrefix = `tessera-bench-${name}:`
+  removals.push(() => deleteRedisKeys(redisUrl, keyPrefix))
+  return {
+    database,
+    databaseUrl,
+    variables: { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix },
+  }
+}
+
+/**
  * Creates a database named `name` on the server of `serverUrl` and returns its URL.
  * @param {string} serverUrl
  * @param {string} name lower-case letters, digits and underscores

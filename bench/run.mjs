@@ -11,7 +11,7 @@ import { makeCertificate } from './certificate.mjs'
 import { benchmarkFlood } from './flood-figures.mjs'
 import { benchmarkHttps } from './https-figures.mjs'
 import { describeMachine } from './machine.mjs'
-import { createDatabase, deleteRedisKeys, dropDatabase, shown, unavailable } from './postgres.mjs'
+import { serverStore, shown, unavailable } from './postgres.mjs'
 import { describeConfiguration, writePerformancePage, writeResults } from './report.mjs'
 import { errorsRow } from './rows.mjs'
 import { compareScale } from './scale-figures.mjs'
@@ -280,21 +280,12 @@ try {
 
     // PostgreSQL + Redis: a fresh database per store and a unique key prefix, removed at the end
     if (postgres !== null) {
-      const { databaseUrl: serverUrl, redisUrl } = postgres
+      const { redisUrl } = postgres
       const context = { backend: POSTGRES, settings, bare, log, runId }
       /** @param {string} name */
       const seeded = async (name, /** @type {number} */ count) => {
-        const database = `tessera_bench_${runId}_${name}`
-        const databaseUrl = await createDatabase(serverUrl, database)
-        cleanups.push(() => dropDatabase(serverUrl, database))
-        const keyPrefix = `tessera-bench-${runId}-${name}:`
-        cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
-        const env = serviceEnv({
-          DATA_DIR: join(tmp, `postgres-${name}`),
-          DATABASE_URL: databaseUrl,
-          REDIS_URL: redisUrl,
-          REDIS_KEY_PREFIX: keyPrefix,
-        })
+        const { database, databaseUrl, variables } = await serverStore(postgres, `${runId}_${name}`, cleanups)
+        const env = serviceEnv({ DATA_DIR: join(tmp, `postgres-${name}`), ...variables })
         log(`${POSTGRES}: seeding ${count.toLocaleString('en-US')} accounts (database ${database})`)
         await seedPostgresStore(databaseUrl, { count, passwordHash, serviceEnv: env, log })
         return env

@@ -118,10 +118,19 @@ export function migrateWithService(env) {
  */
 export function startBareFastify(env = {}, options = {}) {
   const name = env.TLS_CERT_FILE === undefined ? 'bare fastify' : 'bare fastify (HTTPS)'
-  return startServerProcess(name, [...(options.nodeArgs ?? []), BARE_FASTIFY], {
-    NODE_ENV: 'production',
-    ...env,
-  })
+  return startBareServer(name, BARE_FASTIFY, env, options)
+}
+
+/**
+ * One of the bare servers (the ceiling or a floor): `script` in production mode, on `env`, with `options.nodeArgs`.
+ * @param {string} name
+ * @param {string} script
+ * @param {Record<string, string>} env
+ * @param {{ nodeArgs?: string[] }} options
+ * @returns {Promise<ServerProcess>}
+ */
+function startBareServer(name, script, env, options) {
+  return startServerProcess(name, [...(options.nodeArgs ?? []), script], { NODE_ENV: 'production', ...env })
 }
 
 /**
@@ -133,10 +142,7 @@ export function startBareFastify(env = {}, options = {}) {
  * @returns {Promise<ServerProcess>}
  */
 export function startBareLogin(env, options = {}) {
-  return startServerProcess('bare login', [...(options.nodeArgs ?? []), BARE_LOGIN], {
-    NODE_ENV: 'production',
-    ...env,
-  })
+  return startBareServer('bare login', BARE_LOGIN, env, options)
 }
 
 /**
@@ -147,10 +153,7 @@ export function startBareLogin(env, options = {}) {
  * @returns {Promise<ServerProcess>}
  */
 export function startBareRefresh(env = {}, options = {}) {
-  return startServerProcess('bare refresh', [...(options.nodeArgs ?? []), BARE_REFRESH], {
-    NODE_ENV: 'production',
-    ...env,
-  })
+  return startBareServer('bare refresh', BARE_REFRESH, env, options)
 }
 
 /**

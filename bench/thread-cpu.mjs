@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util'
 import { accessTokens, refreshChains } from './accounts.mjs'
 import { BENCH_PASSWORD } from './argon2-options.mjs'
 import { runLoad } from './load.mjs'
-import { createDatabase, deleteRedisKeys, dropDatabase, unavailable } from './postgres.mjs'
+import { answeringServers, deleteRedisKeys, serverStore } from './postgres.mjs'
 import { authMe, HEALTH, LOGIN } from './scenarios.mjs'
 import { seedPasswordHash } from './seed.mjs'
 import {
@@ -223,8 +223,7 @@ async function startFloor(figure, profileArgs, env) {
       return startBareFastify(env, options)
     case 'refresh': {
       if (!values.postgres) return startBareRefresh(env, options)
-      if (settings.postgres === null) throw new Error('no PostgreSQL + Redis configured')
-      const { redisUrl } = settings.postgres
+      const { redisUrl } = await answeringServers(settings.postgres)
       const keyPrefix = `tessera-bench-threads-floor-${process.pid}:`
       cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
       return startBareRefresh({ REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix, ...env }, options)
@@ -252,21 +251,9 @@ async function startSeededService(figure, profileArgs, overridden, log) {
   /** @type {Record<string, string>} */
   let env
   if (values.postgres) {
-    if (settings.postgres === null) throw new Error('no PostgreSQL + Redis configured')
-    const { databaseUrl: serverUrl, redisUrl } = settings.postgres
-    const why = await unavailable(serverUrl, redisUrl)
-    if (why !== null) throw new Error(why)
-    const name = `tessera_bench_threads_${process.pid}`
-    const databaseUrl = await createDatabase(serverUrl, name)
-    cleanups.push(() => dropDatabase(serverUrl, name))
-    const keyPrefix = `tessera-bench-threads-${process.pid}:`
-    cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
-    env = serviceVariables(settings, secret, {
-      DATA_DIR: join(tmp, 'data'),
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl,
-      REDIS_KEY_PREFIX: keyPrefix,
-    })
+    const servers = await answeringServers(settings.postgres)
+    const { databaseUrl, variables } = await serverStore(servers, `threads_${process.pid}`, cleanups)
+    env = serviceVariables(settings, secret, { DATA_DIR: join(tmp, 'data'), ...variables })
     await seedPostgresStore(databaseUrl, { count: users, passwordHash, serviceEnv: env, log })
   } else {
     env = serviceVariables(settings, secret, { DATA_DIR: join(tmp, 'data') })
