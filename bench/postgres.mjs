@@ -87,13 +87,25 @@ export async function serverStore(servers, name, removals) {
   const database = `tessera_bench_${name}`
   const databaseUrl = await createDatabase(serverUrl, database)
   removals.push(() => dropDatabase(serverUrl, database))
-  const keyPrefix = `tessera-bench-${name}:`
-  removals.push(() => deleteRedisKeys(redisUrl, keyPrefix))
+  const keyPrefix = serverKeyPrefix(redisUrl, name, removals)
   return {
     database,
     databaseUrl,
     variables: { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix },
   }
+}
+
+/**
+ * A Redis key prefix of the service's own, `tessera-bench-<name>:`, with what deletes its keys handed to `removals`:
+ * serverStore's, and the Redis refresh floor's where it has no database.
+ * @param {string} redisUrl
+ * @param {string} name lower-case letters, digits and underscores, unique to the run
+ * @param {Array<() => Promise<unknown>>} removals
+ */
+export function serverKeyPrefix(redisUrl, name, removals) {
+  const keyPrefix = `tessera-bench-${name}:`
+  removals.push(() => deleteRedisKeys(redisUrl, keyPrefix))
+  return keyPrefix
 }
 
 /**

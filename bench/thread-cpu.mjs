@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util'
 import { accessTokens, refreshChains } from './accounts.mjs'
 import { BENCH_PASSWORD } from './argon2-options.mjs'
 import { runLoad } from './load.mjs'
-import { answeringServers, deleteRedisKeys, serverStore } from './postgres.mjs'
+import { answeringServers, serverKeyPrefix, serverStore } from './postgres.mjs'
 import { authMe, HEALTH, LOGIN } from './scenarios.mjs'
 import { seedPasswordHash } from './seed.mjs'
 import {
@@ -224,8 +224,7 @@ async function startFloor(figure, profileArgs, env) {
     case 'refresh': {
       if (!values.postgres) return startBareRefresh(env, options)
       const { redisUrl } = await answeringServers(settings.postgres)
-      const keyPrefix = `tessera-bench-threads-floor-${process.pid}:`
-      cleanups.push(() => deleteRedisKeys(redisUrl, keyPrefix))
+      const keyPrefix = serverKeyPrefix(redisUrl, `threads_floor_${process.pid}`, cleanups)
       return startBareRefresh({ REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix, ...env }, options)
     }
     case 'login':
